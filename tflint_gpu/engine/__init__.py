@@ -1,0 +1,1 @@
+"""How a file becomes findings: model walk, names, graph contexts, tensors, rules, fixes."""

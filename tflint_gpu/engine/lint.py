@@ -1,0 +1,201 @@
+"""Lint one source text: prefilter, parse once, walk once, run every rule.
+
+``lint_source`` is the single entry point the CLI, the fixer and the flake8
+adapter share. Positions are computed only when a rule reports something.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Tuple, Type
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
+from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
+from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.tensors import TensorInference
+from tflint_gpu.rules.base import Edit, Finding, Fix, FixInfo, Rule
+
+# A file that mentions neither can hold no finding.
+FRAMEWORK_TEXT = ("tensorflow", "keras")
+_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_FILE_NOQA = re.compile(r"^#\s*tflint-gpu:\s*noqa\s*$", re.MULTILINE | re.IGNORECASE)
+
+
+class ParseError(Exception):
+    """The file is not valid Python; the message is one line."""
+
+
+@dataclass
+class Report:
+    rule: Type[Rule]
+    node: cst.CSTNode
+    message: str
+    fix: Optional[Fix] = None
+
+
+@dataclass
+class LintResult:
+    findings: List[Finding]
+    module: Optional[cst.Module] = None
+    # The fixes of the findings, in the same order (None where a finding has none).
+    fixes: List[Optional[Fix]] = field(default_factory=list)
+    positions: Dict[cst.CSTNode, Tuple[Tuple[int, int], Tuple[int, int]]] = field(default_factory=dict)
+
+
+class RuleContext:
+    """What a rule may ask while it looks at one node."""
+
+    def __init__(self, module: cst.Module, model: ModuleModel, resolver: Resolver,
+                 graphs: GraphAnalysis, tensors: TensorInference) -> None:
+        self.module = module
+        self.model = model
+        self.resolver = resolver
+        self.graphs = graphs
+        self.tensors = tensors
+        self.scope: ScopeInfo = model.root
+        self.rule: Optional[Type[Rule]] = None
+        self.reports: List[Report] = []
+
+    # -- names ------------------------------------------------------------
+    def qualname(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> Optional[str]:
+        return self.resolver.qualname(expr, scope or self.scope)
+
+    def call_name(self, node: cst.CSTNode) -> Optional[str]:
+        """The qualified name of the function a Call calls, if it resolves."""
+        if isinstance(node, cst.Call):
+            return self.resolver.qualname(node.func, self.scope)
+        return None
+
+    def module_expr(self, module: str, attribute: str) -> Tuple[cst.BaseExpression, Tuple[str, ...]]:
+        """An expression for ``module.attribute`` in this file's spelling, and the
+        imports it needs (``tensorflow``, ``zeros`` -> ``tf.zeros`` or ``tfl.zeros``)."""
+        alias = self.resolver.module_alias(module, self.scope)
+        imports: Tuple[str, ...] = ()
+        if alias is None:
+            alias = {"tensorflow": "tf", "numpy": "np"}.get(module, module.split(".")[-1])
+            imports = (f"import {module} as {alias}" if alias != module else f"import {module}",)
+        return cst.parse_expression(f"{alias}.{attribute}"), imports
+
+    # -- analyses ------------------------------------------------------
+    def graph(self, scope: Optional[ScopeInfo] = None) -> Optional[GraphInfo]:
+        """How the innermost function around ``scope`` runs, if as a graph."""
+        function = (scope or self.scope).function()
+        if function is None or function.excluded:
+            return None
+        return function.graph
+
+    def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
+        return self.tensors.is_tensor(expr, scope or self.scope)
+
+    def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
+        return self.graphs.is_dataset(expr, scope or self.scope)
+
+    # -- reporting -----------------------------------------------------
+    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
+        assert self.rule is not None
+        self.reports.append(Report(self.rule, node, message or self.rule.message, fix))
+
+
+def prefilter(source: str, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
+    """The rules that could fire on this text (none if it uses no TF/Keras)."""
+    if not any(text in source for text in FRAMEWORK_TEXT):
+        return []
+    return [rule for rule in rules if all(any(text in source for text in group) for group in rule.needs)]
+
+
+def parse(source: str, path: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
+        raise ParseError(f"{path}:{error.raw_line}:{error.raw_column + 1}: cannot parse: {message}") from None
+    except (RecursionError, ValueError) as error:
+        raise ParseError(f"{path}: cannot parse: {error}") from None
+
+
+def analyse(module: cst.Module, rules: Sequence[Type[Rule]]) -> RuleContext:
+    """Walk once, work out graph contexts, then run the rules over the index."""
+    wanted = {name for rule in rules for name in rule.node_types}
+    model = build_model(module, wanted)
+    resolver = Resolver()
+    graphs = GraphAnalysis(model, resolver)
+    graphs.run()
+    ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs))
+    instances = [rule() for rule in rules]
+    # Visit in source order: the index lists are each in source order; merge by
+    # node type is enough because rules only compare nodes of the same type.
+    for type_name in sorted(wanted):
+        visitors = [(inst, getattr(inst, "visit_" + type_name)) for inst in instances if type_name in inst.node_types]
+        if not visitors:
+            continue
+        for node, scope in model.index.get(type_name, ()):
+            ctx.scope = scope
+            for inst, visit in visitors:
+                ctx.rule = type(inst)
+                visit(node, ctx)
+    return ctx
+
+
+def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bool = True) -> LintResult:
+    """Findings of ``rules`` in ``source``; raises ParseError."""
+    active = prefilter(source, rules)
+    if not active:
+        return LintResult([])
+    if noqa and _FILE_NOQA.search(source):
+        return LintResult([])
+    module = parse(source, path)
+    ctx = analyse(module, active)
+    if not ctx.reports:
+        return LintResult([], module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    lines = source.splitlines()
+    result = LintResult([], module)
+    span = {}
+
+    def where(node: cst.CSTNode) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        code_range = positions[node]
+        value = ((code_range.start.line, code_range.start.column), (code_range.end.line, code_range.end.column))
+        span[node] = value
+        return value
+
+    seen = set()
+    for report in ctx.reports:
+        (row, col), (end_row, end_col) = where(report.node)
+        if noqa and _suppressed(lines, row, report.rule.code):
+            continue
+        key = (report.rule.code, row, col, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        fix_info = None
+        if report.fix is not None:
+            edits = []
+            for old, new in report.fix.replacements.items():
+                start, end = where(old)
+                edits.append(Edit(module.code_for_node(new), start, end))
+            fix_info = FixInfo(report.fix.message, report.fix.safety, edits)
+        result.findings.append(
+            Finding(report.rule.code, report.message, path, row, col, end_row, end_col, fix_info, report.rule.name)
+        )
+        result.fixes.append(report.fix)
+    result.positions = span
+    order = sorted(range(len(result.findings)), key=lambda i: result.findings[i].sort_key())
+    result.findings = [result.findings[i] for i in order]
+    result.fixes = [result.fixes[i] for i in order]
+    return result
+
+
+def _suppressed(lines: List[str], row: int, code: str) -> bool:
+    if row - 1 >= len(lines):
+        return False
+    match = _NOQA.search(lines[row - 1])
+    if match is None:
+        return False
+    codes = match.group("codes")
+    if not codes:
+        return True
+    return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)

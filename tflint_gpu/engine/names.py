@@ -1,0 +1,91 @@
+"""Name resolution: what does this expression refer to?
+
+One small interface for every rule: ``qualname(expr, scope)`` answers
+``"tensorflow.function"`` for ``tf.function``, ``tfl.function``, ``function``
+(after ``from tensorflow import function``) or ``tf.compat.v2.function``, and
+``"numpy.zeros"`` for ``np.zeros``, ``numpy.zeros`` or ``z`` (after
+``from numpy import zeros as z``). It is built from the import statements the
+model walk recorded, scope by scope; it does not follow arbitrary assignments.
+"""
+from __future__ import annotations
+
+from typing import Dict, Optional
+
+import libcst as cst
+
+from tflint_gpu.engine.model import ScopeInfo
+
+# Spellings that name the same API. Longest prefix first.
+_ALIASES = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow.compat.v1.", "tensorflow."),
+    ("tensorflow.python.keras.", "keras."),
+    ("tensorflow.keras.", "keras."),
+    ("tf_keras.", "keras."),
+    ("keras.src.", "keras."),
+)
+_ALIAS_EXACT = {
+    "tensorflow.compat.v2": "tensorflow",
+    "tensorflow.compat.v1": "tensorflow",
+    "tensorflow.keras": "keras",
+    "tf_keras": "keras",
+}
+
+
+def normalize(name: str) -> str:
+    if name in _ALIAS_EXACT:
+        return _ALIAS_EXACT[name]
+    for prefix, replacement in _ALIASES:
+        if name.startswith(prefix):
+            return replacement + name[len(prefix):]
+    return name
+
+
+class Resolver:
+    """Resolves Name/Attribute chains to normalized qualified names."""
+
+    def __init__(self) -> None:
+        self._cache: Dict[int, Optional[str]] = {}
+
+    def qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        key = id(expr)
+        if key in self._cache:
+            return self._cache[key]
+        result = self._resolve(expr, scope)
+        self._cache[key] = result
+        return result
+
+    def _resolve(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        attrs = []
+        while isinstance(expr, cst.Attribute):
+            attrs.append(expr.attr.value)
+            expr = expr.value
+        if not isinstance(expr, cst.Name):
+            return None
+        base = self.binding(expr.value, scope)
+        if base is None:
+            return None
+        if attrs:
+            base = base + "." + ".".join(reversed(attrs))
+        return normalize(base)
+
+    @staticmethod
+    def binding(name: str, scope: ScopeInfo) -> Optional[str]:
+        """The imported module or object a bare name stands for, if any."""
+        for current in scope.chain():
+            if current.kind == "class" and current is not scope:
+                continue
+            if name in current.imports:
+                return current.imports[name]
+            if name in current.assigned or name in current.defs or name in current.classes:
+                return None  # shadowed by a local binding
+        return None
+
+    @staticmethod
+    def module_alias(module: str, scope: ScopeInfo) -> Optional[str]:
+        """A local name bound to ``module`` itself (``tf`` for tensorflow), if any."""
+        for current in scope.chain():
+            for local, target in current.imports.items():
+                if normalize(target) == module and Resolver.binding(local, scope) == target:
+                    return local
+        return None

@@ -1,0 +1,274 @@
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+import libcst.matchers as m
+
+from tflint_gpu.autofix.numpy_to_tf import CREATORS, rewrite, tf_dtype_of
+from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+
+_CONVERTERS = {
+    "tensorflow.constant": "value",
+    "tensorflow.convert_to_tensor": "value",
+    "tensorflow.Variable": "initial_value",
+}
+_PASS_THROUGH = frozenset({"name"})  # conversion keywords the creation op accepts too
+
+
+class NumpyCreatedThenConverted(Rule):
+    """A NumPy array built on the host only to be converted to a tensor.
+
+    ## What it does
+    Finds `tf.constant`, `tf.convert_to_tensor` and `tf.Variable` applied to an
+    array made by a NumPy creation function (`np.zeros`, `np.ones`, `np.full`,
+    `np.eye`, `np.identity`, `np.arange`, `np.random.rand/randn/normal/uniform`,
+    ...), directly or through a local name bound once and used only there.
+
+    ## Why is this bad?
+    The array is computed and stored in host memory, then copied to the device.
+    The TensorFlow creation op makes it where the tensor lives, with no host
+    buffer and no copy. The conversion also carries NumPy's default dtypes,
+    float64 and int64, where TensorFlow's are float32 and int32: mixing such a
+    tensor with ordinary ones raises `InvalidArgumentError: ... expected to be a
+    double tensor but is a float tensor`. The rewrite keeps NumPy's dtype
+    explicitly, so the bug is visible and nothing changes silently.
+
+    Not flagged: literal tables such as `np.array([0.485, 0.456, 0.406])`,
+    arrays loaded from files, and arrays mutated or used elsewhere before the
+    conversion.
+
+    ## Example
+    ```python
+    w = tf.Variable(np.zeros((784, 10)))
+    noise = tf.constant(np.random.randn(32, 10))
+    ```
+
+    Use instead:
+    ```python
+    w = tf.Variable(tf.zeros((784, 10), dtype=tf.float64))
+    noise = tf.random.normal((32, 10), dtype=tf.float64)
+    ```
+
+    ## Fix safety
+    Safe for deterministic creators: the TensorFlow op yields the same values
+    with the same dtype (NumPy's, or the `dtype=` of the conversion). Unsafe for
+    random creators: same distribution and dtype, different random stream.
+    `np.linspace`, `np.empty`, `np.random.randint`, and `np.arange` over names
+    (whose Python type decides NumPy's dtype) are flagged without a fix.
+
+    ## Measured effect
+    See `tflint-gpu verify --rule TFG201` and examples/RESULTS.md (device named
+    there). On a CPU the host and the device share memory, so expect little;
+    the copy this removes is a host-to-device transfer on a GPU.
+    """
+
+    code = "TFG201"
+    name = "numpy-created-then-converted"
+    message = "NumPy array created on the host and then converted to a tensor"
+    needs = (("numpy",), ("constant", "convert_to_tensor", "Variable"))
+    fix_safety = Safety.SAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        qualname = ctx.call_name(node)
+        if qualname not in _CONVERTERS:
+            return
+        value = argument(node, 0, _CONVERTERS[qualname])
+        if value is None:
+            return
+        via_name = None
+        if isinstance(value, cst.Name):
+            via_name = value
+            value = self._single_binding(value.value, ctx)
+            if value is None:
+                return
+        if not isinstance(value, cst.Call):
+            return
+        creator = ctx.qualname(value.func)
+        if creator not in CREATORS:
+            return
+        short = creator[len("numpy."):]
+        converter = qualname.split(".", 1)[1]
+        message = (f"`np.{short}` builds the array on the host and `tf.{converter}` copies it to the device; "
+                   "create it with TensorFlow")
+        ctx.report(node, message, self._fix(node, qualname, value, via_name is not None, ctx))
+
+    @staticmethod
+    def _single_binding(name: str, ctx) -> Optional[cst.BaseExpression]:
+        """The value of ``name`` if it is bound once here and used only by the conversion."""
+        scope = ctx.scope.function() or ctx.model.root
+        values = scope.assigned.get(name)
+        if not values or len(values) != 1 or not isinstance(values[0], cst.Call) or name in scope.globals:
+            return None
+        loads = len(m.findall(scope.node, m.Name(name)))
+        # One Name for the binding target, one for the conversion.
+        return values[0] if loads == 2 else None
+
+    @staticmethod
+    def _fix(node: cst.Call, qualname: str, creation: cst.Call, via_name: bool, ctx) -> Optional[Fix]:
+        dtype = None
+        dtype_arg = keyword(node, "dtype")
+        if dtype_arg is not None:
+            dtype = tf_dtype_of(dtype_arg.value, ctx)
+            if dtype is None:
+                return None
+        extras: List[str] = []
+        replace_call = qualname != "tensorflow.Variable" and not via_name
+        if replace_call:
+            positional = [a for a in node.args if a.keyword is None]
+            others = [a for a in node.args if a.keyword is not None and a.keyword.value not in ("dtype", "value")]
+            if len(positional) > 1 or any(a.keyword.value not in _PASS_THROUGH for a in others):
+                return None
+            extras = [ctx.module.code_for_node(a).rstrip(", ") for a in others]
+        result = rewrite(creation, ctx.qualname(creation.func), ctx, dtype, extras)
+        if result is None:
+            return None
+        target: Tuple[cst.CSTNode, ...] = (node,) if replace_call else (creation,)
+        return Fix(result.message, result.safety, {target[0]: result.expr}, result.imports)
+
+    cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(np.zeros((3, 3)))
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.zeros((3, 3), dtype=tf.float64)
+            """,
+            note="NumPy's float64 is kept",
+        ),
+        flagged(
+            """
+            import numpy
+            import tensorflow as tfl
+
+            x = tfl.convert_to_tensor(numpy.ones(8, dtype=numpy.float32), name="ones")
+            """,
+            fixed="""
+            import numpy
+            import tensorflow as tfl
+
+            x = tfl.ones(8, dtype=tfl.float32, name="ones")
+            """,
+        ),
+        flagged(
+            """
+            from numpy import arange as ar
+            from tensorflow import constant
+
+            idx = constant(ar(5))
+            """,
+            fixed="""
+            from numpy import arange as ar
+            from tensorflow import constant
+            import tensorflow as tf
+
+            idx = tf.range(5, dtype=tf.int64)
+            """,
+            note="from-imports only: the fix adds `import tensorflow as tf`",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def build(n):
+                w = np.eye(n)
+                return tf.Variable(w)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def build(n):
+                w = tf.eye(n, dtype=tf.float64)
+                return tf.Variable(w)
+            """,
+            note="through a local name bound once and used once",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            v = tf.Variable(np.random.randn(2, 3), trainable=True)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            v = tf.Variable(tf.random.normal((2, 3), dtype=tf.float64), trainable=True)
+            """,
+            note="random creator: an unsafe fix",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(np.full((2, 2), 7), dtype=tf.int32)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.fill((2, 2), tf.constant(7, dtype=tf.int32))
+            """,
+            note="the conversion's dtype wins",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def grid(n):
+                return tf.constant(np.arange(n))
+            """,
+            note="np.arange over a name: dtype unknown statically, so no fix",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            mean = tf.constant(np.array([0.485, 0.456, 0.406]))
+            """,
+            note="a literal table",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            w = np.zeros((3, 3))
+            w[0, 0] = 1.0
+            x = tf.constant(w)
+            """,
+            note="mutated before conversion",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            data = tf.constant(np.load("weights.npy"))
+            """,
+            note="loaded from a file",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.zeros((3, 3), dtype=tf.float64)
+            y = np.zeros((3, 3)) + 1
+            """,
+            note="already TensorFlow; NumPy that stays NumPy",
+        ),
+    ]

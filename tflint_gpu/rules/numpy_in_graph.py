@@ -1,0 +1,300 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+
+# NumPy functions with a TensorFlow op of the same meaning and keywords.
+_TF_EQUIVALENT = {
+    "numpy.mean": "reduce_mean",
+    "numpy.sum": "reduce_sum",
+    "numpy.max": "reduce_max",
+    "numpy.amax": "reduce_max",
+    "numpy.min": "reduce_min",
+    "numpy.amin": "reduce_min",
+    "numpy.prod": "reduce_prod",
+    "numpy.std": "math.reduce_std",
+    "numpy.var": "math.reduce_variance",
+    "numpy.square": "square",
+    "numpy.sqrt": "sqrt",
+    "numpy.exp": "exp",
+    "numpy.log": "math.log",
+    "numpy.abs": "abs",
+    "numpy.tanh": "tanh",
+}
+_SAME_KEYWORDS = frozenset({"axis", "keepdims"})
+_TO_ARRAY = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
+
+
+class NumpyInGraph(Rule):
+    """`.numpy()` or a NumPy function applied to a tensor in code that runs as a graph.
+
+    ## What it does
+    Finds `t.numpy()`, and NumPy functions such as `np.mean(t)` or
+    `np.asarray(t)`, where `t` is a tensor and the code runs traced as a graph:
+    inside a `tf.function`, a function given to `tf.data.Dataset.map` (and
+    `filter`, `flat_map`, `interleave`, `reduce`, `scan`), a Keras `call` or
+    `train_step`, or a function those call.
+
+    ## Why is this bad?
+    While TensorFlow traces a graph, tensors are symbolic: they have no value
+    yet. `.numpy()` fails at trace time with
+    `AttributeError: 'SymbolicTensor' object has no attribute 'numpy'`, and
+    NumPy functions fail with `NotImplementedError: Cannot convert a symbolic
+    tf.Tensor ... to a numpy array`. Code that worked eagerly breaks as soon as
+    it is wrapped in `tf.function` or handed to `Dataset.map`. Code handed to
+    `tf.py_function` runs eagerly and is not flagged.
+
+    ## Example
+    ```python
+    @tf.function
+    def normalize(x):
+        return x - np.mean(x) / tf.math.reduce_std(x).numpy()
+    ```
+
+    Use instead:
+    ```python
+    @tf.function
+    def normalize(x):
+        return x - tf.reduce_mean(x) / tf.math.reduce_std(x)
+    ```
+
+    ## Fix safety
+    Unsafe. The fix drops `.numpy()`, `np.asarray(...)`, and replaces NumPy
+    reductions and elementwise functions with their TensorFlow op
+    (`np.mean` -> `tf.reduce_mean`, same `axis`/`keepdims`). The value becomes a
+    tensor instead of a NumPy array, and TensorFlow keeps the input's dtype
+    where NumPy may promote (`np.mean` of integers is float64; `tf.reduce_mean`
+    of integers is an integer). Other NumPy calls get no fix.
+
+    ## Measured effect
+    The code raises at trace time before the fix and runs after it:
+    `tflint-gpu verify --rule TFG101` records the error (see examples/RESULTS.md).
+    """
+
+    code = "TFG101"
+    name = "numpy-in-graph"
+    message = "NumPy conversion of a tensor in graph code fails at trace time"
+    needs = (("numpy",), GRAPH_TEXT)
+    fix_safety = Safety.UNSAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        graph = ctx.graph()
+        if graph is None:
+            return
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "numpy" and not node.args:
+            if ctx.qualname(func) is None and ctx.is_tensor(func.value):
+                ctx.report(
+                    node,
+                    f"`.numpy()` on a symbolic tensor: this code runs as a graph ({graph.reason}), "
+                    "where it raises AttributeError at trace time; use TensorFlow ops on the tensor",
+                    Fix("Use the tensor itself", Safety.UNSAFE, {node: func.value}),
+                )
+            return
+        qualname = ctx.qualname(func)
+        if qualname is None or not qualname.startswith("numpy.") or qualname.startswith("numpy.random."):
+            return
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if not positional or not any(ctx.is_tensor(a.value) for a in positional):
+            return
+        short = qualname.split(".", 1)[1]
+        message = (f"`np.{short}` on a symbolic tensor: this code runs as a graph ({graph.reason}), "
+                   "where NumPy cannot read the tensor (NotImplementedError at trace time)")
+        ctx.report(node, message, self._fix(node, qualname, positional, ctx))
+
+    @staticmethod
+    def _fix(node: cst.Call, qualname: str, positional, ctx):
+        if qualname in _TO_ARRAY:
+            if len(node.args) == 1:
+                return Fix("Use the tensor itself", Safety.UNSAFE, {node: positional[0]})
+            return None
+        op = _TF_EQUIVALENT.get(qualname)
+        if op is None or len(positional) != 1:
+            return None
+        if any(a.keyword is not None and a.keyword.value not in _SAME_KEYWORDS for a in node.args):
+            return None
+        func, imports = ctx.module_expr("tensorflow", op)
+        return Fix(f"Use `tf.{op}`", Safety.UNSAFE, {node: node.with_changes(func=func)}, imports)
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                return x - tf.reduce_mean(x).numpy()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                return x - tf.reduce_mean(x)
+            """,
+        ),
+        flagged(
+            """
+            import tensorflow as tfl
+            import numpy
+
+            @tfl.function(jit_compile=False)
+            def f(x):
+                return numpy.mean(x, axis=0)
+            """,
+            fixed="""
+            import tensorflow as tfl
+            import numpy
+
+            @tfl.function(jit_compile=False)
+            def f(x):
+                return tfl.reduce_mean(x, axis=0)
+            """,
+            note="aliased imports, decorator called with arguments",
+        ),
+        flagged(
+            """
+            from tensorflow import function
+            from numpy import asarray as arr
+
+            @function
+            def f(x):
+                y = x * 2
+                return arr(y)
+            """,
+            fixed="""
+            from tensorflow import function
+            from numpy import asarray as arr
+
+            @function
+            def f(x):
+                y = x * 2
+                return y
+            """,
+            note="from-imports; local tensor through a name",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def helper(t):
+                return t.numpy()
+
+            @tf.function
+            def step(x):
+                return helper(x)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def helper(t):
+                return t
+
+            @tf.function
+            def step(x):
+                return helper(x)
+            """,
+            note="a function called from a tf.function",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(10)
+            ds = ds.map(lambda x: tf.cast(x, tf.float32).numpy())
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(10)
+            ds = ds.map(lambda x: tf.cast(x, tf.float32))
+            """,
+            note="a lambda given to Dataset.map",
+        ),
+        flagged(
+            """
+            import keras
+            import numpy as np
+
+            class Scale(keras.layers.Layer):
+                def call(self, inputs, training=False):
+                    return inputs / np.max(inputs)
+            """,
+            fixed="""
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            class Scale(keras.layers.Layer):
+                def call(self, inputs, training=False):
+                    return inputs / tf.reduce_max(inputs)
+            """,
+            note="Keras call; the fix adds the tensorflow import it needs",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import numpy as np
+
+            def preprocess(x):
+                return np.percentile(x, 50)
+
+            g = tf.function(preprocess)
+            """,
+            note="wrapped function; no exact TF equivalent, so no fix",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def f(x):
+                return tf.reduce_mean(x).numpy()
+            """,
+            note="eager code",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                def host(v):
+                    return v.numpy() * 2
+                return tf.py_function(host, [x], tf.float32)
+            """,
+            note="runs eagerly inside tf.py_function",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import numpy as np
+
+            @tf.function
+            def f(x, scale=np.float32(2.0)):
+                n = np.prod(x.shape)
+                return x * np.sqrt(n)
+            """,
+            note="NumPy on static shapes and Python values",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import torch
+
+            @tf.function
+            def f(x):
+                return torch.ones(3).numpy()
+            """,
+            note="not a tensorflow tensor",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            items = [1, 2, 3]
+            mapped = map(lambda x: x.numpy(), items)
+            """,
+            note="builtin map, not a dataset",
+        ),
+    ]
