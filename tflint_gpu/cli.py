@@ -1,0 +1,231 @@
+"""The command line: ``tflint-gpu [check] PATH...``, ``rule CODE``, ``rules``, ``verify``.
+
+Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has
+changes to show), 2 a usage or configuration error, or a file that could not
+be read or parsed (the other files are still checked).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+import tflint_gpu
+from tflint_gpu import config
+from tflint_gpu.engine import run
+from tflint_gpu.files import discover
+from tflint_gpu.report import FORMATS, render
+from tflint_gpu.report import text as text_report
+from tflint_gpu.rules.base import REGISTRY, all_rules
+
+COMMANDS = ("check", "rule", "rules", "verify")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+def _check_parser(sub) -> None:
+    p = sub.add_parser("check", help="check files (the default command)", description="Check files for findings.")
+    p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .); - reads stdin")
+    p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
+    p.add_argument("--no-fix", dest="fix", action="store_false", help="do not fix (overrides `fix = true`)")
+    p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply and show unsafe fixes")
+    p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    p.add_argument("--diff", action="store_true", help="show the fixes as a diff; write nothing")
+    p.add_argument("--select", action="append", metavar="CODES", help="rule code prefixes, comma-separated, or ALL")
+    p.add_argument("--extend-select", action="append", metavar="CODES", help="add to the selection")
+    p.add_argument("--ignore", action="append", metavar="CODES", help="rule code prefixes to leave out")
+    p.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES", help="e.g. 'tests/*:TFG2'")
+    p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")
+    p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
+    p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly too")
+    p.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text")
+    p.add_argument("--statistics", action="store_true", help="count findings by rule")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
+    p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tflint-gpu",
+        description="Find and fix TensorFlow 2 code that keeps the GPU idle.",
+        epilog="`tflint-gpu PATH` is short for `tflint-gpu check PATH`.",
+    )
+    parser.add_argument("--version", action="version", version=f"tflint-gpu {tflint_gpu.__version__}")
+    sub = parser.add_subparsers(dest="command")
+    _check_parser(sub)
+    p = sub.add_parser("rule", help="explain a rule")
+    p.add_argument("code")
+    p = sub.add_parser("rules", help="list the rules")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p = sub.add_parser("verify", help="run each rule's before/after examples under TensorFlow")
+    try:
+        from tflint_gpu.verify import command as verify_command
+    except ImportError:  # pragma: no cover - the harness is part of the package
+        verify_command = None
+    if verify_command is not None:
+        verify_command.add_arguments(p)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
+        args_list.insert(0, "check")
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as exit_:
+        return 2 if exit_.code not in (0, None) else 0
+    try:
+        if args.command == "rule":
+            return _rule(args.code)
+        if args.command == "rules":
+            return _rules(args.format)
+        if args.command == "verify":
+            from tflint_gpu.verify import command as verify_command
+
+            return verify_command.run(args)
+        return _check(args)
+    except config.ConfigError as error:
+        print(f"tflint-gpu: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    paths: List[str] = args.paths or ["."]
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        raise config.ConfigError("`-` (stdin) cannot be combined with other paths")
+    start = Path(args.stdin_filename if stdin and args.stdin_filename else paths[0])
+    start = start if start.exists() else Path.cwd()
+    settings = config.load_settings(
+        config.Overrides(
+            select=args.select,
+            ignore=args.ignore,
+            extend_select=args.extend_select,
+            unsafe_fixes=args.unsafe_fixes,
+            config=args.config,
+            exclude=args.exclude,
+            extend_exclude=args.extend_exclude,
+            cache_dir=args.cache_dir,
+            per_file_ignores=args.per_file_ignores,
+        ),
+        start,
+    )
+    fix = args.fix if args.fix is not None else settings.fix
+    mode = run.DIFF if args.diff else (run.FIX if fix else run.CHECK)
+    errors: List[str] = []
+    if stdin:
+        results = [_stdin(args, settings, mode)]
+    else:
+        files, missing = discover(paths, settings, args.force_exclude)
+        errors.extend(f"{path}: no such file or directory" for path in missing)
+        results = run.run_files(files, settings, mode, max(1, args.jobs), not args.no_cache)
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+    errors.extend(r.error for r in results if r.error)
+    fixed = sum(r.fixed for r in results)
+    out = sys.stdout
+    if stdin and mode == run.FIX:
+        out = sys.stderr  # stdout carries the fixed source
+
+    if mode == run.DIFF:
+        diff = "".join(r.diff for r in results)
+        sys.stdout.write(diff)
+        would = sum(r.fixed for r in results)
+        if not args.quiet:
+            print(f"Would fix {would} error{'s' if would != 1 else ''}." if would else "No fixes available.",
+                  file=sys.stderr)
+        _print_errors(errors)
+        return 2 if errors else (1 if diff else 0)
+
+    if args.statistics:
+        out.write(text_report.statistics(findings, settings.unsafe_fixes))
+    elif args.format == "text" and args.quiet:
+        out.write("".join(text_report.line(f, settings.unsafe_fixes) + "\n" for f in findings))
+    else:
+        out.write(render(args.format, findings, errors, fixed=fixed, unsafe_fixes=settings.unsafe_fixes,
+                         fix_mode=mode == run.FIX))
+    _print_errors(errors)
+    if errors:
+        return 2
+    if findings and not args.exit_zero:
+        return 1
+    return 0
+
+
+def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
+    from tflint_gpu.files import decode
+
+    data = sys.stdin.buffer.read()
+    name = args.stdin_filename or "-"
+    codes = tuple(rule.code for rule in settings.rules_for(name))
+    result = run.process_text(decode(data).text, name, codes, mode, settings.unsafe_fixes)
+    if mode == run.FIX:
+        sys.stdout.write(result.output if result.output is not None else decode(data).text)
+    return result
+
+
+def _print_errors(errors: List[str]) -> None:
+    for error in errors:
+        print(f"tflint-gpu: error: {error}", file=sys.stderr)
+
+
+def _rules(fmt: str) -> int:
+    rules = list(all_rules())
+    if fmt == "json":
+        data = [
+            {
+                "code": r.code,
+                "name": r.name,
+                "summary": r.summary(),
+                "default": r.default_enabled,
+                "fix": r.fix_safety.value if r.fix_safety else None,
+            }
+            for r in rules
+        ]
+        print(json.dumps(data, indent=2))
+        return 0
+    for r in rules:
+        fix = f"fix: {r.fix_safety.value}" if r.fix_safety else "no fix"
+        default = "" if r.default_enabled else "  (off by default)"
+        print(f"{r.code}  {r.name:<34} {fix:<12} {r.summary()}{default}")
+    return 0
+
+
+def _rule(code: str) -> int:
+    list(all_rules())
+    rule = REGISTRY.get(code.upper())
+    if rule is None:
+        print(f"tflint-gpu: error: unknown rule `{code}`", file=sys.stderr)
+        return 2
+    fix = rule.fix_safety.value if rule.fix_safety else "none"
+    header = f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {'yes' if rule.default_enabled else 'no'}."
+    parts = [header, rule.docs()]
+    example = EXAMPLES / rule.code
+    if (example / "before.py").is_file() and (example / "after.py").is_file():
+        for side in ("before", "after"):
+            parts.append(f"## Example pair: examples/{rule.code}/{side}.py\n```python\n"
+                         f"{(example / f'{side}.py').read_text(encoding='utf-8').rstrip()}\n```")
+    results = EXAMPLES / "RESULTS.md"
+    if results.is_file():
+        lines = results.read_text(encoding="utf-8").splitlines()
+        rows = [line for line in lines if line.startswith(f"| {rule.code}")]
+        if rows:
+            heading = [line for line in lines if line.startswith("|")][:2]
+            context = [line for line in lines if line and not line.startswith("|")][:3]
+            parts.append("## Last recorded measurement (examples/RESULTS.md)\n" + "\n".join(context + [""] + heading + rows))
+    print("\n\n".join(parts))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

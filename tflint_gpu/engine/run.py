@@ -1,0 +1,196 @@
+"""Run the rules over many files: one process per core, and a cache of results.
+
+Each file is handled whole by one worker: read, lint (and fix), and the
+worker returns plain data (findings with text edits, a diff, an error line).
+Results of unchanged files come from the cache (``check`` only), keyed by
+the file's size and modification time, the selected rules and the linter's
+own code.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import multiprocessing
+import os
+import pickle
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import tflint_gpu
+from tflint_gpu.config import Settings
+from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.lint import ParseError, lint_source
+from tflint_gpu.files import SourceText, decode, encode, write_atomic
+from tflint_gpu.rules.base import REGISTRY, Finding, all_rules
+
+CHECK, FIX, DIFF = "check", "fix", "diff"
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 8
+
+
+@dataclass
+class FileResult:
+    path: str
+    findings: List[Finding] = field(default_factory=list)
+    error: Optional[str] = None  # one line, naming the file
+    fixed: int = 0
+    fixed_codes: List[str] = field(default_factory=list)
+    diff: str = ""
+    output: Optional[str] = None  # the fixed text (stdin mode)
+
+
+def _rules(codes: Sequence[str]):
+    if not REGISTRY:
+        list(all_rules())
+    return [REGISTRY[code] for code in codes]
+
+
+def process_text(source: str, path: str, codes: Sequence[str], mode: str, unsafe: bool) -> FileResult:
+    rules = _rules(codes)
+    try:
+        if mode == CHECK:
+            return FileResult(path, lint_source(source, path, rules).findings)
+        outcome = fix_source(source, path, rules, unsafe=unsafe)
+    except ParseError as error:
+        return FileResult(path, error=str(error))
+    except RecursionError:
+        return FileResult(path, error=f"{path}: too deeply nested to analyse")
+    result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes)
+    if outcome.refused:
+        result.error = f"{path}: a fix produced code that does not parse; file left unchanged (please report)"
+    if outcome.source != source:
+        result.output = outcome.source
+        if mode == DIFF:
+            result.diff = "".join(
+                difflib.unified_diff(
+                    source.splitlines(keepends=True), outcome.source.splitlines(keepends=True), path, path
+                )
+            )
+    return result
+
+
+def process_file(path: str, codes: Sequence[str], mode: str, unsafe: bool) -> FileResult:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+        source = decode(data)
+    except (OSError, UnicodeDecodeError, LookupError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        return FileResult(path, error=f"{path}: cannot read: {reason}")
+    result = process_text(source.text, path, codes, mode, unsafe)
+    if mode == FIX and result.output is not None and not result.error:
+        try:
+            write_atomic(path, encode(source, result.output))
+        except OSError as error:
+            result.error = f"{path}: cannot write: {error.strerror}"
+    result.output = None
+    return result
+
+
+def _process_star(args: Tuple[str, Tuple[str, ...], str, bool]) -> FileResult:
+    return process_file(*args)
+
+
+def _code_version() -> str:
+    """Changes whenever the linter's own code changes."""
+    digest = hashlib.sha256(tflint_gpu.__version__.encode())
+    package = Path(tflint_gpu.__file__).parent
+    for path in sorted(package.rglob("*.py")):
+        stat = path.stat()
+        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:16]
+
+
+class Cache:
+    """One pickle per settings and linter version: path -> (stamp, findings)."""
+
+    def __init__(self, directory: Optional[Path], settings: Settings) -> None:
+        self.path: Optional[Path] = None
+        self.entries: Dict[str, Tuple[Tuple[int, int], List[Finding]]] = {}
+        self.dirty = False
+        if directory is None:
+            return
+        key = hashlib.sha256(f"{_code_version()}|{settings.fingerprint()}".encode()).hexdigest()[:20]
+        self.path = directory / f"{key}.pickle"
+        try:
+            with open(self.path, "rb") as handle:
+                self.entries = pickle.load(handle)
+        except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
+            self.entries = {}
+
+    @staticmethod
+    def stamp(path: str) -> Optional[Tuple[int, int]]:
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        return (stat.st_size, stat.st_mtime_ns)
+
+    def get(self, path: str) -> Optional[List[Finding]]:
+        entry = self.entries.get(os.path.abspath(path))
+        if entry is not None and entry[0] == self.stamp(path):
+            return [_with_path(f, path) for f in entry[1]]
+        return None
+
+    def put(self, path: str, findings: List[Finding]) -> None:
+        stamp = self.stamp(path)
+        if stamp is not None:
+            self.entries[os.path.abspath(path)] = (stamp, findings)
+            self.dirty = True
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Created by tflint-gpu\n*\n")
+            temporary = self.path.with_suffix(".tmp")
+            with open(temporary, "wb") as handle:
+                pickle.dump(self.entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a cache that cannot be written is no cache
+
+
+def _with_path(finding: Finding, path: str) -> Finding:
+    if finding.path == path:
+        return finding
+    copy = Finding(**{**finding.__dict__})
+    copy.path = path
+    return copy
+
+
+def run_files(paths: Sequence[str], settings: Settings, mode: str, jobs: int, use_cache: bool) -> List[FileResult]:
+    cache = Cache(settings.cache_dir if use_cache and mode == CHECK else None, settings)
+    results: Dict[str, FileResult] = {}
+    todo: List[Tuple[str, Tuple[str, ...], str, bool]] = []
+    for path in paths:
+        codes = tuple(rule.code for rule in settings.rules_for(path))
+        cached = cache.get(path) if cache.path else None
+        if cached is not None:
+            results[path] = FileResult(path, cached)
+        else:
+            todo.append((path, codes, mode, settings.unsafe_fixes))
+    for result in _map(todo, jobs):
+        results[result.path] = result
+        if cache.path is not None and result.error is None:
+            cache.put(result.path, result.findings)
+    cache.save()
+    return [results[p] for p in paths]
+
+
+def _map(todo: List[Tuple[str, Tuple[str, ...], str, bool]], jobs: int) -> Iterable[FileResult]:
+    if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
+        return [_process_star(item) for item in todo]
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    chunk = max(1, min(16, len(todo) // (jobs * 4)))
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        return list(pool.map(_process_star, todo, chunksize=chunk))
+
+
+__all__ = ["CHECK", "DIFF", "FIX", "FileResult", "SourceText", "process_file", "process_text", "run_files"]

@@ -1,0 +1,47 @@
+"""flake8 adapter: flake8 hands us (tree, filename, lines); we run the same engine.
+
+flake8 handles ``# noqa`` and ``--select/--ignore`` itself, so the adapter
+reports every finding of the rules enabled by default (or by the
+``[tool.tflint-gpu]`` selection of the nearest pyproject.toml). flake8 adds 1
+to the column it is given, so columns are 0-based here.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Iterator, Sequence, Tuple, Type
+
+import tflint_gpu
+from tflint_gpu import config
+from tflint_gpu.engine.lint import ParseError, lint_source
+from tflint_gpu.rules.base import Rule
+
+
+@functools.lru_cache(maxsize=64)
+def _settings_for(directory: str) -> config.Settings:
+    try:
+        return config.load_settings(config.Overrides(), Path(directory))
+    except config.ConfigError:
+        return config.load_settings(config.Overrides(config=None), Path("/"))
+
+
+class Flake8Plugin:
+    name = "tflint-gpu"
+    version = tflint_gpu.__version__
+
+    def __init__(self, tree: object, filename: str, lines: Sequence[str]) -> None:
+        self.filename = filename
+        self.lines = lines
+
+    def _rules(self) -> Tuple[Type[Rule], ...]:
+        directory = Path(self.filename).resolve().parent if self.filename not in ("-", "stdin") else Path.cwd()
+        return _settings_for(str(directory)).rules_for(self.filename)
+
+    def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        source = "".join(self.lines)
+        try:
+            findings = lint_source(source, self.filename, self._rules(), noqa=False).findings
+        except ParseError:
+            return  # flake8 reports syntax errors itself (E999)
+        for finding in findings:
+            yield finding.row, finding.col, f"{finding.code} {finding.message}", type(self)

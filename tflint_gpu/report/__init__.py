@@ -1,0 +1,18 @@
+"""Reporters: the same findings as text, JSON (Ruff's fields), SARIF 2.1.0 or GitHub annotations."""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Sequence
+
+from tflint_gpu.report import github, json_format, sarif, text
+from tflint_gpu.rules.base import Finding
+
+FORMATS: Dict[str, Callable[..., str]] = {
+    "text": text.render,
+    "json": json_format.render,
+    "sarif": sarif.render,
+    "github": github.render,
+}
+
+
+def render(fmt: str, findings: Sequence[Finding], errors: List[str], **summary) -> str:
+    return FORMATS[fmt](findings, errors, **summary)

@@ -1,0 +1,27 @@
+"""GitHub Actions workflow commands: one ``::warning`` annotation a finding."""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from tflint_gpu.rules.base import Finding
+
+
+def _data(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
+    lines = []
+    for f in findings:
+        lines.append(
+            f"::warning title={_property('tflint-gpu (' + f.code + ')')},file={_property(f.path)},"
+            f"line={f.row},col={f.col + 1},endLine={f.end_row},endColumn={f.end_col + 1}::"
+            f"{_data(f.code + ' ' + f.message)}"
+        )
+    for error in errors:
+        lines.append(f"::error title=tflint-gpu::{_data(error)}")
+    return "".join(line + "\n" for line in lines)

@@ -1,0 +1,40 @@
+"""JSON output with Ruff's field names (columns are 1-based, filenames absolute)."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Dict, List, Optional, Sequence
+
+from tflint_gpu.rules.base import Finding
+
+
+def _location(row: int, col: int) -> Dict[str, int]:
+    return {"row": row, "column": col + 1}
+
+
+def finding_to_dict(finding: Finding) -> Dict:
+    fix: Optional[Dict] = None
+    if finding.fix is not None:
+        fix = {
+            "applicability": finding.fix.safety.value,
+            "message": finding.fix.message,
+            "edits": [
+                {"content": e.content, "location": _location(*e.start), "end_location": _location(*e.end)}
+                for e in finding.fix.edits
+            ],
+        }
+    return {
+        "code": finding.code,
+        "message": finding.message,
+        "filename": os.path.abspath(finding.path),
+        "location": _location(finding.row, finding.col),
+        "end_location": _location(finding.end_row, finding.end_col),
+        "fix": fix,
+        "noqa_row": finding.row,
+        "url": None,
+        "cell": None,
+    }
+
+
+def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
+    return json.dumps([finding_to_dict(f) for f in findings], indent=2) + "\n"

@@ -1,0 +1,99 @@
+"""SARIF 2.1.0: one run, the rule catalogue as the driver's rules, fixes as replacements."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+import tflint_gpu
+from tflint_gpu.rules.base import Finding, all_rules
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _uri(path: str) -> str:
+    absolute = Path(os.path.abspath(path))
+    try:
+        return absolute.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return absolute.as_uri()
+
+
+def _region(start, end) -> Dict[str, int]:
+    return {"startLine": start[0], "startColumn": start[1] + 1, "endLine": end[0], "endColumn": end[1] + 1}
+
+
+def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
+    rules = list(all_rules())
+    index = {rule.code: i for i, rule in enumerate(rules)}
+    descriptors = [
+        {
+            "id": rule.code,
+            "name": rule.name,
+            "shortDescription": {"text": rule.summary()},
+            "fullDescription": {"text": rule.docs()},
+            "help": {"text": rule.docs(), "markdown": rule.docs()},
+            "defaultConfiguration": {"level": "warning", "enabled": rule.default_enabled},
+            "properties": {"fix": rule.fix_safety.value if rule.fix_safety else None},
+        }
+        for rule in rules
+    ]
+    results = []
+    for f in findings:
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "warning",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "region": _region((f.row, f.col), (f.end_row, f.end_col)),
+                    }
+                }
+            ],
+        }
+        if f.fix is not None:
+            result["fixes"] = [
+                {
+                    "description": {"text": f"{f.fix.message} ({f.fix.safety.value} fix)"},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": _uri(f.path)},
+                            "replacements": [
+                                {"deletedRegion": _region(e.start, e.end), "insertedContent": {"text": e.content}}
+                                for e in f.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    log = {
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "tflint-gpu",
+                        "version": tflint_gpu.__version__,
+                        "informationUri": "https://pypi.org/project/tflint-gpu/",
+                        "rules": descriptors,
+                    }
+                },
+                "invocations": [
+                    {
+                        "executionSuccessful": not errors,
+                        "toolExecutionNotifications": [
+                            {"level": "error", "message": {"text": error}} for error in errors
+                        ],
+                    }
+                ],
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"
