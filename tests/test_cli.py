@@ -35,9 +35,10 @@ def test_exit_zero(project, run_cli):
     [
         (["--select", "TFG2"], ["TFG201", "TFG201"]),
         (["--select", "TFG101"], ["TFG101"]),
-        (["--select", "ALL", "--ignore", "TFG2"], ["TFG101"]),
+        (["--select", "ALL", "--ignore", "TFG2"], ["TFG401", "TFG101"]),  # ALL enables off-by-default rules
         (["--ignore", "TFG"], []),
-        (["--select", "TFG", "--ignore", "TFG20"], ["TFG101"]),
+        (["--select", "TFG", "--ignore", "TFG20"], ["TFG401", "TFG101"]),
+        (["--extend-select", "TFG401"], ["TFG201", "TFG201", "TFG401", "TFG101"]),
         (["--select", "TFG201", "--ignore", "TFG2"], ["TFG201", "TFG201"]),  # more specific select wins
         (["--select", "TFG1,TFG201"], ["TFG201", "TFG201", "TFG101"]),
     ],
@@ -71,7 +72,7 @@ def test_file_level_noqa(project, run_cli):
 
 def test_pyproject_select_ignore_and_per_file_ignores(project, run_cli):
     (project / "pyproject.toml").write_text(
-        '[tool.tflint-gpu]\nselect = ["TFG"]\nignore = ["TFG101"]\n'
+        '[tool.tflint-gpu]\nselect = ["TFG"]\nignore = ["TFG101", "TFG4"]\n'
         '[tool.tflint-gpu.per-file-ignores]\n"legacy/*" = ["TFG2"]\n'
     )
     write(project, "a.py", SAMPLE)

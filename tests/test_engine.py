@@ -1,0 +1,294 @@
+"""Engine units: name resolution, graph contexts, tensor inference, the model walk, the fixer."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tflint_gpu.engine.context import GraphAnalysis
+from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.lint import ParseError, analyse, lint_source
+from tflint_gpu.engine.model import build_model
+from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.tensors import TensorInference
+from tflint_gpu.rules.base import REGISTRY, Fix, Rule, Safety, all_rules
+
+
+def analysed(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    model = build_model(module, ["Call", "Name", "Return"])
+    resolver = Resolver()
+    graphs = GraphAnalysis(model, resolver)
+    graphs.run()
+    return model, resolver, graphs
+
+
+def calls_by_text(model):
+    return {model.module.code_for_node(node): (node, scope) for node, scope in model.index["Call"]}
+
+
+@pytest.mark.parametrize(
+    "imports,expr,expected",
+    [
+        ("import tensorflow as tf", "tf.function", "tensorflow.function"),
+        ("import tensorflow as tfl", "tfl.function", "tensorflow.function"),
+        ("from tensorflow import function", "function", "tensorflow.function"),
+        ("import tensorflow as tf", "tf.compat.v2.function", "tensorflow.function"),
+        ("import tensorflow.compat.v2 as tf", "tf.function", "tensorflow.function"),
+        ("import tensorflow", "tensorflow.function", "tensorflow.function"),
+        ("import numpy", "numpy.zeros", "numpy.zeros"),
+        ("from numpy import zeros as z", "z", "numpy.zeros"),
+        ("import numpy as np", "np.random.randn", "numpy.random.randn"),
+        ("from tensorflow import keras", "keras.layers.Layer", "keras.layers.Layer"),
+        ("import tensorflow as tf", "tf.keras.Model", "keras.Model"),
+        ("from tensorflow.keras import layers", "layers.Dense", "keras.layers.Dense"),
+        ("import os.path", "os.path.join", "os.path.join"),
+        ("import tensorflow as tf", "tensorflow.function", None),
+        ("from . import tf", "tf.function", None),
+    ],
+)
+def test_resolver_spellings(imports, expr, expected):
+    model, resolver, _ = analysed(f"{imports}\nvalue = {expr}\n")
+    value = model.root.assigned["value"][0]
+    assert resolver.qualname(value, model.root) == expected
+
+
+def test_local_binding_shadows_an_import():
+    model, resolver, _ = analysed(
+        """
+        import numpy as np
+
+        def f(np):
+            return np.zeros(3)
+        """
+    )
+    call, scope = calls_by_text(model)["np.zeros(3)"]
+    assert resolver.qualname(call.func, scope) is None
+
+
+def test_import_inside_a_function():
+    model, resolver, _ = analysed(
+        """
+        def f():
+            import tensorflow as tf
+            return tf.zeros(3)
+        """
+    )
+    call, scope = calls_by_text(model)["tf.zeros(3)"]
+    assert resolver.qualname(call.func, scope) == "tensorflow.zeros"
+
+
+GRAPHS = """
+import functools
+import tensorflow as tf
+import keras
+
+@tf.function
+def decorated(x):
+    return helper(x)
+
+@tf.function(autograph=False, jit_compile=True)
+def no_autograph(x):
+    return x
+
+def helper(x):
+    return deeper(x)
+
+def deeper(x):
+    return x
+
+def wrapped(x):
+    return x
+
+g = tf.function(wrapped, reduce_retracing=True)
+
+def mapped(x):
+    return x
+
+def filtered(x):
+    return x
+
+ds = tf.data.Dataset.range(4)
+ds = ds.map(mapped).filter(functools.partial(filtered))
+
+def eager(x):
+    return x
+
+def host(x):
+    return x
+
+@tf.function
+def uses_py_function(x):
+    return tf.py_function(host, [x], tf.float32)
+
+class Base(keras.Model):
+    pass
+
+class Net(Base):
+    def call(self, inputs):
+        return self.scale(inputs)
+
+    def scale(self, inputs):
+        return inputs
+
+    def train_step(self, data):
+        return data
+
+    def other(self, x):
+        return x
+
+class NotKeras:
+    def call(self, x):
+        return x
+
+plain = [1, 2].map(eager) if False else None
+"""
+
+
+def test_graph_contexts():
+    model, _, _ = analysed(GRAPHS)
+    graphs = {s.name if s.enclosing_class is None else f"{s.enclosing_class.name}.{s.name}": s.graph
+              for s in model.scopes if s.kind == "function"}
+    assert graphs["decorated"].kind == "tf.function" and graphs["decorated"].autograph
+    assert graphs["no_autograph"].autograph is False
+    assert graphs["no_autograph"].jit_compile is not None
+    assert graphs["helper"].kind == "called" and graphs["deeper"].kind == "called"
+    assert graphs["wrapped"].kind == "tf.function" and graphs["wrapped"].jit_compile is None
+    assert graphs["mapped"].kind == "dataset" and graphs["filtered"].kind == "dataset"
+    assert graphs["Net.call"].kind == "keras" and graphs["Net.call"].autograph is False
+    assert graphs["Net.scale"].kind == "called" and graphs["Net.scale"].autograph is False
+    assert graphs["Net.train_step"].kind == "keras"
+    assert graphs["Net.other"] is None
+    assert graphs["NotKeras.call"] is None
+    assert graphs["eager"] is None
+    assert graphs["host"] is None  # tf.py_function runs it eagerly
+
+
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        ("x", True),
+        ("y", True),
+        ("x.shape[0]", False),
+        ("x.dtype", False),
+        ("tf.shape(x)[0]", True),
+        ("len(x)", False),
+        ("training", False),
+        ("mask", False),
+        ("n", False),
+        ("x is None", False),
+        ("x > 0", True),
+        ("not x", False),
+        ("x.numpy()", False),
+        ("z", False),
+        ("w", False),
+        ("CONSTANT", False),
+        ("tf.random.normal([2])", True),
+        ("tf.data.Dataset.range(3)", False),
+        ("keras.ops.sum(x)", True),
+    ],
+)
+def test_tensor_inference(expr, expected):
+    source = f"""
+import tensorflow as tf
+import keras
+CONSTANT = tf.constant(1.0)
+
+@tf.function
+def f(x, training=False, mask=None, n: int = 3):
+    y = tf.reduce_sum(x) * 2
+    z = 3
+    w = x if training else 0
+    probe = {expr}
+"""
+    model, resolver, graphs = analysed(source)
+    scope = next(s for s in model.scopes if s.name == "f")
+    value = scope.assigned["probe"][0]
+    assert TensorInference(resolver, graphs).is_tensor(value, scope) is expected
+
+
+def test_helper_parameters_are_tensors_only_if_every_call_passes_one():
+    model, resolver, graphs = analysed(
+        """
+        import tensorflow as tf
+
+        def helper(t, k):
+            a = t
+            b = k
+
+        @tf.function
+        def f(x):
+            helper(x, 3)
+            helper(tf.ones(2), 4)
+        """
+    )
+    inference = TensorInference(resolver, graphs)
+    scope = next(s for s in model.scopes if s.name == "helper")
+    assert inference.is_tensor(scope.assigned["a"][0], scope)
+    assert not inference.is_tensor(scope.assigned["b"][0], scope)
+
+
+def test_walk_records_scopes_in_source_order():
+    module = cst.parse_module("def a():\n    lambda y: y\n    class C:\n        def m(self):\n            f(1)\n")
+    model = build_model(module, ["Call"])
+    assert [(s.kind, s.name) for s in model.scopes] == [
+        ("module", "<module>"), ("function", "a"), ("lambda", "<lambda>"), ("class", "C"), ("function", "m")
+    ]
+    (call, scope), = model.index["Call"]
+    assert scope.name == "m" and scope.enclosing_class.name == "C"
+
+
+def test_parse_error_is_one_line_naming_the_file():
+    with pytest.raises(ParseError) as info:
+        lint_source("import tensorflow as tf\nimport numpy as np\ntf.constant(np.zeros(3)\n", "bad.py",
+                    list(all_rules()))
+    assert str(info.value).startswith("bad.py:") and "\n" not in str(info.value)
+
+
+def test_files_without_rule_text_are_not_parsed(monkeypatch):
+    import tflint_gpu.engine.lint as lint
+
+    monkeypatch.setattr(lint, "parse", lambda *a: pytest.fail("parsed"))
+    assert lint_source("import os\nx = 1\n", "a.py", list(all_rules())).findings == []
+    assert lint_source("import tensorflow as tf\nx = tf.zeros(3)\n", "a.py", [REGISTRY["TFG201"]]).findings == []
+
+
+class _BreakingRule(Rule):
+    """A rule whose fix would produce invalid code (test only)."""
+
+    name = "breaking"
+    message = "m"
+
+    def visit_Call(self, node, ctx):
+        if ctx.call_name(node) == "tensorflow.zeros":
+            ctx.report(node, fix=Fix("break", Safety.SAFE, {node: cst.Name("if")}))
+
+
+def test_fixer_refuses_output_that_does_not_parse():
+    _BreakingRule.code = "TFG000"  # not registered: set after class creation
+    outcome = fix_source("import tensorflow as tf\nx = tf.zeros(3)\n", "a.py", [_BreakingRule])
+    assert outcome.refused and outcome.source == "import tensorflow as tf\nx = tf.zeros(3)\n"
+
+
+def test_overlapping_fixes_converge_over_rounds():
+    source = "import numpy as np\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return np.mean(np.asarray(x))\n"
+    outcome = fix_source(source, "a.py", [REGISTRY["TFG101"]], unsafe=True)
+    assert outcome.source.endswith("    return tf.reduce_mean(x)\n")
+    assert outcome.applied == 2 and outcome.findings == []
+
+
+def test_analyse_visits_in_source_order():
+    module = cst.parse_module("import tensorflow as tf\na = tf.zeros(1)\nb = tf.ones(2)\n")
+    seen = []
+
+    class Recorder(Rule):
+        name = "recorder"
+        message = "m"
+
+        def visit_Call(self, node, ctx):
+            seen.append(ctx.call_name(node))
+
+    Recorder.code = "TFG000"
+    analyse(module, [Recorder])
+    assert seen == ["tensorflow.zeros", "tensorflow.ones"]
