@@ -1,0 +1,211 @@
+"""Verify examples/<CODE>/ pairs: golden fix check, two child runs, a verdict.
+
+This module runs in the linter's process and never imports TensorFlow; the
+children (``tflint_gpu.verify.runner``) do.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import pickle
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+
+from tflint_gpu.verify.compare import Side, decide
+
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]+$")
+DEFAULT_TIMEOUT = {"small": 300.0, "large": 1800.0}
+
+
+@dataclass
+class Record:
+    rule: str
+    example: str
+    verdict: str
+    evidence: str
+    device: Optional[str] = None
+    tf_version: Optional[str] = None
+    before_seconds: Optional[float] = None
+    after_seconds: Optional[float] = None
+    ratio: Optional[float] = None
+    traces_before: Optional[int] = None
+    traces_after: Optional[int] = None
+    size: str = "small"
+
+    def as_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def default_examples_dir() -> Path:
+    """``examples/`` next to the package (a source checkout), else under the working directory."""
+    beside = PACKAGE_PARENT / "examples"
+    return beside if beside.is_dir() else Path.cwd() / "examples"
+
+
+def example_codes(root: Path) -> List[str]:
+    """Codes that have a directory under ``root``."""
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and CODE_PATTERN.match(p.name))
+
+
+def registry() -> Dict[str, Type]:
+    from tflint_gpu.rules.base import REGISTRY, all_rules
+
+    list(all_rules())  # imports every rule module
+    return REGISTRY
+
+
+def module_settings(source: str) -> Tuple[Optional[str], Optional[float]]:
+    """``EXPECT`` and ``TOLERANCE`` as literal top-level assignments of an example."""
+    expect: Optional[str] = None
+    tolerance: Optional[float] = None
+    for stmt in ast.parse(source).body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and stmt.value is not None:
+                    try:
+                        value = ast.literal_eval(stmt.value)
+                    except ValueError:
+                        continue
+                    if target.id == "EXPECT":
+                        expect = value
+                    elif target.id == "TOLERANCE":
+                        tolerance = float(value)
+    return expect, tolerance
+
+
+def golden_check(rule: Type, before_path: Path, after_path: Path) -> Optional[str]:
+    """None when after.py is exactly the fixer's output and lints clean; else the problem."""
+    from tflint_gpu.engine.fix import fix_source
+    from tflint_gpu.engine.lint import lint_source
+
+    before = before_path.read_text(encoding="utf-8")
+    after = after_path.read_text(encoding="utf-8")
+    try:
+        outcome = fix_source(before, str(before_path), [rule], unsafe=True)
+        remaining = lint_source(after, str(after_path), [rule]).findings
+    except Exception as error:  # a ParseError or a rule crash
+        return f"golden fix: {type(error).__name__}: {error}"
+    if outcome.refused:
+        return f"golden fix: the {rule.code} fix of before.py does not parse"
+    if outcome.source != after:
+        expected, actual = outcome.source.splitlines(), after.splitlines()
+        for line, (want, have) in enumerate(zip(expected, actual), 1):
+            if want != have:
+                return (f"golden fix: after.py line {line} is {have.strip()!r}, "
+                        f"the {rule.code} fix gives {want.strip()!r}")
+        return (f"golden fix: after.py has {len(actual)} lines, the {rule.code} fix gives {len(expected)}"
+                if len(expected) != len(actual) else "golden fix: after.py differs from the fix (line endings)")
+    if remaining:
+        rows = ", ".join(str(f.row) for f in remaining)
+        return f"golden fix: after.py still has {len(remaining)} {rule.code} finding(s) (line {rows})"
+    return None
+
+
+def child_env(device: str) -> Dict[str, str]:
+    env = dict(os.environ)
+    env["TF_CPP_MIN_LOG_LEVEL"] = "3"
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), env.get("PYTHONPATH", "")]))
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = "-1"
+    return env
+
+
+def run_child(file: Optional[Path], out: Path, *, size: str, repeat: int, device: str, timeout: float,
+              before: Optional[Tuple[Path, Path]] = None, probe: bool = False) -> Dict[str, Any]:
+    """Start the runner on ``file``; return its report (an ``error`` entry when it died)."""
+    command = [sys.executable, "-m", "tflint_gpu.verify.runner", str(file or ""), "--size", size,
+               "--repeat", str(repeat), "--out", str(out)]
+    if before is not None:
+        command += ["--before-file", str(before[0]), "--before-result", str(before[1])]
+    if device == "gpu":
+        command.append("--require-gpu")
+    if probe:
+        command.append("--probe")
+    cwd = str(file.parent) if file is not None else None
+    try:
+        done = subprocess.run(command, env=child_env(device), cwd=cwd, timeout=timeout,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    except subprocess.TimeoutExpired:
+        return {"error": f"TimeoutExpired: no result within {timeout:g} s", "phase": "child"}
+    if out.exists():
+        with out.open("rb") as handle:
+            return pickle.load(handle)
+    lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
+    last = lines[-1].strip() if lines else "no output"
+    return {"error": f"ChildProcessError: runner exited with code {done.returncode}: {last}", "phase": "child"}
+
+
+def probe(device: str, timeout: float = 300.0) -> Dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tflint-verify-") as tmp:
+        return run_child(None, Path(tmp) / "probe.pkl", size="small", repeat=0, device=device,
+                         timeout=timeout, probe=True)
+
+
+def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, repeat: int, device: str,
+                   timeout: float) -> Record:
+    directory = root / code
+    example = f"{root.name}/{code}"
+    record = Record(code, example, "failed", "", size=size)
+    before_path, after_path = directory / "before.py", directory / "after.py"
+    if rule is None:
+        record.evidence = f"no registered rule {code}"
+        return record
+    if not (before_path.is_file() and after_path.is_file()):
+        record.evidence = f"no example: {example}/before.py and after.py are needed"
+        return record
+    golden = golden_check(rule, before_path, after_path)
+    try:
+        expect, tolerance = module_settings(before_path.read_text(encoding="utf-8"))
+    except SyntaxError as error:
+        record.evidence = f"before.py: SyntaxError: {error.msg}"
+        return record
+    with tempfile.TemporaryDirectory(prefix=f"tflint-verify-{code}-") as tmp:
+        before_out, after_out = Path(tmp) / "before.pkl", Path(tmp) / "after.pkl"
+        options = dict(size=size, repeat=repeat, device=device, timeout=timeout)
+        before = run_child(before_path, before_out, **options)
+        after = run_child(after_path, after_out,
+                          before=(before_path, before_out) if before_out.exists() else None, **options)
+    verdict, evidence = decide(_side(before), _side(after), expect=expect, tolerance=tolerance,
+                               changed=after.get("changed"))
+    if golden is not None:
+        verdict, evidence = "failed", f"{golden} (run: {verdict}: {evidence})"
+    record.verdict, record.evidence = verdict, evidence
+    record.device = after.get("device") or before.get("device")
+    record.tf_version = after.get("tf_version") or before.get("tf_version")
+    record.before_seconds, record.after_seconds = before.get("median"), after.get("median")
+    if record.before_seconds is not None and record.after_seconds:
+        record.ratio = record.before_seconds / record.after_seconds
+    record.traces_before, record.traces_after = before.get("traces"), after.get("traces")
+    return record
+
+
+def _side(report: Dict[str, Any]) -> Side:
+    error = report.get("error")
+    if error is not None and str(report.get("phase")).startswith(("timed call", "import tensorflow")):
+        error = f"{error} (during {report['phase']})"
+    return Side(error=error, result=report.get("result"))
+
+
+def verify(codes: Sequence[str], root: Path, *, size: str = "small", repeat: int = 5, device: str = "auto",
+           timeout: Optional[float] = None, jobs: int = 1) -> List[Record]:
+    """Verify each code's example; one Record a code, in the order given."""
+    rules = registry()
+    limit = timeout if timeout is not None else DEFAULT_TIMEOUT[size]
+
+    def one(code: str) -> Record:
+        return verify_example(code, rules.get(code), root, size=size, repeat=repeat, device=device, timeout=limit)
+
+    if jobs <= 1:
+        return [one(code) for code in codes]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(one, codes))

@@ -1,0 +1,197 @@
+"""Run one example file in this (fresh) process and pickle what happened.
+
+    python -m tflint_gpu.verify.runner FILE --size small --repeat 5 --out OUT.pkl
+        [--before-file BEFORE.py --before-result BEFORE.pkl] [--require-gpu]
+
+Imports FILE as a module, calls ``main(size)`` once as a warm-up (tracing
+happens here; an exception is recorded as ``"Type: first line"``), then
+``repeat`` timed calls. A timed call includes converting the result to NumPy,
+which also waits for a GPU to finish. The result goes back as NumPy data
+(arrays nested in tuples, lists and dicts) so the parent can read it without
+TensorFlow. ``traces`` is the sum of ``experimental_get_tracing_count()`` over
+the module's top-level ``tf.function`` objects after all calls.
+
+With ``--before-result``, and when this file ran, it also imports
+BEFORE.py and records ``behaviour_changed(before_result, this_result)``.
+
+``--probe`` only reports the device and the TensorFlow version.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import pickle
+import statistics
+import sys
+import time
+from typing import Any, Dict, Optional
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def describe_error(error: BaseException) -> str:
+    """``"Type: first line of the message"`` (the real line when TF wraps it in "in user code:")."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    name = type(error).__name__
+    if not lines:
+        return name
+    first = lines[0]
+    if first == "in user code:" and len(lines) > 1:
+        first = lines[-1]
+        for prefix in (f"{name}: ", f"{type(error).__module__}.{name}: "):
+            if first.startswith(prefix):
+                first = first[len(prefix):]
+    if len(first) > 200:
+        first = first[:197] + "..."
+    return f"{name}: {first}"
+
+
+def load_module(path: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def to_numpy(value: Any, tf: Any = None) -> Any:
+    """The value as NumPy data: tensors and variables become arrays, containers are kept."""
+    import numpy as np
+
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {key: to_numpy(item, tf) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return tuple(to_numpy(item, tf) for item in value)
+    if isinstance(value, list):
+        return [to_numpy(item, tf) for item in value]
+    if tf is not None:
+        if isinstance(value, tf.RaggedTensor):
+            return {"flat_values": to_numpy(value.flat_values, tf),
+                    "nested_row_splits": to_numpy(tuple(value.nested_row_splits), tf)}
+        if isinstance(value, tf.SparseTensor):
+            value = tf.sparse.to_dense(value)
+    if callable(getattr(value, "numpy", None)):
+        value = value.numpy()
+    array = np.asarray(value)
+    if array.dtype == object:
+        return repr(value)  # nothing the parent could unpickle without the producing library
+    return array
+
+
+def device_info(tf: Any) -> Dict[str, Any]:
+    gpus = tf.config.list_physical_devices("GPU")
+    for gpu in gpus:
+        try:
+            tf.config.experimental.set_memory_growth(gpu, True)
+        except Exception:  # pragma: no cover - already initialised
+            pass
+    placed = (tf.zeros(()) + 1.0).device.rsplit("device:", 1)[-1]
+    if placed.startswith("GPU") and gpus:
+        try:
+            details = tf.config.experimental.get_device_details(gpus[0])
+        except Exception:  # pragma: no cover
+            details = {}
+        name = details.get("device_name")
+        device = f"{placed} ({name})" if name else placed
+    else:
+        device = f"CPU ({os.cpu_count()} cores)"
+    return {"device": device, "gpu": bool(gpus) and placed.startswith("GPU"), "tf_version": tf.__version__}
+
+
+def traces(module: Any) -> int:
+    total = 0
+    for value in list(vars(module).values()):
+        counter = getattr(value, "experimental_get_tracing_count", None)
+        if callable(counter) and not isinstance(value, type):
+            try:
+                total += int(counter())
+            except Exception:
+                pass
+    return total
+
+
+def run(args: argparse.Namespace) -> Dict[str, Any]:
+    report: Dict[str, Any] = {"file": args.file, "device": None, "gpu": False, "tf_version": None,
+                              "error": None, "phase": None, "seconds": [], "median": None,
+                              "result": None, "traces": None, "changed": None}
+    phase = "import tensorflow"
+    module = None
+    try:
+        import tensorflow as tf
+
+        report.update(device_info(tf))
+        if args.require_gpu and not report["gpu"]:
+            report.update(error="no GPU visible to TensorFlow", phase="device")
+            return report
+        if args.probe:
+            return report
+        phase = "import"
+        module = load_module(args.file, "tflint_gpu_example")
+        entry = getattr(module, "main")
+        phase = "warm-up"
+        result = to_numpy(entry(args.size), tf)
+        for i in range(args.repeat):
+            phase = f"timed call {i + 1}"
+            start = time.perf_counter()
+            result = to_numpy(entry(args.size), tf)
+            report["seconds"].append(time.perf_counter() - start)
+        report["result"] = result
+        report["median"] = statistics.median(report["seconds"]) if report["seconds"] else None
+        report["traces"] = traces(module)
+    except BaseException as error:  # noqa: B902 - the example's failure is the data
+        if isinstance(error, KeyboardInterrupt):
+            raise
+        report.update(error=describe_error(error), phase=phase)
+        if module is not None:
+            report["traces"] = traces(module)
+        return report
+    if args.before_result:
+        report["changed"] = _behaviour_changed(args.before_file, args.before_result, report["result"])
+    return report
+
+
+def _behaviour_changed(before_file: str, before_pickle: str, after_result: Any) -> Optional[Any]:
+    with open(before_pickle, "rb") as handle:
+        before = pickle.load(handle)
+    if before.get("error") is not None:
+        return None
+    try:
+        module = load_module(before_file, "tflint_gpu_example_before")
+        check = getattr(module, "behaviour_changed", None)
+        if check is None:
+            return None
+        return bool(check(before["result"], after_result))
+    except Exception as error:
+        return describe_error(error)
+
+
+def main(argv: Optional[list] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tflint_gpu.verify.runner")
+    parser.add_argument("file", nargs="?", default="")
+    parser.add_argument("--size", choices=("small", "large"), default="small")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--before-file", default="")
+    parser.add_argument("--before-result", default="")
+    parser.add_argument("--require-gpu", action="store_true")
+    parser.add_argument("--probe", action="store_true")
+    args = parser.parse_args(argv)
+    report = run(args)
+    try:
+        data = pickle.dumps(report)
+    except Exception as error:
+        report["result"] = None
+        report["error"] = report["error"] or f"result cannot be pickled: {describe_error(error)}"
+        data = pickle.dumps(report)
+    with open(args.out, "wb") as handle:
+        handle.write(data)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
