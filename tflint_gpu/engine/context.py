@@ -207,6 +207,12 @@ class GraphAnalysis:
             self._mark_call(call, scope)
         self._propagate()
 
+    def function_scope(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """The same-module function or lambda ``expr`` (a callee, a function
+        argument) refers to, if it can be told: ``f``, ``self.method``,
+        ``lambda ...``, ``functools.partial(f, ...)``."""
+        return self._function_scope(expr, scope)
+
     def _function_scope(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
         if isinstance(expr, cst.Lambda):
             return self.model.scope_of_node.get(expr)

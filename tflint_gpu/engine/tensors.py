@@ -10,7 +10,8 @@ tensors stay silent when unsure. A value is a tensor when it is
   it as a Python value (``training=False``, ``mask=None``, ``n: int``) or it
   is ``self``/``cls``; for helpers called from a graph function, only if every
   graph call site passes a tensor in that position;
-* a local name whose every binding in the function is a tensor.
+* a local name whose every binding in the function is a tensor (a binding
+  that reads the name itself, ``x = x * 2``, keeps the kind the others give).
 
 ``x.shape``, ``x.dtype``, ``x.ndim``, ``len(x)`` and ``x.numpy()`` are not
 tensors: they are static or host values.
@@ -77,6 +78,8 @@ _NOT_TENSOR_TOP = frozenset(
         "nest",
     }
 )
+# keras.ops.* that return Python values (checked under the TF backend, in a graph).
+_KERAS_OPS_NOT_TENSOR = frozenset({"is_tensor", "ndim", "shape", "dtype", "convert_to_numpy", "custom_gradient"})
 # tf.<submodule>.* that return tensors (minus the names listed after them).
 _TENSOR_SUBMODULES = {
     "math": frozenset({"top_k"}),
@@ -102,7 +105,7 @@ def is_tf_op(qualname: Optional[str]) -> bool:
     if qualname is None:
         return False
     if qualname.startswith("keras.ops."):
-        return True
+        return qualname.rsplit(".", 1)[1] not in _KERAS_OPS_NOT_TENSOR
     if not qualname.startswith("tensorflow."):
         return False
     parts = qualname.split(".")[1:]
@@ -174,7 +177,9 @@ class TensorInference:
             return False
         key = (name, id(function))
         if key in seen:
-            return False
+            # A binding that reads the name itself (`x = x * 2`) keeps the kind of
+            # value the name's other bindings give it: they decide.
+            return True
         seen.add(key)
         try:
             return all(self._binding_is_tensor(value, function, seen) for value in values)
