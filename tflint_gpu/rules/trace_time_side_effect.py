@@ -1,0 +1,827 @@
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import MetadataWrapper, ScopeProvider
+
+from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+
+# Methods of builtin containers (list, dict, set, collections.deque) that
+# change the container in place.
+MUTATING_METHODS = frozenset(
+    {
+        # list
+        "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
+        # dict
+        "update", "setdefault", "popitem",
+        # set
+        "add", "discard", "intersection_update", "difference_update", "symmetric_difference_update",
+        # collections.deque
+        "appendleft", "extendleft", "popleft", "rotate",
+    }
+)
+_CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
+_CONTAINER_BUILTINS = frozenset({"list", "dict", "set"})
+_CONTAINER_QUALNAMES = frozenset(
+    {"collections.deque", "collections.defaultdict", "collections.OrderedDict", "collections.Counter"}
+)
+_SCALAR_BUILTINS = frozenset({"int", "float", "str", "bool", "tuple"})
+_SCALARS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple)
+_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
+_NUMBER = (cst.Integer, cst.Float)
+# Calls whose argument may be the fixed global: they give the same value for a
+# Python number and for a tf.Variable holding it.
+_SAME_VALUE_READS = frozenset({"int", "float"})
+# TensorFlow calls in graph code that accept a tf.Variable where a number was.
+_GRAPH_READS = frozenset({"tensorflow.print", "tensorflow.identity", "tensorflow.cast"})
+
+CONTAINER = "container"
+SCALAR = "scalar"
+NONE = "none"
+
+
+class TraceTimeSideEffect(Rule):
+    """A Python side effect in graph code: it runs once per trace, not once per call.
+
+    ## What it does
+    In code that runs traced as a graph (a `tf.function`, a function given to
+    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, or a
+    function those call), finds Python statements that change state living
+    longer than the call:
+
+    * rebinding a `global` or `nonlocal` name (`counter += 1`, `cache = x`);
+    * `self.attr += ...`, and `self.attr = <expression reading self.attr>`,
+      where the class sets `self.attr` to a Python value (number, string,
+      list, dict, set);
+    * item assignment (`stats["n"] += 1`, `stats[k] = v`) and in-place methods
+      (`append`, `extend`, `insert`, `remove`, `pop`, `clear`, `sort`,
+      `reverse`, `update`, `setdefault`, `popitem`, `add`, `discard`,
+      `*_update`, `appendleft`, `extendleft`, `popleft`, `rotate`) on a list,
+      dict, set or deque bound at module level, in an eager enclosing
+      function, or to `self.attr`.
+
+    Not flagged: local variables and containers (also those of an enclosing
+    graph function, which live only for one trace); `tf.Variable` methods
+    (`assign`, `assign_add`) and globals or attributes holding a `tf.Variable`;
+    the lazy `if self.v is None: self.v = tf.Variable(...)` pattern (and its
+    `global` twin); plain `self.attr = value` caching in a Keras `call`;
+    `__init__`/`build` and other eager code; functions handed to
+    `tf.py_function`/`tf.numpy_function`; `print` (a separate rule).
+
+    ## Why is this bad?
+    TensorFlow runs the Python body of a graph function only while tracing it;
+    later calls with the same input signature replay the graph and skip the
+    Python. A counter in a `tf.function` called 3 times is 1, a list
+    `append`ed to has 1 element, a Keras layer's `self.calls += 1` is 1 after
+    a 16-step `fit`, and a function given to `Dataset.map` over 5 elements
+    counts 1. Inside a tensor `if` the Python code of **both** branches runs
+    once at trace (a list appended to in each branch holds
+    `['then', 'else']`). A global or dict entry changed in a branch is worse:
+    AutoGraph either restores it (`c += 1` / `c -= 1` in the two branches
+    leaves `c == 0`), or, when it is read after the `if`, makes it an output
+    of the `tf.cond`, so it ends up holding a symbolic tensor leaked out of
+    the graph (`Tensor("cond/Identity:0", shape=(), dtype=int32)`).
+
+    ## Example
+    ```python
+    counter = 0
+
+    @tf.function
+    def step(x):
+        global counter
+        counter += 1
+        return x * 2
+    ```
+
+    Use instead:
+    ```python
+    counter = tf.Variable(0)
+
+    @tf.function
+    def step(x):
+        counter.assign_add(1)
+        return x * 2
+    ```
+
+    ## Fix safety
+    Unsafe, and the behaviour changes on purpose: the state then changes on
+    every call. The fix is offered only for a module-level number
+    (`counter = 0`) changed by one `counter += <number>` (or `-=`) in graph
+    code: the global becomes `tf.Variable(0)` (int32 for an int, float32 for a
+    float), the statement `counter.assign_add(1)` and the `global` declaration
+    goes. Only when every other use of the name is a read in graph code or
+    `int(counter)`/`float(counter)`, which give the same value either way;
+    other modules importing the name are not checked. Attributes, containers
+    and `nonlocal` names get no fix: keep the state in a `tf.Variable` created
+    in `__init__`/`build`, a `tf.TensorArray`, or return the values.
+
+    ## Measured effect
+    TensorFlow 2.21, CPU: a global counter incremented in a `tf.function`
+    called 3 times with one input signature is 1; after the fix it is 3
+    (examples/TFG103, `tflint-gpu verify --rule TFG103`).
+    """
+
+    code = "TFG103"
+    name = "trace-time-side-effect"
+    message = "Python side effect in graph code runs once per trace, not once per call"
+    needs = (GRAPH_TEXT,)
+    fix_safety = Safety.UNSAFE
+
+    def __init__(self) -> None:
+        self._attr_kinds: Dict[Tuple[int, str], Optional[str]] = {}
+
+    # -- visitors ---------------------------------------------------------
+    def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
+        function = self._graph_function(ctx)
+        if function is None:
+            return
+        target = node.target
+        if isinstance(target, cst.Name):
+            if self._global_state(target.value, function, ctx):
+                what = f"`{_code(ctx, node)}` rebinds the {_declaration(target.value, function, ctx)} `{target.value}`"
+                fix, why_not = self._counter_fix(node, function, ctx)
+                ctx.report(node, self._message(what, ctx) + _VARIABLE_ADVICE + why_not, fix)
+        elif isinstance(target, cst.Attribute):
+            attr = self._self_attr(target, function, ctx)
+            if attr is not None and self._attr_kind(attr, function, ctx) in (SCALAR, CONTAINER):
+                what = f"`{_code(ctx, node)}` changes an attribute of `{_code(ctx, target.value)}`"
+                ctx.report(node, self._message(what, ctx) + _ATTRIBUTE_ADVICE)
+        elif isinstance(target, cst.Subscript):
+            self._check_item(node, target, function, ctx)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        function = self._graph_function(ctx)
+        if function is None:
+            return
+        for assign_target in node.targets:
+            for target in _flatten(assign_target.target):
+                self._check_assign_target(node, target, function, ctx)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in MUTATING_METHODS:
+            return
+        function = self._graph_function(ctx)
+        if function is None or self._container_kind(func.value, function, ctx) != CONTAINER:
+            return
+        what = f"`{_code(ctx, func)}(...)` changes `{_code(ctx, func.value)}`, which outlives the call,"
+        ctx.report(node, self._message(what, ctx) + _CONTAINER_ADVICE)
+
+    # -- checks -----------------------------------------------------------
+    def _check_assign_target(self, node: cst.Assign, target: cst.BaseExpression, function: ScopeInfo, ctx) -> None:
+        if isinstance(target, cst.Name):
+            if self._global_state(target.value, function, ctx) and not _creates_variable(node.value, ctx):
+                what = f"`{_code(ctx, node)}` rebinds the {_declaration(target.value, function, ctx)} `{target.value}`"
+                ctx.report(node, self._message(what, ctx) + _VARIABLE_ADVICE)
+        elif isinstance(target, cst.Attribute):
+            attr = self._self_attr(target, function, ctx)
+            if attr is None or self._attr_kind(attr, function, ctx) not in (SCALAR, CONTAINER):
+                return
+            reads_itself = m.findall(node.value, m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1])))
+            if reads_itself:
+                what = f"`{_code(ctx, target)} = ...{attr[0]}.{attr[1]}...` updates an attribute"
+                ctx.report(node, self._message(what, ctx) + _ATTRIBUTE_ADVICE)
+        elif isinstance(target, cst.Subscript):
+            self._check_item(node, target, function, ctx)
+
+    def _check_item(self, node: cst.CSTNode, target: cst.Subscript, function: ScopeInfo, ctx) -> None:
+        if self._container_kind(target.value, function, ctx) == CONTAINER:
+            what = f"`{_code(ctx, node)}` changes `{_code(ctx, target.value)}`, which outlives the call,"
+            ctx.report(node, self._message(what, ctx) + _CONTAINER_ADVICE)
+
+    @staticmethod
+    def _graph_function(ctx) -> Optional[ScopeInfo]:
+        if ctx.graph() is None:
+            return None
+        return ctx.scope.function()
+
+    @staticmethod
+    def _message(what: str, ctx) -> str:
+        return (f"{what} while TensorFlow traces this code ({ctx.graph().reason}): "
+                "it runs once per trace, not once per call")
+
+    def _global_state(self, name: str, function: ScopeInfo, ctx) -> bool:
+        """``name`` is declared global/nonlocal here and lives beyond one trace,
+        and is not a tf.Variable."""
+        if name not in function.globals:
+            return False
+        scope = _binding_scope(name, function)
+        if scope is None:
+            return function.parent is not None and _declared_global(name, function, ctx)
+        if not _outlives_trace(scope):
+            return False
+        return not any(_creates_variable(value, ctx, scope) for value in scope.assigned.get(name, ()))
+
+    def _container_kind(self, expr: cst.BaseExpression, function: ScopeInfo, ctx) -> Optional[str]:
+        """CONTAINER if ``expr`` is a Python container that outlives the call."""
+        if isinstance(expr, cst.Name):
+            scope = _binding_scope(expr.value, function)
+            if scope is None or not _outlives_trace(scope) or expr.value in scope.defs:
+                return None
+            return _kinds(scope.assigned.get(expr.value, ()), scope, ctx)
+        if isinstance(expr, cst.Attribute):
+            attr = self._self_attr(expr, function, ctx)
+            if attr is not None:
+                return self._attr_kind(attr, function, ctx)
+        return None
+
+    @staticmethod
+    def _self_attr(target: cst.Attribute, function: ScopeInfo, ctx) -> Optional[Tuple[str, str]]:
+        """(self, attr) for ``self.attr`` in a method, where self is its first parameter."""
+        if function.enclosing_class is None or not isinstance(target.value, cst.Name):
+            return None
+        if any(m.matches(d.decorator, m.Name("staticmethod")) for d in getattr(function.node, "decorators", ())):
+            return None
+        first = _first_param(function)
+        if first is None or target.value.value != first or first in function.globals:
+            return None
+        return first, target.attr.value
+
+    def _attr_kind(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> Optional[str]:
+        """What the class binds ``self.attr`` to: SCALAR/CONTAINER if only Python values."""
+        cls = function.enclosing_class
+        key = (id(cls), attr[1])
+        if key not in self._attr_kinds:
+            values: List[Tuple[cst.BaseExpression, ScopeInfo]] = [
+                (v, cls) for v in cls.assigned.get(attr[1], ())
+            ]
+            for type_name in ("Assign", "AnnAssign"):
+                for node, scope in ctx.model.index.get(type_name, ()):
+                    method = scope.function()
+                    if method is None or method.enclosing_class is not cls or node.value is None:
+                        continue
+                    first = _first_param(method)
+                    if first is None:
+                        continue
+                    targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
+                    this = m.Attribute(value=m.Name(first), attr=m.Name(attr[1]))
+                    if m.findall(node.value, this):
+                        continue  # an update of the attribute from itself: not what it holds
+                    for target in targets:
+                        if any(m.matches(element, this) for element in _flatten(target)):
+                            values.append((node.value, scope))
+            kinds = [_kind(value, scope, ctx) for value, scope in values]
+            self._attr_kinds[key] = _combine(kinds)
+        return self._attr_kinds[key]
+
+    # -- the fix ----------------------------------------------------------
+    def _counter_fix(self, node: cst.AugAssign, function: ScopeInfo, ctx) -> Tuple[Optional[Fix], str]:
+        """Module-level ``counter = 0`` and ``counter += 1`` -> a tf.Variable and assign_add.
+
+        Returns the fix, or None and (for a counter the fix almost fits) why not."""
+        name = node.target.value
+        root = ctx.model.root
+        method = {cst.AddAssign: "assign_add", cst.SubtractAssign: "assign_sub"}.get(type(node.operator))
+        values = root.assigned.get(name, [])
+        if (method is None or not isinstance(function.node, cst.FunctionDef) or len(values) != 1
+                or not _declared_global(name, function, ctx)):
+            return None, ""
+        initial, step = _number(values[0]), _number(node.value)
+        if initial is None or step is None or (isinstance(initial, cst.Integer) and isinstance(step, cst.Float)):
+            return None, ""
+        assign = next(
+            (a for a, scope in ctx.model.index.get("Assign", ()) if scope is root and a.value is values[0]
+             and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)),
+            None,
+        )
+        if assign is None:
+            return None, ""
+        if not self._other_uses_stay_valid(name, assign.targets[0].target, node, function, ctx):
+            return None, (f" (no automatic fix: `{name}` is changed or read elsewhere where a "
+                          "`tf.Variable` would not behave like the number)")
+        variable, imports = ctx.module_expr("tensorflow", "Variable")
+        new_function = function.node.visit(_CounterRewrite(node, name, method))
+        return Fix(
+            f"Make `{name}` a `tf.Variable` and use `{method}`",
+            Safety.UNSAFE,
+            {values[0]: cst.Call(variable, [cst.Arg(values[0])]), function.node: new_function},
+            imports,
+        ), ""
+
+    @staticmethod
+    def _other_uses_stay_valid(name: str, module_target: cst.Name, node: cst.AugAssign,
+                               function: ScopeInfo, ctx) -> bool:
+        """Apart from its two bindings and the `global` statement, every use of
+        the global is ``int(name)``/``float(name)``, ``return name`` in graph
+        code, or an argument of tf.print/tf.identity/tf.cast in graph code:
+        places where a tf.Variable gives the same value as the number."""
+        module = ctx.module
+        scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+        assignments = list(scopes[module].assignments[name])
+        if {id(a.node) for a in assignments} != {id(module_target), id(node.target)}:
+            return False
+        allowed: Set[int] = {id(module_target), id(node.target)}
+        for statement in m.findall(function.node, m.Global()):
+            allowed.update(id(item.name) for item in statement.names if item.name.value == name)
+        anywhere: Set[int] = set()  # int(name), float(name)
+        in_graph: Set[int] = set()  # tf.print(name), return name
+        for call, scope in ctx.model.index.get("Call", ()):
+            for arg in call.args:
+                if not (m.matches(arg.value, m.Name(name)) and arg.keyword is None and not arg.star):
+                    continue
+                func = call.func
+                if len(call.args) == 1 and isinstance(func, cst.Name) and func.value in _SAME_VALUE_READS \
+                        and _is_builtin(func.value, scope):
+                    anywhere.add(id(arg.value))
+                elif ctx.qualname(func, scope) in _GRAPH_READS and arg is call.args[0]:
+                    in_graph.add(id(arg.value))
+        in_graph.update(id(r.value) for r in m.findall(module, m.Return(value=m.Name(name))))
+        for assignment in assignments:
+            for access in assignment.references:
+                info = ctx.model.scope_of_node.get(getattr(access.scope, "node", None))
+                if id(access.node) in anywhere or (
+                        id(access.node) in in_graph and info is not None and ctx.graph(info) is not None):
+                    allowed.add(id(access.node))
+        uses = _NameUses(name)
+        module.visit(uses)
+        return all(id(use) in allowed for use in uses.found)
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            counter = 0
+
+            @tf.function
+            def step(x):
+                global counter
+                counter += 1
+                return x * 2
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            counter = tf.Variable(0)
+
+            @tf.function
+            def step(x):
+                counter.assign_add(1)
+                return x * 2
+            """,
+            note="the plain global counter: the one case with a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            total = 0.0
+            seen = 0
+
+            def update(x):
+                global seen, total
+                total -= 0.5
+                return x
+
+            def main():
+                f = tf.function(update)
+                f(tf.constant(1.0))
+                return float(total)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            total = tf.Variable(0.0)
+            seen = 0
+
+            def update(x):
+                global seen
+                total.assign_sub(0.5)
+                return x
+
+            def main():
+                f = tf.function(update)
+                f(tf.constant(1.0))
+                return float(total)
+            """,
+            note="wrapped function; float(total) reads the same value after the fix; one name of two dropped",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            counter = 0
+
+            @tf.function
+            def step(x):
+                global counter
+                counter += 1
+                return x
+
+            def report():
+                print(counter)
+            """,
+            note="print(counter) would show a Variable after the change: no fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            count = 0
+
+            @tf.function
+            def step(x):
+                global count
+                if x > 0:
+                    count += 1
+                else:
+                    count -= 1
+                return x
+            """,
+            count=2,
+            note="both branches of a tensor if run at trace; two changes of one global: no fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            cache = None
+
+            @tf.function
+            def step(x):
+                global cache
+                cache = x * 2
+                return cache
+            """,
+            note="rebinding a global",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make():
+                calls = 0
+
+                @tf.function
+                def step(x):
+                    nonlocal calls
+                    calls += 1
+                    return x
+                return step
+            """,
+            note="nonlocal counter of an eager closure",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Counter(tf.Module):
+                def __init__(self):
+                    self.calls = 0
+
+                @tf.function
+                def __call__(self, x):
+                    self.calls += 1
+                    return x
+            """,
+            note="self.attr counter: message only",
+        ),
+        flagged(
+            """
+            import keras
+
+            class Tracking(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.history = []
+                    self.steps = 0
+
+                def call(self, inputs):
+                    self.history.append(inputs)
+                    self.steps = self.steps + 1
+                    return inputs
+            """,
+            count=2,
+            note="Keras call: list attribute append; attribute update reading itself",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            from collections import defaultdict
+
+            log = []
+            stats = {"n": 0}
+            seen = defaultdict(int)
+
+            @tf.function
+            def step(x):
+                log.append(x)
+                stats["n"] += 1
+                seen["x"] = 1
+                return x
+            """,
+            count=3,
+            note="module-level list, dict and defaultdict",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            seen = set()
+
+            def remember(x):
+                seen.add(1)
+                return x
+
+            ds = tf.data.Dataset.range(5).map(remember)
+            """,
+            note="a function given to Dataset.map",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                total = 0
+                parts = []
+                for i in range(3):
+                    total += i
+                    parts.append(x * i)
+                stats = {}
+                stats["n"] = total
+                return tf.add_n(parts)
+            """,
+            note="locals, local lists and dicts",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                parts = []
+
+                def add(v):
+                    parts.append(v)
+
+                add(x)
+                return parts[0]
+            """,
+            note="a list local to the enclosing graph function lives for one trace",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            counter = tf.Variable(0)
+            v = None
+
+            class Model(tf.Module):
+                def __init__(self):
+                    self.count = tf.Variable(0)
+                    self.w = None
+
+                @tf.function
+                def __call__(self, x):
+                    global counter, v
+                    counter.assign_add(1)
+                    counter += 1
+                    if v is None:
+                        v = tf.Variable(1.0)
+                    self.count.assign_add(1)
+                    self.count += 1
+                    if self.w is None:
+                        self.w = tf.Variable(tf.ones([2]))
+                    return x
+            """,
+            note="tf.Variable state; the lazy singleton patterns",
+        ),
+        clean(
+            """
+            import keras
+
+            class Cache(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+                    self.seen = []
+
+                def build(self, shape):
+                    self.calls += 1
+                    self.seen.append(shape)
+
+                def call(self, inputs):
+                    self.last = inputs
+                    self.mask = None
+                    return inputs
+            """,
+            note="build is eager; plain attribute caching in call",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            counter = 0
+            log = []
+
+            def step(x):
+                global counter
+                counter += 1
+                log.append(x)
+                return x
+
+            @tf.function
+            def traced(x):
+                def host(v):
+                    global counter
+                    counter += 1
+                    log.append(v)
+                    return v
+                return tf.py_function(host, [x], tf.float32)
+            """,
+            note="eager code; a function handed to tf.py_function",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def helper(acc, d, x):
+                acc.append(x)
+                d["k"] = x
+                return x
+
+            @tf.function
+            def step(x, items=None):
+                print("tracing")
+                return helper([], {}, x)
+            """,
+            note="containers passed in as parameters; print is another rule",
+        ),
+    ]
+
+
+_VARIABLE_ADVICE = "; keep the state in a `tf.Variable` and change it with `assign_add`/`assign`"
+_ATTRIBUTE_ADVICE = "; create a `tf.Variable` in `__init__`/`build` and use `assign_add`/`assign`"
+_CONTAINER_ADVICE = "; return the values, or use a `tf.TensorArray` or `tf.Variable`"
+
+
+class _CounterRewrite(cst.CSTTransformer):
+    """In one function: ``name += n`` -> ``name.assign_add(n)``; drop ``name`` from ``global``."""
+
+    def __init__(self, aug: cst.AugAssign, name: str, method: str) -> None:
+        super().__init__()
+        self.aug = aug
+        self.name = name
+        self.method = method
+
+    def leave_AugAssign(self, original_node, updated_node):
+        if original_node is not self.aug:
+            return updated_node
+        call = cst.Call(cst.Attribute(cst.Name(self.name), cst.Name(self.method)), [cst.Arg(updated_node.value)])
+        return cst.Expr(call, semicolon=updated_node.semicolon)
+
+    def leave_Global(self, original_node, updated_node):
+        names = [item for item in updated_node.names if item.name.value != self.name]
+        if len(names) == len(updated_node.names):
+            return updated_node
+        if not names:
+            return cst.RemoveFromParent()
+        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated_node.with_changes(names=names)
+
+    def leave_SimpleStatementLine(self, original_node, updated_node):
+        if not updated_node.body:
+            return cst.RemoveFromParent()
+        return updated_node
+
+
+class _NameUses(cst.CSTVisitor):
+    """Every Name node spelling ``name`` as a variable (not ``x.name`` or ``f(name=...)``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.found: List[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+# -- helpers -----------------------------------------------------------------
+def _code(ctx, node: cst.CSTNode) -> str:
+    text = ctx.module.code_for_node(node).strip()
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _flatten(target: cst.BaseExpression):
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            value = element.value
+            if isinstance(value, cst.StarredElement):
+                value = value.value
+            yield from _flatten(value)
+    else:
+        yield target
+
+
+def _first_param(function: ScopeInfo) -> Optional[str]:
+    for name, values in function.assigned.items():
+        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
+            return name
+    return None
+
+
+def _binding_scope(name: str, function: ScopeInfo) -> Optional[ScopeInfo]:
+    """The scope whose binding of ``name`` the function sees (after global/nonlocal)."""
+    for scope in function.chain():
+        if scope.kind == "class" and scope is not function:
+            continue
+        if name in scope.globals and scope.parent is not None:
+            continue
+        if name in scope.assigned or name in scope.defs or name in scope.imports or name in scope.classes:
+            return scope
+    return None
+
+
+def _declared_global(name: str, function: ScopeInfo, ctx) -> bool:
+    return any(
+        scope is function and any(item.name.value == name for item in node.names)
+        for node, scope in ctx.model.index.get("Global", ())
+    )
+
+
+def _declaration(name: str, function: ScopeInfo, ctx) -> str:
+    return "global" if _declared_global(name, function, ctx) else "nonlocal"
+
+
+def _outlives_trace(scope: ScopeInfo) -> bool:
+    """State bound in ``scope`` lives beyond one trace: module level or an eager function."""
+    if scope.kind == "module":
+        return True
+    if scope.is_function:
+        return scope.graph is None or scope.excluded
+    return False
+
+
+def _shadows(name: str, root: ScopeInfo) -> bool:
+    return name in root.assigned or name in root.defs or name in root.imports or name in root.classes
+
+
+def _is_builtin(name: str, scope: ScopeInfo) -> bool:
+    return not any(
+        _shadows(name, s) for s in scope.chain() if s.kind != "class" or s is scope
+    )
+
+
+def _creates_variable(value, ctx, scope: Optional[ScopeInfo] = None) -> bool:
+    return isinstance(value, cst.Call) and ctx.qualname(value.func, scope) in _VARIABLES
+
+
+def _kind(value, scope: ScopeInfo, ctx) -> Optional[str]:
+    """CONTAINER, SCALAR, NONE for Python values; None when unknown."""
+    if isinstance(value, _CONTAINER_DISPLAYS):
+        return CONTAINER
+    if isinstance(value, _SCALARS):
+        return SCALAR
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, _NUMBER):
+        return SCALAR
+    if isinstance(value, cst.Name):
+        if value.value == "None":
+            return NONE
+        if value.value in ("True", "False"):
+            return SCALAR
+        return None
+    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
+        if isinstance(value.func, cst.Name) and _is_builtin(value.func.value, scope):
+            if value.func.value in _CONTAINER_BUILTINS:
+                return CONTAINER
+            if value.func.value in _SCALAR_BUILTINS:
+                return SCALAR
+        if ctx.qualname(value.func, scope) in _CONTAINER_QUALNAMES:
+            return CONTAINER
+    return None
+
+
+def _kinds(values, scope: ScopeInfo, ctx) -> Optional[str]:
+    return _combine([_kind(v, scope, ctx) if isinstance(v, cst.BaseExpression) else None for v in values])
+
+
+def _combine(kinds: List[Optional[str]]) -> Optional[str]:
+    """One kind if every binding is a Python value of that kind (None aside)."""
+    if not kinds or any(k is None for k in kinds):
+        return None
+    found = {k for k in kinds if k != NONE}
+    return found.pop() if len(found) == 1 else None
+
+
+def _number(value) -> Optional[cst.BaseExpression]:
+    """The Integer/Float literal of ``value`` (or of ``-value``), if it is one."""
+    if isinstance(value, _NUMBER):
+        return value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+            and isinstance(value.expression, _NUMBER):
+        return value.expression
+    return None
