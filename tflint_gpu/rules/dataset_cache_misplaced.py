@@ -1,0 +1,576 @@
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.autofix.dataset_chain import reorder
+from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.engine.datasets import (
+    Chain,
+    chains,
+    function_calls,
+    is_stage,
+    map_function,
+    method,
+    random_call,
+    short_name,
+    single_value,
+)
+from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+
+# Ops that make a map worth caching after: file reads, decoding, parsing, resizing,
+# and Python callbacks. Elementwise arithmetic and casts are not on the list.
+_EXPENSIVE_PREFIXES = (
+    "tensorflow.io.decode_",
+    "tensorflow.image.decode_",
+    "tensorflow.io.parse_",
+    "tensorflow.audio.decode_",
+    "tensorflow.image.resize",
+)
+_EXPENSIVE = frozenset(
+    {
+        "tensorflow.io.read_file",
+        "tensorflow.read_file",
+        "tensorflow.image.crop_and_resize",
+        "tensorflow.signal.stft",
+        "tensorflow.py_function",
+        "tensorflow.numpy_function",
+        "tensorflow.py_func",
+    }
+)
+# Calls whose effects are seen outside the map's output: running them once
+# instead of every epoch is a visible change.
+_EFFECTS = frozenset({"tensorflow.print", "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"})
+_STATE_METHODS = ("assign", "assign_add", "assign_sub", "scatter_")
+# Origins whose elements differ from one iteration to the next.
+_RANDOM_SOURCES = frozenset({"tensorflow.data.Dataset.random", "tensorflow.data.experimental.RandomDataset"})
+
+# Stages between `cache()` and `take(k)` that still stop the cache's input early.
+_PASS_ALONG = frozenset({"map", "prefetch", "with_options", "batch", "padded_batch"})
+
+
+class DatasetCacheMisplaced(Rule):
+    """`Dataset.cache()` in a place where it caches the wrong thing.
+
+    ## What it does
+    Finds three misplacements of `cache()` (in-memory or `cache(filename)`,
+    which behave alike) in a `tf.data` pipeline, in one expression or across
+    statements reassigning the same name:
+
+    1. `cache()` after a `map` whose function draws random numbers
+       (`tf.random.*`, `tf.image.random_*`, `tf.nn.dropout`, a
+       `tf.random.Generator`, a Keras `RandomFlip`/`RandomRotation`/... layer,
+       also inside a `keras.Sequential`, or in a function the map calls);
+    2. a `map` after `cache()` whose function does costly work: reads a file
+       (`tf.io.read_file`), decodes or parses (`tf.io.decode_*`,
+       `tf.image.decode_*`, `tf.io.parse_*`, `tf.audio.decode_*`), resizes
+       (`tf.image.resize*`, `crop_and_resize`), `tf.signal.stft`, or runs
+       Python (`tf.py_function`, `tf.numpy_function`);
+    3. `cache().take(k)`, also with `map`, `batch` or `prefetch` in between
+       (`cache().batch(32).take(10)`).
+
+    Not flagged: a cheap map after `cache()` (`lambda x: x / 255`, casts,
+    arithmetic): caching its float32 output would cost four times the memory
+    of uint8 input for little saved work. Maps whose function cannot be
+    resolved (imported) are never called costly. Stateless random ops
+    (`tf.image.stateless_random_*` with a fixed seed) give the same values
+    every epoch with or without the cache, so caching after them changes
+    nothing. Non-dataset `.map`/`.cache` (pandas, `functools.lru_cache`) are
+    ignored: the receiver must be known to be a `tf.data.Dataset`.
+
+    ## Why is this bad?
+    1. The cache stores the first epoch's augmented elements and replays them:
+       every epoch sees the same "random" flips and crops, which defeats the
+       augmentation. (Checked on TF 2.21: `map(random).cache()` yields
+       identical epochs.)
+    2. `cache()` keeps its input, so the map after it runs again on every
+       element every epoch: 12 calls over 3 epochs of 4 elements, against 4
+       with `map(f).cache()`. Caching file names or encoded bytes and decoding
+       every epoch is sometimes chosen on purpose to save memory; it trades
+       much more time for that.
+    3. `take(k)` stops reading before the cache is complete; TF then discards
+       the partial cache and logs: `The calling iterator did not fully read
+       the dataset being cached. In order to avoid unexpected truncation of the
+       dataset, the partially cached contents of the dataset  will be
+       discarded. This can happen if you have an input pipeline similar to
+       `dataset.cache().take(k).repeat()`. You should use
+       `dataset.take(k).cache().repeat()` instead.` Nothing is ever cached.
+
+    ## Example
+    ```python
+    train = images.map(augment).cache()          # augment uses tf.image.random_*
+    files = paths.cache().map(load_and_resize)   # reads and decodes each epoch
+    sample = ds.cache().take(100)
+    ```
+
+    Use instead:
+    ```python
+    train = images.cache().map(augment)
+    files = paths.map(load_and_resize).cache()
+    sample = ds.take(100).cache()
+    ```
+
+    ## Fix safety
+    1. `map(augment).cache()` -> `cache().map(augment)` is unsafe: elements
+       change on purpose (fresh augmentation every epoch). Offered when only
+       `map`s lie between the first random map and the cache. Caveat: with
+       `tf.random.set_seed` set and a fresh iterator every epoch, plain
+       `tf.random.*` ops restart their sequence each epoch even uncached
+       (observed on TF 2.21); Keras random layers and `tf.random.Generator`
+       do vary per epoch.
+    2. `cache().map(f)` -> `map(f).cache()` is safe when `f` is deterministic
+       and has no effects: the same values, computed once. The cache now holds
+       the map's output, which may be larger (decoded images). Unsafe when `f`
+       runs `tf.py_function`/`tf.numpy_function`/`tf.print` or assigns
+       variables (they would run once instead of every epoch), or the map has
+       `deterministic=False`. Offered only when the map directly follows the
+       cache; otherwise reported without a fix.
+    3. `cache().take(k)` -> `take(k).cache()` is safe when what comes before
+       the cache is the same every epoch. When it has a `shuffle`, a random or
+       unresolved map, `Dataset.list_files` or `Dataset.random`, the fix is
+       unsafe: today each epoch takes a fresh sample; after it, the first
+       sample is cached and repeated. Offered when `take` directly follows
+       the cache.
+
+    ## Measured effect
+    TF 2.21, CPU (2 cores): 64 PNG images of 128x128, decoded and resized to
+    224x224, 3 epochs: `cache().map(decode)` 0.210 s, `map(decode).cache()`
+    0.064 s (same sum of pixels). `examples/TFG301` (256 PNGs of 256x256
+    resized to 128x128, 5 epochs) under `tflint-gpu verify --device cpu
+    --size large`: 2.39 s before, 1.22 s after (1.95x), same values.
+    """
+
+    code = "TFG301"
+    name = "dataset-cache-misplaced"
+    message = "`cache()` is misplaced in the tf.data pipeline"
+    needs = ((".cache(",),)
+    fix_safety = Safety.SAFE
+
+    def visit_Module(self, node: cst.Module, ctx) -> None:
+        for chain in chains(ctx):
+            stages = chain.all_stages()
+            for stage in chain.stages:
+                k = chain.index(stage)
+                name = method(stage)
+                if name == "cache":
+                    self._cache_after_random(chain, stages, k, ctx)
+                elif name == "map" and k > 0:
+                    self._map_after_cache(chain, stages, k, ctx)
+                elif name == "take":
+                    cache_at = k - 1
+                    while cache_at >= 0 and method(stages[cache_at]) in _PASS_ALONG:
+                        cache_at -= 1
+                    if cache_at >= 0 and method(stages[cache_at]) == "cache":
+                        self._cache_then_take(chain, stages, cache_at, k, ctx)
+
+    # 1. map(random).cache() --------------------------------------------
+    def _cache_after_random(self, chain: Chain, stages: List[cst.Call], k: int, ctx) -> None:
+        first: Optional[int] = None
+        why = ""
+        for i in range(k - 1, -1, -1):
+            if method(stages[i]) == "cache":
+                break
+            if method(stages[i]) == "map":
+                found = _randomness(stages[i], chain.scope, ctx)
+                if found:
+                    first, why = i, found
+        if first is None:
+            return
+        message = (f"`cache()` after a `map` that uses {why}: the augmented elements of the first epoch are "
+                   "replayed from the cache, identical every epoch; cache before the random map")
+        fix = None
+        between = stages[first:k]
+        if all(method(s) == "map" for s in between) and all(chain.owns(s) for s in between):
+            cache = stages[k]
+            fix = Fix("Cache before the random map (elements then differ every epoch)", Safety.UNSAFE,
+                      {cache: reorder(stages[first:k + 1], [cache] + between)})
+        ctx.report(stages[k].func.attr, message, fix)
+
+    # 2. cache().map(expensive) -----------------------------------------
+    def _map_after_cache(self, chain: Chain, stages: List[cst.Call], k: int, ctx) -> None:
+        cache_at = None
+        for i in range(k - 1, -1, -1):
+            name = method(stages[i])
+            if name == "cache":
+                cache_at = i
+                break
+            if name == "map" and _randomness(stages[i], chain.scope, ctx) is not False:
+                return  # a random (or unknown) map in between must stay after the cache
+        if cache_at is None:
+            return
+        calls = function_calls(map_function(stages[k]), chain.scope, ctx)
+        if calls is None or any(random_call(c, s, ctx) for c, s in calls):
+            return
+        costly = sorted(_cost_rank(q) for q in (ctx.qualname(c.func, s) for c, s in calls) if q and _expensive(q))
+        if not costly:
+            return
+        costly = costly[0][1]
+        message = (f"`map` after `cache()` runs `{short_name(costly)}` again on every element every epoch; "
+                   "map first and cache its output")
+        fix = None
+        cache, mapping = stages[cache_at], stages[k]
+        if cache_at == k - 1 and chain.owns(cache) and chain.owns(mapping):
+            deterministic = keyword(mapping, "deterministic")
+            effects = any(_has_effect(c, s, ctx) for c, s in calls)
+            unsafe = effects or (deterministic is not None and not _is_true(deterministic.value))
+            fix = Fix("Map before caching, so the cache holds the mapped elements",
+                      Safety.UNSAFE if unsafe else Safety.SAFE,
+                      {mapping: reorder([cache, mapping], [mapping, cache])})
+        ctx.report(stages[k].func.attr, message, fix)
+
+    # 3. cache().take(k) --------------------------------------------------
+    def _cache_then_take(self, chain: Chain, stages: List[cst.Call], cache_at: int, k: int, ctx) -> None:
+        count = argument(stages[k], 0, "count")
+        if isinstance(count, cst.UnaryOperation) and isinstance(count.expression, cst.Integer) \
+                and count.expression.value == "1":
+            return  # take(-1) takes everything: the cache completes
+        message = ("`cache().take(k)` never completes the cache: TF discards the partial cache and reads the "
+                   "input again every epoch; take before caching")
+        fix = None
+        cache, take = stages[cache_at], stages[k]
+        if cache_at == k - 1 and chain.owns(cache) and chain.owns(take):
+            varies = _varies_per_epoch(chain, stages[:cache_at], ctx)
+            fix = Fix("Take before caching" + (" (the first sample is then repeated every epoch)" if varies else ""),
+                      Safety.UNSAFE if varies else Safety.SAFE,
+                      {take: reorder([cache, take], [take, cache])})
+        ctx.report(take.func.attr, message, fix)
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            def augment(image, label):
+                image = tf.image.random_flip_left_right(image)
+                return image, label
+
+            ds = tf.data.Dataset.from_tensor_slices((x, y)).map(augment).cache().batch(32)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def augment(image, label):
+                image = tf.image.random_flip_left_right(image)
+                return image, label
+
+            ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().map(augment).batch(32)
+            """,
+            note="random augmentation frozen by the cache (unsafe fix)",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            flip = keras.layers.RandomFlip("horizontal")
+            ds = tf.data.Dataset.from_tensor_slices(x)
+            ds = ds.map(lambda v: v / 255.0).map(lambda v: flip(v, training=True)).cache("/tmp/c")
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            flip = keras.layers.RandomFlip("horizontal")
+            ds = tf.data.Dataset.from_tensor_slices(x)
+            ds = ds.map(lambda v: v / 255.0).cache("/tmp/c").map(lambda v: flip(v, training=True))
+            """,
+            note="a Keras random layer; the cache moves right before the random map; cache(filename) too",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            from tensorflow.keras import layers, Sequential
+
+            aug = Sequential([layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
+            ds = tf.data.Dataset.from_tensor_slices(x).map(lambda v: aug(v)).batch(8).cache()
+            """,
+            note="random Sequential; a batch in between: reported without a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def load(path):
+                return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), (224, 224))
+
+            paths = tf.data.Dataset.list_files("imgs/*.jpg", shuffle=False)
+            ds = paths.cache().map(load, num_parallel_calls=tf.data.AUTOTUNE)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def load(path):
+                return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), (224, 224))
+
+            paths = tf.data.Dataset.list_files("imgs/*.jpg", shuffle=False)
+            ds = paths.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
+            """,
+            note="expensive deterministic map after cache (safe fix, arguments kept)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.TFRecordDataset(files)
+            ds = ds.cache()
+            ds = ds.map(lambda r: tf.io.parse_single_example(r, spec))
+            """,
+            note="split across statements: reported, not fixed",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.TFRecordDataset(files).cache().shuffle(100).map(
+                lambda r: tf.io.parse_single_example(r, spec))
+            """,
+            note="a shuffle in between: reported, not fixed",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def show(x):
+                tf.print(x)
+                return tf.io.decode_raw(x, tf.uint8)
+
+            ds = tf.data.TFRecordDataset(files).cache().map(show)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def show(x):
+                tf.print(x)
+                return tf.io.decode_raw(x, tf.uint8)
+
+            ds = tf.data.TFRecordDataset(files).map(show).cache()
+            """,
+            note="tf.print would run once instead of every epoch: unsafe fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            sample = tf.data.Dataset.range(1000).map(lambda x: x * 2).cache().take(10).repeat()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            sample = tf.data.Dataset.range(1000).map(lambda x: x * 2).take(10).cache().repeat()
+            """,
+            note="cache().take(k): safe fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(1000).shuffle(1000)
+            sample = ds.cache().take(10)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(1000).shuffle(1000)
+            sample = ds.take(10).cache()
+            """,
+            note="shuffled upstream (through a name): the fix freezes the sample, unsafe",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            sample = tf.data.Dataset.range(1000).cache().batch(10).take(3)
+            """,
+            note="batch between cache and take: reported, not fixed",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            rng = tf.random.Generator.from_seed(7)
+
+            def jitter(x):
+                return x + rng.normal(tf.shape(x))
+
+            ds = tf.data.Dataset.from_tensor_slices(x).map(jitter).map(tf.math.abs).cache()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            rng = tf.random.Generator.from_seed(7)
+
+            def jitter(x):
+                return x + rng.normal(tf.shape(x))
+
+            ds = tf.data.Dataset.from_tensor_slices(x).cache().map(jitter).map(tf.math.abs)
+            """,
+            note="a tf.random.Generator; the deterministic map after it moves with it",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices(x).cache().map(lambda v: v / 255)
+            """,
+            note="a cheap map after cache",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices(x).map(
+                lambda v: tf.image.stateless_random_flip_left_right(v, seed=(1, 2))).cache()
+            """,
+            note="stateless random op: the same every epoch anyway",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.from_tensor_slices(x).cache().map(
+                lambda v: tf.image.random_flip_left_right(tf.image.resize(v, (64, 64))))
+            """,
+            note="the recommended order: cache, then random (and costly) map",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            from preprocessing import decode
+
+            ds = tf.data.Dataset.from_tensor_slices(x).cache().map(decode)
+            """,
+            note="an imported map function: unknown cost",
+        ),
+        clean(
+            """
+            import functools
+            import pandas as pd
+            import tensorflow as tf
+
+            @functools.lru_cache()
+            def load(path):
+                return tf.io.read_file(path)
+
+            frame = pd.read_csv("a.csv")
+            frame["x"].map(str).cache().take(3)
+            """,
+            note="not a dataset",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(10).cache().take(-1)
+            """,
+            note="take(-1) reads everything",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            paths = tf.data.Dataset.from_tensor_slices(names)
+            ds = paths.take(5).map(tf.io.read_file).cache()
+            """,
+            note="take, then the costly map, then cache: the right order",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            paths = tf.data.Dataset.from_tensor_slices(names)
+            ds = paths.cache().map(tf.io.read_file)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            paths = tf.data.Dataset.from_tensor_slices(names)
+            ds = paths.map(tf.io.read_file).cache()
+            """,
+            note="the op itself as the map function",
+        ),
+    ]
+
+
+def _randomness(stage: cst.Call, scope: ScopeInfo, ctx):
+    """A description of the randomness a map stage's function uses; False if it
+    certainly uses none; None if its function cannot be resolved."""
+    calls = function_calls(map_function(stage), scope, ctx)
+    if calls is None:
+        return None
+    for call, inner in calls:
+        found = random_call(call, inner, ctx)
+        if found:
+            return found
+    return False
+
+
+def _expensive(qualname: str) -> bool:
+    return qualname in _EXPENSIVE or qualname.startswith(_EXPENSIVE_PREFIXES)
+
+
+def _cost_rank(qualname: str) -> Tuple[int, str]:
+    """File reads first, then decoding and parsing, then the rest: what the message names."""
+    if "read_file" in qualname:
+        return (0, qualname)
+    if "decode" in qualname or "parse" in qualname:
+        return (1, qualname)
+    return (2, qualname)
+
+
+def _has_effect(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
+    if ctx.qualname(call.func, scope) in _EFFECTS:
+        return True
+    func = call.func
+    return isinstance(func, cst.Attribute) and func.attr.value.startswith(_STATE_METHODS)
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _varies_per_epoch(chain: Chain, before: List[cst.Call], ctx) -> bool:
+    """Whether the pipeline before the cache may yield other elements next epoch."""
+    for stage in before:
+        name = method(stage)
+        if name == "shuffle":
+            return True
+        if name in ("map", "interleave", "flat_map", "filter", "apply"):
+            if name != "map" or _randomness(stage, chain.scope, ctx) is not False:
+                return True
+    origin = chain.origin()
+    if isinstance(origin, cst.Name):
+        return _name_varies(origin.value, chain.scope, ctx, depth=0)
+    return _source_varies(origin, chain.scope, ctx)
+
+
+def _source_varies(expr: cst.BaseExpression, scope: ScopeInfo, ctx) -> bool:
+    if not isinstance(expr, cst.Call):
+        return True
+    qualname = ctx.qualname(expr.func, scope)
+    if qualname in _RANDOM_SOURCES:
+        return True
+    if qualname == "tensorflow.data.Dataset.list_files":
+        shuffle = argument(expr, 1, "shuffle")
+        return not (isinstance(shuffle, cst.Name) and shuffle.value == "False")
+    return qualname is None
+
+
+def _name_varies(name: str, scope: ScopeInfo, ctx, depth: int) -> bool:
+    """Follow a name bound once to a dataset expression; unknown counts as varying."""
+    value = single_value(name, scope)
+    if value is None or depth > 10:
+        return True
+    stages: List[cst.Call] = []
+    while is_stage(value):
+        stages.append(value)
+        value = value.func.value
+    for chain in chains(ctx):
+        if chain.outermost is (stages[0] if stages else None):
+            return _varies_per_epoch(chain, chain.all_stages(), ctx)
+    if stages:
+        return True
+    if isinstance(value, cst.Name):
+        return _name_varies(value.value, scope, ctx, depth + 1)
+    return _source_varies(value, scope, ctx)
