@@ -1,0 +1,566 @@
+from __future__ import annotations
+
+from typing import Iterator, List, Optional
+
+import libcst as cst
+
+from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
+from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+
+# Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
+# operations when trying to compile graph ... No registered 'X' OpKernel for
+# XLA_CPU_JIT devices"), by qualified name ...
+_NOT_XLA = EAGER_WRAPPERS | {
+    "tensorflow.print",  # StringFormat
+    "tensorflow.as_string",
+    "tensorflow.histogram_fixed_width",  # HistogramFixedWidth
+    "tensorflow.RaggedTensor",
+}
+# ... and by prefix.
+_NOT_XLA_PREFIXES = (
+    "tensorflow.strings.",
+    "tensorflow.io.",  # file ops, decode/encode, parse_example: string tensors
+    "tensorflow.data.",  # TensorSliceDataset, ScanDataset, ...
+    "tensorflow.summary.",
+    "tensorflow.lookup.",  # LookupTableFindV2
+    "tensorflow.ragged.",  # RaggedTensorToTensor
+    "tensorflow.RaggedTensor.",
+    "tensorflow.audio.",
+    "tensorflow.image.decode_",  # DecodePng
+    "tensorflow.image.encode_",
+)
+_STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
+# Positional string literals that are op attributes, not string tensors.
+_ATTRIBUTE_STRINGS = frozenset(
+    {
+        "float16", "bfloat16", "float32", "float64", "half", "float", "double",
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "bool", "complex64", "complex128",
+        "SAME", "VALID", "CONSTANT", "REFLECT", "SYMMETRIC",
+        "NHWC", "NCHW", "NWC", "NCW", "NDHWC", "NCDHW",
+    }
+)
+# Ops whose first positional argument is a string attribute.
+_STRING_FIRST = frozenset({"tensorflow.einsum", "tensorflow.linalg.einsum", "tensorflow.name_scope"})
+_NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+class TfFunctionWithoutJitCompile(Rule):
+    """A `tf.function` that sets no `jit_compile`, around code that XLA could compile.
+
+    ## What it does
+    Finds `tf.function`, as a decorator (`@tf.function`, `@tf.function(...)`)
+    or a wrapper (`g = tf.function(f)`), that passes neither `jit_compile` nor
+    its deprecated alias `experimental_compile`, when nothing in the body, in
+    functions and lambdas nested in it, or in the functions of the same module
+    it calls (transitively) is known to be rejected by XLA.
+
+    Off by default: select it with `--select TFG401`. It is an optimisation
+    suggestion, not a bug: the speed-up depends on the body (none for
+    matmul-bound code on CPU), compiling has a cost per new input shape, and
+    the fix is unsafe. Run it when tuning, then benchmark what it suggests.
+
+    Not flagged: `jit_compile=` given (`True` or `False`); `**kwargs` passed to
+    `tf.function`; a `tf.function` on a Keras `call`/`train_step`/`test_step`/
+    `predict_step` (Keras compiles those itself: `compile(jit_compile="auto")`
+    uses XLA on GPU); functions traced only because `tf.data` or Keras call
+    them. Also not flagged when the body (or what it calls here) uses
+    `tf.py_function`/`tf.numpy_function`, `tf.print`, `tf.strings.*`,
+    `tf.io.*`, `tf.data`, `tf.summary.*`, `tf.lookup.*`, ragged tensors,
+    `tf.image.decode_*`, string tensors (`tf.constant("a")`, `tf.string`, a
+    comparison with a string literal), iterates a parameter or a dataset
+    (`for x in ds`, `iter`, `next`), or builds a
+    `tf.TensorArray(dynamic_size=True)`: under XLA the last one compiles and
+    silently returns an empty result (TF 2.21, CPU: `[2., 4., 6.]` without
+    XLA, `[]` with it; tensorflow/tensorflow#119375, #127528).
+
+    ## Why is this bad?
+    Without `jit_compile=True`, TensorFlow runs the graph op by op: every
+    elementwise op reads and writes a whole tensor. XLA compiles the function
+    and fuses chains of elementwise ops and reductions into a few kernels.
+    On a GPU, Keras already does this for `fit` (`jit_compile="auto"`); a
+    hand-written `tf.function` training or inference step does not get it.
+
+    ## Example
+    ```python
+    @tf.function
+    def gelu_block(x, w, b):
+        h = tf.nn.gelu(tf.matmul(x, w) + b)
+        return tf.reduce_sum(tf.tanh(h) * 0.1 + tf.exp(-tf.abs(h)), axis=-1)
+    ```
+
+    Use instead:
+    ```python
+    @tf.function(jit_compile=True)
+    def gelu_block(x, w, b):
+        h = tf.nn.gelu(tf.matmul(x, w) + b)
+        return tf.reduce_sum(tf.tanh(h) * 0.1 + tf.exp(-tf.abs(h)), axis=-1)
+    ```
+
+    ## Fix safety
+    Unsafe. The fix adds `jit_compile=True` in the file's own spelling
+    (`@tf.function` -> `@tf.function(jit_compile=True)`,
+    `tf.function(f)` -> `tf.function(f, jit_compile=True)`). Measured under
+    TF 2.21 on CPU:
+    * the function may fail to compile: XLA has no kernel for many ops a linter
+      cannot see (ops from other modules, `histogram_fixed_width`, ...), and
+      raises `InvalidArgumentError: Detected unsupported operations when trying
+      to compile graph ...`;
+    * XLA compiles again for every new concrete input shape, even under an
+      `input_signature` with `None` dimensions: about 59 ms per new shape
+      against 0.6 ms without XLA (one trace);
+    * float results change by rounding (fused kernels, other reduction order):
+      a relative difference of about 1.4e-7 in float32;
+    * XLA ignores seeds: `tf.random.set_seed(1)` then
+      `tf.random.uniform([4], seed=7)` gives the same values on every run
+      without XLA, different values on every run with it (also under
+      `tf.config.experimental.enable_op_determinism()`).
+
+    ## Measured effect
+    TF 2.21, 2-core CPU, float32, median of 40 calls after warm-up, three
+    repetitions: a chain of elementwise ops and a row reduction on an n x n
+    tensor ran 1.8-2.0x faster with `jit_compile=True` (n = 512: 2.13 ms ->
+    1.07 ms); with a matmul in front 1.2-1.5x (n = 512: 3.06 ms -> 2.29 ms);
+    a matmul alone 0.95-1.04x (no gain: XLA's CPU matmul is no faster than
+    oneDNN's). `examples/TFG401` (a 512 x 512 activation block, 20 calls),
+    `tflint-gpu verify --rule TFG401 --device cpu --size small`: 2.08x
+    (0.207 s -> 0.099 s, 15 timed calls; shorter runs on the loaded 2-core
+    machine gave 1.5x to 5x), max abs diff 3.8e-6.
+    """
+
+    code = "TFG401"
+    name = "tf-function-without-jit-compile"
+    message = "`tf.function` without `jit_compile`: XLA could compile and fuse this function"
+    needs = (("function",),)
+    fix_safety = Safety.UNSAFE
+    default_enabled = False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
+        self._check(ctx.model.scope_of_node[node], ctx)
+
+    def visit_Lambda(self, node: cst.Lambda, ctx) -> None:
+        self._check(ctx.model.scope_of_node[node], ctx)
+
+    def _check(self, scope: ScopeInfo, ctx) -> None:
+        info = scope.graph
+        if info is None or info.kind != "tf.function" or info.jit_compile is not None or info.origin is None:
+            return
+        origin = info.origin
+        if isinstance(origin, cst.Call) and any(arg.star for arg in origin.args):
+            return  # **options may hold jit_compile
+        cls = scope.enclosing_class
+        if scope.name in KERAS_GRAPH_METHODS and cls is not None and ctx.graphs.is_keras_class(cls):
+            return
+        if isinstance(origin, cst.Call) and self._rejects(origin, scope.parent or ctx.model.root, ctx):
+            return  # input_signature=[tf.TensorSpec(..., tf.string)]
+        if any(self._rejects(s.node, s, ctx) for s in self._closure(scope, ctx)):
+            return
+        ctx.report(
+            origin,
+            "`tf.function` without `jit_compile`: nothing in its body is known to be rejected by XLA; "
+            "`jit_compile=True` fuses its ops (check that it compiles, and the cost of a compile per input shape)",
+            Fix("Add `jit_compile=True`", Safety.UNSAFE, {origin: _with_jit_compile(origin)}),
+        )
+
+    # -- what the function runs ------------------------------------------
+    @staticmethod
+    def _closure(scope: ScopeInfo, ctx) -> List[ScopeInfo]:
+        """The body, functions nested in it and same-module functions it calls
+        or hands to TF control flow (`tf.while_loop(cond, body, ...)`), transitively."""
+        children = {}
+        for other in ctx.model.scopes:
+            if other.parent is not None and other.is_function:
+                children.setdefault(id(other.parent), []).append(other)
+        found = [scope]
+        seen = {id(scope)}
+        for current in found:
+            targets = list(children.get(id(current), ()))
+            for call in current.calls:
+                targets.append(ctx.graphs.function_scope(call.func, current))
+                targets.extend(
+                    ctx.graphs.function_scope(arg.value, current)
+                    for arg in call.args
+                    if isinstance(arg.value, cst.Name)
+                )
+            for target in targets:
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    found.append(target)
+        return found
+
+    def _rejects(self, root: cst.CSTNode, scope: ScopeInfo, ctx) -> bool:
+        """Does code directly in ``root`` (not in nested functions) use something XLA rejects?"""
+        for node in _walk(root):
+            if isinstance(node, cst.Call) and self._call_rejected(node, scope, ctx):
+                return True
+            if isinstance(node, (cst.Attribute, cst.Name)) and ctx.qualname(node, scope) in _STRING_DTYPES:
+                return True
+            if isinstance(node, cst.Comparison) and (
+                _is_string(node.left) or any(_is_string(c.comparator) for c in node.comparisons)
+            ):
+                return True
+            if isinstance(node, (cst.For, cst.CompFor)) and self._iterates_unknown(node.iter, scope, ctx):
+                return True
+        return False
+
+    @staticmethod
+    def _call_rejected(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
+        func = call.func
+        if isinstance(func, cst.Name) and func.value in ("iter", "next") and ctx.qualname(func, scope) is None:
+            return True  # iterating a dataset
+        if isinstance(func, cst.Attribute) and ctx.graphs.is_dataset(func.value, scope):
+            return True
+        qualname = ctx.qualname(func, scope)
+        if qualname is None or not qualname.startswith("tensorflow."):
+            return False
+        if qualname in _NOT_XLA or qualname.startswith(_NOT_XLA_PREFIXES):
+            return True
+        if qualname == "tensorflow.TensorArray":
+            dynamic = argument(call, 2, "dynamic_size")
+            return dynamic is not None and not (isinstance(dynamic, cst.Name) and dynamic.value in ("False", "None"))
+        # String tensors: a string literal as a value, or a string dtype.
+        positional = [a.value for a in call.args if a.keyword is None and not a.star]
+        if qualname in _STRING_FIRST:
+            positional = positional[1:]
+        for value in positional:
+            elements = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+            if any(_is_string(e) and _string_value(e) not in _ATTRIBUTE_STRINGS for e in elements):
+                return True
+        value_arg = keyword(call, "value")
+        dtype_arg = keyword(call, "dtype")
+        return (value_arg is not None and _is_string(value_arg.value)) or (
+            dtype_arg is not None and _string_value(dtype_arg.value) == "string"
+        )
+
+    @staticmethod
+    def _iterates_unknown(iterable: cst.BaseExpression, scope: ScopeInfo, ctx) -> bool:
+        """A Python loop over a parameter (maybe a dataset) or a known dataset."""
+        if ctx.graphs.is_dataset(iterable, scope):
+            return True
+        if isinstance(iterable, cst.Name):
+            for current in scope.chain():
+                values = current.assigned.get(iterable.value)
+                if values is not None:
+                    return any(isinstance(v, tuple) and v[0] == PARAM for v in values)
+        return False
+
+    cases = [     flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x, w):
+                return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(jit_compile=True)
+            def step(x, w):
+                return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
+            """,
+            note="bare decorator",
+        ),
+        flagged(
+            """
+            import tensorflow as tfl
+
+            @tfl.function(reduce_retracing=True)
+            def step(x):
+                return tfl.nn.relu(x) + 1.0
+            """,
+            fixed="""
+            import tensorflow as tfl
+
+            @tfl.function(reduce_retracing=True, jit_compile=True)
+            def step(x):
+                return tfl.nn.relu(x) + 1.0
+            """,
+            note="aliased module, decorator called with arguments: the keyword is appended",
+        ),
+        flagged(
+            """
+            from tensorflow import function
+
+            @function
+            def step(x):
+                return x * 2.0
+            """,
+            fixed="""
+            from tensorflow import function
+
+            @function(jit_compile=True)
+            def step(x):
+                return x * 2.0
+            """,
+            note="from-import spelling kept",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def loss(y, p):
+                return tf.reduce_mean(tf.square(y - p))
+
+            fast_loss = tf.function(loss)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def loss(y, p):
+                return tf.reduce_mean(tf.square(y - p))
+
+            fast_loss = tf.function(loss, jit_compile=True)
+            """,
+            note="wrapper call",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(
+                input_signature=[tf.TensorSpec([None, 3], tf.float32)],
+            )
+            def step(x):
+                return scale(x)
+
+            def scale(x):
+                ta = tf.TensorArray(tf.float32, size=3)
+                return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(
+                input_signature=[tf.TensorSpec([None, 3], tf.float32)],
+                jit_compile=True,
+            )
+            def step(x):
+                return scale(x)
+
+            def scale(x):
+                ta = tf.TensorArray(tf.float32, size=3)
+                return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
+            """,
+            note="one argument a line with a trailing comma; a callee with a fixed-size TensorArray is fine",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                @tf.function
+                def step(self, x):
+                    y = tf.einsum("ij,jk->ik", x, x)
+                    return tf.cast(self.post(y), "float32")
+
+                def post(self, y):
+                    return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Trainer:
+                @tf.function(jit_compile=True)
+                def step(self, x):
+                    y = tf.einsum("ij,jk->ik", x, x)
+                    return tf.cast(self.post(y), "float32")
+
+                def post(self, y):
+                    return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
+            """,
+            note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function(jit_compile=False)
+            def a(x):
+                return x * 2.0
+
+            @tf.function(experimental_compile=True)
+            def b(x):
+                return x * 2.0
+
+            c = tf.function(lambda x: x + 1.0, jit_compile=True)
+            """,
+            note="jit_compile (or its deprecated alias) given: the author decided",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            OPTIONS = {"jit_compile": True}
+
+            @tf.function(**OPTIONS)
+            def a(x):
+                return x * 2.0
+            """,
+            note="options passed through **kwargs may hold jit_compile",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def a(x):
+                tf.print("loss", x)
+                return x * 2.0
+
+            @tf.function
+            def b(x):
+                return tf.py_function(lambda v: v * 2, [x], tf.float32)
+
+            @tf.function
+            def c(path):
+                return tf.strings.length(tf.io.read_file(path))
+
+            @tf.function
+            def d(x):
+                return tf.constant("label"), x * 2.0
+            """,
+            note="XLA has no kernel for StringFormat, EagerPyFunc, string ops, file reads, string tensors",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def collect(x):
+                ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                for i in tf.range(tf.shape(x)[0]):
+                    ta = ta.write(i, x[i] * 2.0)
+                return ta.stack()
+            """,
+            note="dynamic TensorArray: XLA compiles it and silently returns [] (TF bug)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def grow(i, ta):
+                return i + 1, ta.write(i, tf.cast(i, tf.float32))
+
+            def log(x):
+                tf.print(x)
+                return x
+
+            @tf.function
+            def a(n):
+                ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                return tf.while_loop(lambda i, t: i < n, grow, [0, ta])
+
+            @tf.function
+            def b(x):
+                return log(x) * 2.0
+            """,
+            note="the XLA-incompatible code is in a same-module callee or a loop body passed to tf.while_loop",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def train(dataset, model):
+                total = 0.0
+                for batch in dataset:
+                    total += tf.reduce_sum(model(batch))
+                return total
+
+            @tf.function
+            def first(ds):
+                return next(iter(ds))
+
+            @tf.function
+            def inside(x):
+                return tf.data.Dataset.from_tensor_slices(x).reduce(0.0, lambda a, b: a + b)
+            """,
+            note="iterating a parameter (maybe a dataset) or building a dataset: XLA has no dataset kernels",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+            def a(s):
+                return tf.shape(s)
+
+            @tf.function
+            def b(label):
+                return tf.where(label == "cat", 1, 0)
+            """,
+            note="string tensors as inputs: XLA rejects them (_Arg with T=DT_STRING)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import keras
+
+            class Net(keras.Model):
+                @tf.function
+                def train_step(self, data):
+                    return {"loss": tf.reduce_mean(data)}
+
+            def scale(x):
+                return x * 2.0
+
+            ds = tf.data.Dataset.range(4).map(scale)
+
+            def eager(x):
+                return tf.tanh(x)
+            """,
+            note="Keras compiles train_step itself; Dataset.map functions and eager code are not explicit tf.functions",
+        ),
+    ]
+
+
+def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The nodes of a function body (or expression), not entering nested scopes."""
+    if isinstance(root, (cst.FunctionDef, cst.Lambda)):
+        stack: List[cst.CSTNode] = [root.body]
+    else:
+        stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in node.children if not isinstance(child, _NESTED_SCOPES))
+
+
+def _is_string(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _string_value(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _with_jit_compile(origin: cst.BaseExpression) -> cst.Call:
+    """``tf.function`` -> ``tf.function(jit_compile=True)``; ``tf.function(f)`` ->
+    ``tf.function(f, jit_compile=True)``, keeping the call's layout."""
+    new_arg = cst.Arg(
+        value=cst.Name("True"),
+        keyword=cst.Name("jit_compile"),
+        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
+    )
+    if not isinstance(origin, cst.Call):
+        return cst.Call(func=origin, args=[new_arg])
+    args = list(origin.args)
+    if not args:
+        return origin.with_changes(args=[new_arg])
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):
+        # A trailing comma (usually one argument a line): the new argument takes
+        # it, and the old last argument is separated like the call's first line.
+        separator = origin.whitespace_before_args
+        if not isinstance(separator, cst.ParenthesizedWhitespace):
+            separator = cst.SimpleWhitespace(" ")
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator))
+        new_arg = new_arg.with_changes(comma=last.comma)
+    else:
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+    return origin.with_changes(args=args + [new_arg])
