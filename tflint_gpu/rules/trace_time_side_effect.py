@@ -194,9 +194,14 @@ class TraceTimeSideEffect(Rule):
 
     @staticmethod
     def _graph_function(ctx) -> Optional[ScopeInfo]:
-        if ctx.graph() is None:
+        graph = ctx.graph()
+        if graph is None:
             return None
-        return ctx.scope.function()
+        function = ctx.scope.function()
+        if graph.kind == "called" and function is not None and function.name == "build" \
+                and function.enclosing_class is not None:
+            return None  # the lazy-build pattern: meant to run once, at the first call
+        return function
 
     @staticmethod
     def _message(what: str, ctx) -> str:
@@ -650,6 +655,25 @@ class TraceTimeSideEffect(Rule):
                 return helper([], {}, x)
             """,
             note="containers passed in as parameters; print is another rule",
+        ),
+        clean(
+            """
+            import keras
+
+            class Losses(keras.losses.Loss):
+                def __init__(self):
+                    super().__init__()
+                    self.flat = []
+
+                def build(self, y_true):
+                    self.flat.append(y_true)
+
+                def call(self, y_true, y_pred):
+                    if not self.built:
+                        self.build(y_true)
+                    return y_pred - y_true
+            """,
+            note="state set up by a lazy `build` called from graph code runs once on purpose",
         ),
     ]
 
