@@ -209,10 +209,13 @@ class TensorInference:
             return False  # training=False, mask=None, n=3: Python values
         annotation = param.annotation
         if annotation is not None:
-            qualname = self.resolver.qualname(annotation.annotation, function)
+            hint = annotation.annotation
+            if isinstance(hint, cst.Subscript):
+                hint = hint.value  # Sequence[float], List[tf.Tensor]: the container decides
+            qualname = self.resolver.qualname(hint, function)
             if qualname is not None:
                 return qualname.startswith("tensorflow.")
-            return not (isinstance(annotation.annotation, cst.Name) and annotation.annotation.value in PY_ANNOTATIONS)
+            return not (isinstance(hint, cst.Name) and hint.value in PY_ANNOTATIONS)
         if graph.kind != "called":
             return True
         # A helper: a tensor only if every graph call site passes one.

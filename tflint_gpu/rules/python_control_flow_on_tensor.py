@@ -1,0 +1,878 @@
+from __future__ import annotations
+
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.autofix import cond as cond_fix
+from tflint_gpu.engine.context import TF_FUNCTION, is_false, keyword
+from tflint_gpu.engine.model import PARAM
+from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+
+_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
+                  cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_ERROR = "OperatorNotAllowedInGraphError"
+_STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
+
+
+class PythonControlFlowOnTensor(Rule):
+    """Python `if`/`while`/`and`/`or`/`not` on a tensor where AutoGraph does not rescue it.
+
+    ## What it does
+    Finds Python control flow whose condition is a tensor in code that runs
+    as a graph, where it fails:
+
+    * where AutoGraph is off: `tf.function(autograph=False)`, Keras 3
+      `Layer.call` and `Model.train_step`/`test_step`/`predict_step` (Keras 3
+      does not run AutoGraph on user code), and functions they call: an `if`,
+      `while`, conditional expression, `and`, `or` or `not` on a tensor;
+    * where AutoGraph converts the `if` but cannot: a name assigned in only one
+      branch and used after the `if`, or a `return` in only one branch when the
+      function then ends.
+
+    An `if` on a tensor inside a plain `tf.function` (or a `Dataset.map`
+    function) whose branches assign the same names is converted to `tf.cond`
+    by AutoGraph and is not flagged; nor are conditions on Python values
+    (`training`, `mask is not None`, `x.shape[0] == 1`, `x.dtype == tf.float32`,
+    `self.limit > 0`, `len(x)`, `keras.ops.ndim(x)`), a bare parameter
+    (`if training:`), eager code, code under `if tf.executing_eagerly():`,
+    functions run by `tf.py_function`, a `call` decorated with `tf.function`
+    (it gets its own AutoGraph), and `Layer.call` in files that use Keras 2
+    (`tf_keras` converts `call` with AutoGraph; it does not convert
+    `train_step`, which is still flagged).
+
+    ## Why is this bad?
+    While a graph is traced a tensor has no value, so Python cannot decide
+    which way to go. Without AutoGraph, the trace fails with
+    `OperatorNotAllowedInGraphError: Using a symbolic tf.Tensor as a Python
+    bool is not allowed`. A Keras layer with such a `call` works when called
+    eagerly on concrete data, and fails under `fit`/`predict`, when a
+    functional or `Sequential` model is built on `keras.Input` (Keras reports
+    `Could not automatically infer the output shape / dtype`), and even under
+    `compile(run_eagerly=True)` for a `Sequential` model, which is built
+    symbolically (a subclassed `Model` with `run_eagerly=True` runs).
+
+    With AutoGraph on, the `if` becomes `tf.cond`, which needs every name
+    that lives on after it to be set by both branches (`ValueError: 'y' must
+    also be initialized in the else branch`) and, if one branch returns, the
+    other to return too (`ValueError: the else branch must also have a return
+    statement.`).
+
+    ## Example
+    ```python
+    class Gate(keras.layers.Layer):
+        def call(self, x):
+            if tf.reduce_sum(x) > 0:
+                y = x * 2.0
+            else:
+                y = x * 3.0
+            return y
+    ```
+
+    Use instead:
+    ```python
+    class Gate(keras.layers.Layer):
+        def call(self, x):
+            y = keras.ops.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x * 3.0)
+            return y
+    ```
+
+    ## Fix safety
+    The `tf.cond` fix (`keras.ops.cond` in a Keras method of a file that
+    imports `keras`) is safe. It is offered only when AutoGraph is off, for a
+    conditional expression or an `if`/`else` whose branches are both plain
+    assignments of the same names or both a single `return`, with pure
+    branch values (names, attributes, literals, operators, subscripts and
+    TensorFlow/`keras.ops` calls); an `if` without `else` qualifies when its
+    names already hold a value (`x = x * 2`, or a parameter). Where the original
+    ran (a Keras layer called eagerly), `tf.cond` runs only the chosen branch
+    and returns its value unchanged, even a Python number. Where it raised (any
+    trace), the fix makes it run with the values the branches compute; in a
+    graph, Python-number branches become int32/float32 tensors, and branches of
+    different dtypes raise `TypeError` from `tf.cond` instead.
+    `and`/`or`/`not` on comparisons become `tf.logical_and/or/not` (unsafe:
+    both operands are evaluated, and eagerly `not` gave a Python bool, now a
+    bool tensor). `while` loops and the AutoGraph-on findings get no fix: the
+    intent of the missing branch is unknown.
+
+    ## Measured effect
+    The code raises at trace time before the fix and runs after it:
+    `tflint-gpu verify --rule TFG102` records the error (see examples/RESULTS.md).
+    """
+
+    code = "TFG102"
+    name = "python-control-flow-on-tensor"
+    message = "Python control flow on a tensor fails in this graph code"
+    needs = (GRAPH_TEXT,)
+    fix_safety = Safety.SAFE
+
+    def __init__(self) -> None:
+        self._elifs: Set[int] = set()
+        self._inner_tests: Dict[int, Set[int]] = {}
+        self._eager_blocks: Dict[int, Set[int]] = {}
+
+    # -- AutoGraph off: every bool() of a tensor fails ---------------------
+    def visit_If(self, node: cst.If, ctx) -> None:
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+        graph = ctx.graph()
+        if graph is None or not _bool_of_tensor(node.test, ctx) or self._eager_only(node, ctx):
+            return
+        if not _autograph(graph, ctx):
+            fix = None
+            if id(node) not in self._elifs:
+                rewrite = cond_fix.if_statement(node, ctx, _use_keras(graph, ctx))
+                if rewrite is not None:
+                    fix = Fix(_fix_message(graph, ctx), Safety.SAFE, {node: rewrite[0]}, rewrite[1])
+            ctx.report(node, _off_message("if", graph, "tf.cond"), fix)
+            return
+        message = _autograph_if_problem(node, ctx)
+        if message is not None:
+            ctx.report(node, message)
+
+    def visit_While(self, node: cst.While, ctx) -> None:
+        graph = ctx.graph()
+        if graph is None or _autograph(graph, ctx) or not _bool_of_tensor(node.test, ctx):
+            return
+        if not self._eager_only(node, ctx):
+            ctx.report(node, _off_message("while", graph, "tf.while_loop"))
+
+    def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
+        graph = ctx.graph()
+        if graph is None or _autograph(graph, ctx) or not _bool_of_tensor(node.test, ctx):
+            return
+        if self._eager_only(node, ctx):
+            return
+        rewrite = cond_fix.if_expression(node, ctx, _use_keras(graph, ctx))
+        fix = None
+        if rewrite is not None:
+            fix = Fix(_fix_message(graph, ctx), Safety.SAFE, {node: rewrite[0]}, rewrite[1])
+        ctx.report(node, _off_message("... if ... else ...", graph, "tf.cond"), fix)
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
+        # `a and b` calls bool(a); b is only returned.
+        self._boolean(node, node.left, "and" if isinstance(node.operator, cst.And) else "or", ctx)
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation, ctx) -> None:
+        if isinstance(node.operator, cst.Not):
+            self._boolean(node, node.expression, "not", ctx)
+
+    def _boolean(self, node, operand: cst.BaseExpression, word: str, ctx) -> None:
+        graph = ctx.graph()
+        if graph is None or _autograph(graph, ctx) or not _bool_of_tensor(operand, ctx):
+            return
+        if id(node) in self._inside_tests(ctx) or self._eager_only(node, ctx):
+            return  # the enclosing if/while/and/or/not is reported, or it runs eagerly
+        fix = None
+        if _is_bool_tensor(node, ctx):
+            replacement, imports = _logical(node, ctx, _use_keras(graph, ctx))
+            fix = Fix(f"Use `{'keras.ops' if _use_keras(graph, ctx) else 'tf'}.logical_{word}`",
+                      Safety.UNSAFE, {node: replacement}, imports)
+        ctx.report(node, _off_message(word, graph, f"tf.logical_{word}"), fix)
+
+    def _eager_only(self, node: cst.CSTNode, ctx) -> bool:
+        """Is ``node`` under `if tf.executing_eagerly():` (or `if not tf.inside_function():`)?"""
+        function = ctx.scope.function()
+        key = id(function)
+        found = self._eager_blocks.get(key)
+        if found is None:
+            found = set()
+            for statement in _walk(function.node):
+                if isinstance(statement, cst.If):
+                    eager = _eager_test(statement.test, ctx)
+                    block = statement.body if eager else statement.orelse if eager is False else None
+                    if block is not None:
+                        found.update(id(n) for n in _walk(block))
+            self._eager_blocks[key] = found
+        return id(node) in found
+
+    def _inside_tests(self, ctx) -> Set[int]:
+        """Boolean operations inside a test or another boolean operation of this function."""
+        function = ctx.scope.function()
+        key = id(function)
+        found = self._inner_tests.get(key)
+        if found is None:
+            found = set()
+            for node in _walk(function.node):
+                if isinstance(node, (cst.If, cst.While, cst.IfExp)):
+                    roots: Sequence[cst.CSTNode] = (node.test,)
+                elif isinstance(node, cst.BooleanOperation):
+                    roots = (node.left, node.right)
+                elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+                    roots = (node.expression,)
+                else:
+                    continue
+                for root in roots:
+                    found.update(id(n) for n in _walk(root))
+            self._inner_tests[key] = found
+        return found
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                if tf.reduce_sum(x) > 0:
+                    y = x * 2
+                else:
+                    y = x * 3
+                return y
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: x * 3)
+                return y
+            """,
+            note="autograph=False; both branches assign y",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Gate(keras.layers.Layer):
+                def call(self, x, training=False):
+                    total = tf.reduce_sum(x)
+                    if total > 0:
+                        y, z = x * 2.0, total
+                        w = x + 1.0
+                    else:
+                        w = x - 1.0
+                        y = x * 3.0
+                        z = -total
+                    return y, z, w
+            """,
+            note="Keras call; tuple assignment in a branch: flagged, no fix",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    # scale by sign
+                    if tf.reduce_sum(x) > 0:
+                        x = x * 2.0
+                        s = tf.ones([])
+                    else:
+                        s = tf.zeros([])
+                        x = x * 3.0
+                    return x * s
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    # scale by sign
+                    x, s = keras.ops.cond(tf.reduce_sum(x) > 0, lambda: (x * 2.0, tf.ones([])), lambda: (x * 3.0, tf.zeros([])))
+                    return x * s
+            """,
+            note="Keras call: keras.ops.cond, several names, else branch in another order",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            from tensorflow import keras
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    loss = tf.reduce_mean(tf.square(self(x) - y))
+                    if loss > 1.0:
+                        loss = loss / 2.0
+                    return {"loss": loss}
+            """,
+            fixed="""
+            import tensorflow as tf
+            from tensorflow import keras
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    loss = tf.reduce_mean(tf.square(self(x) - y))
+                    loss = keras.ops.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
+                    return {"loss": loss}
+            """,
+            note="train_step; if without else keeps the old value",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def pick(x):
+                if tf.reduce_max(x) > 1.0:
+                    return x / tf.reduce_max(x)
+                else:
+                    return x
+
+            f = tf.function(pick, autograph=False)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def pick(x):
+                return tf.cond(tf.reduce_max(x) > 1.0, lambda: x / tf.reduce_max(x), lambda: x)
+
+            f = tf.function(pick, autograph=False)
+            """,
+            note="both branches return",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                return x * 2 if tf.reduce_sum(x) > 0 else -x
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                return tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: -x)
+            """,
+            note="conditional expression",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                ok = tf.reduce_min(x) > 0 and tf.reduce_max(x) < 1
+                bad = not tf.reduce_any(x > 1)
+                big = not (tf.reduce_max(x) > 1 or tf.reduce_min(x) < -1)
+                return ok, bad, big
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                ok = tf.logical_and(tf.reduce_min(x) > 0, tf.reduce_max(x) < 1)
+                bad = not tf.reduce_any(x > 1)
+                big = tf.logical_not(tf.logical_or(tf.reduce_max(x) > 1, tf.reduce_min(x) < -1))
+                return ok, bad, big
+            """,
+            count=3,
+            note="and/not/or; fix only for comparisons; the inner `or` is reported with its `not`",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def count(x):
+                i = tf.constant(0)
+                while i < tf.size(x):
+                    i += 1
+                return i
+            """,
+            note="while: flagged, no fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def f(x):
+                if tf.reduce_sum(x) > 0 and x.shape[0] == 1:
+                    tf.print("positive")
+                elif tf.reduce_sum(x) < 0:
+                    tf.print("negative")
+            """,
+            count=2,
+            note="if and elif each bool() a tensor; a call branch gets no fix; the `and` is not reported twice",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                if tf.reduce_sum(x) > 0:
+                    y = x * 2
+                return y
+            """,
+            note="AutoGraph: 'y' must also be initialized in the else branch",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                with tf.name_scope("pick"):
+                    if tf.reduce_sum(x) > 0:
+                        pass
+                    else:
+                        y = x * 2
+                if tf.reduce_sum(x) > 1:
+                    x = y
+                return x
+            """,
+            note="AutoGraph: 'y' must also be initialized in the main branch; used in a later if",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                tf.print(x)
+                if tf.reduce_sum(x) > 0:
+                    return x * 2
+            """,
+            note="AutoGraph: the else branch must also have a return statement",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                if tf.reduce_sum(x) > 0:
+                    y = x * 2
+                else:
+                    y = x * 3
+                z = x if tf.reduce_sum(x) > 0 else -x
+                ok = tf.reduce_min(x) > 0 and not tf.reduce_max(x) > 1
+                while tf.reduce_sum(x) > 0:
+                    x = x - 1
+                return y + z, ok
+            """,
+            note="AutoGraph converts these in a plain tf.function",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                y = x
+                if tf.reduce_sum(x) > 0:
+                    y = x * 2
+                if tf.reduce_sum(x) > 0:
+                    z = x * 2
+                if tf.reduce_sum(x) > 0:
+                    w = x
+                w = x * 5
+                if tf.reduce_sum(x) > 0:
+                    return x
+                return y + w
+            """,
+            note="AutoGraph: initialised before, unused after, overwritten; return then fall-through",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                if tf.reduce_sum(x) > 0:
+                    y = 1
+                else:
+                    return x
+                return x + y
+            """,
+            note="the other branch returns: AutoGraph accepts this",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Block(keras.layers.Layer):
+                def call(self, x, training=None, mask=None):
+                    if training:
+                        x = x * 0.5
+                    if mask is not None and x.shape[0] == 1:
+                        x = x * mask
+                    if x.dtype == tf.float32 and self.limit > 0:
+                        x = x + 1
+                    if len(x.shape) > 2 or not self.built:
+                        x = tf.reshape(x, [-1])
+                    return x
+            """,
+            note="conditions on Python values",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Gate(keras.layers.Layer):
+                @tf.function
+                def call(self, x):
+                    if tf.reduce_sum(x) > 0:
+                        y = x * 2.0
+                    else:
+                        y = x * 3.0
+                    return y
+            """,
+            note="a tf.function-decorated call gets its own AutoGraph, even under Keras",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Crf(tf.keras.layers.Layer):
+                def call(self, inputs, mask=None):
+                    first = tf.reduce_all(inputs[:, 0] > 0)
+                    if mask is not None and tf.executing_eagerly():
+                        if not first:
+                            raise ValueError("left padding")
+                    if not tf.executing_eagerly():
+                        return inputs
+                    else:
+                        return inputs * 2 if first else inputs
+            """,
+            note="code guarded by tf.executing_eagerly() runs eagerly",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import tf_keras as keras
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    if tf.reduce_sum(x) > 0:
+                        y = x * 2.0
+                    else:
+                        y = x * 3.0
+                    return y
+            """,
+            note="Keras 2 (tf_keras) converts Layer.call with AutoGraph",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import tf_keras as keras
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    loss = tf.reduce_mean(tf.square(self(x) - y))
+                    if loss > 0.5:
+                        self.optimizer.minimize(loss, self.trainable_variables)
+                    return {"loss": loss}
+            """,
+            note="but not train_step: fails under tf_keras too; a call in the branch: no fix",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def f(x):
+                if tf.reduce_sum(x) > 0:
+                    return x * 2
+                return not tf.reduce_any(x)
+
+            @tf.function(autograph=False)
+            def g(x):
+                def host(v):
+                    return v * 2 if tf.reduce_sum(v) > 0 else v
+                return tf.py_function(host, [x], tf.float32)
+            """,
+            note="eager code and tf.py_function",
+        ),
+    ]
+
+
+# -- conditions -----------------------------------------------------------
+def _autograph(graph, ctx) -> bool:
+    """Does AutoGraph convert this function? A function decorated with `tf.function`
+    (autograph left on) is converted even when called from Keras or autograph=False code."""
+    if graph.autograph:
+        return True
+    function = ctx.scope.function()
+    if graph.kind != "tf.function" and not (graph.kind == "keras" and function.name in _STEP_METHODS) and any(
+        target.split(".")[0] == "tf_keras" for target in ctx.model.root.imports.values()
+    ):
+        return True  # Keras 2 (tf_keras) converts `call`, and what it calls, with AutoGraph
+    if not isinstance(function.node, cst.FunctionDef):
+        return False
+    for decorator in function.node.decorators:
+        expr = decorator.decorator
+        call = expr if isinstance(expr, cst.Call) else None
+        if ctx.qualname(call.func if call is not None else expr, function.parent) != TF_FUNCTION:
+            continue
+        autograph = keyword(call, "autograph") if call is not None else None
+        if autograph is None or not is_false(autograph.value):
+            return True
+    return False
+
+
+def _bool_of_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """Would Python call bool() on a tensor to use ``expr`` as a condition?"""
+    if isinstance(expr, cst.BooleanOperation):
+        return _bool_of_tensor(expr.left, ctx) or _bool_of_tensor(expr.right, ctx)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return _bool_of_tensor(expr.expression, ctx)
+    if isinstance(expr, cst.Name) and _is_parameter(expr.value, ctx):
+        return False  # `if training:`, `if mask:`: usually Python values
+    return ctx.is_tensor(expr)
+
+
+_EAGER_TRUE = {"tensorflow.executing_eagerly": True, "tensorflow.inside_function": False}
+
+
+def _eager_test(test: cst.BaseExpression, ctx) -> Optional[bool]:
+    """True if ``test`` holds only when running eagerly, False if only when tracing, else None."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _eager_test(test.expression, ctx)
+        return None if inner is None else not inner
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        for side in (test.left, test.right):
+            if _eager_test(side, ctx) is True:
+                return True
+        return None
+    if isinstance(test, cst.Call) and not test.args:
+        return _EAGER_TRUE.get(ctx.qualname(test.func))
+    return None
+
+
+def _is_parameter(name: str, ctx) -> bool:
+    function = ctx.scope.function()
+    bindings = function.assigned.get(name, ()) if function is not None else ()
+    return any(isinstance(b, tuple) and b[0] == PARAM for b in bindings)
+
+
+def _is_bool_tensor(expr: cst.BaseExpression, ctx) -> bool:
+    """A comparison of tensors, or and/or/not of such: certainly a bool tensor."""
+    if isinstance(expr, cst.BooleanOperation):
+        return _is_bool_tensor(expr.left, ctx) and _is_bool_tensor(expr.right, ctx)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return _is_bool_tensor(expr.expression, ctx)
+    return isinstance(expr, cst.Comparison) and ctx.is_tensor(expr) and cond_fix.is_pure(expr, ctx)
+
+
+def _logical(expr: cst.BaseExpression, ctx, keras: bool) -> Tuple[cst.BaseExpression, Tuple[str, ...]]:
+    if isinstance(expr, cst.BooleanOperation):
+        word = "and" if isinstance(expr.operator, cst.And) else "or"
+        left, imports = _logical(expr.left, ctx, keras)
+        right, more = _logical(expr.right, ctx, keras)
+        func, own = _module_expr(ctx, keras, f"logical_{word}")
+        return cst.Call(func, [cst.Arg(left), cst.Arg(right)]), imports + more + own
+    if isinstance(expr, cst.UnaryOperation):
+        inner, imports = _logical(expr.expression, ctx, keras)
+        func, own = _module_expr(ctx, keras, "logical_not")
+        return cst.Call(func, [cst.Arg(inner)]), imports + own
+    return expr.with_changes(lpar=(), rpar=()), ()
+
+
+def _module_expr(ctx, keras: bool, name: str):
+    return ctx.module_expr("keras", f"ops.{name}") if keras else ctx.module_expr("tensorflow", name)
+
+
+def _use_keras(graph, ctx) -> bool:
+    return graph.kind == "keras" and ctx.resolver.module_alias("keras", ctx.scope) is not None
+
+
+def _off_message(what: str, graph, use: str) -> str:
+    return (f"Python `{what}` on a tensor: this code runs as a graph without AutoGraph ({graph.reason}), "
+            f"where it raises {_ERROR} at trace time; use `{use}`")
+
+
+def _fix_message(graph, ctx) -> str:
+    return "Use `keras.ops.cond`" if _use_keras(graph, ctx) else "Use `tf.cond`"
+
+
+# -- AutoGraph on: what tf.cond cannot express ------------------------------
+def _autograph_if_problem(node: cst.If, ctx) -> Optional[str]:
+    function = ctx.scope.function()
+    if function is None or not isinstance(function.node, cst.FunctionDef):
+        return None
+    path = _block_path(_statements(function.node.body), node)
+    if path is None:
+        return None  # inside a loop or another if: out of this rule's depth
+    orelse = node.orelse
+    if isinstance(orelse, cst.If):
+        return None
+    branches = [node.body, orelse.body if orelse is not None else None]
+    exits = [_has(b, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for b in branches]
+    # A name set in one branch and read after the `if`.
+    if not any(exits):
+        stored = [_stored(b) for b in branches]
+        for i, other in ((0, 1), (1, 0)):
+            for name in sorted(stored[i] - stored[other]):
+                if name in function.globals or _is_parameter(name, ctx):
+                    continue
+                if any(name in _mentions(s) for s in _before(path)):
+                    continue
+                if _read_after(name, path):
+                    branch = "else" if i == 0 else "main"
+                    return (f"`{name}` is set in only one branch of an `if` on a tensor and used after it: "
+                            f"AutoGraph raises `ValueError: '{name}' must also be initialized in the {branch} "
+                            "branch`; set it before the `if` or in both branches")
+    # A return in one branch only, when the function then ends.
+    if any(index + 1 < len(statements) for statements, index in path):
+        return None
+    returns = [b is not None and _ends_in_return(b) for b in branches]
+    if returns[0] != returns[1]:
+        other = branches[1] if returns[0] else branches[0]
+        if other is not None and _has(other, (cst.Return, cst.Raise)):
+            return None
+        branch = "else" if returns[0] else "main"
+        return ("`return` in only one branch of an `if` on a tensor, and the function ends after it: "
+                f"AutoGraph raises `ValueError: the {branch} branch must also have a return statement.`; "
+                "return in both branches or after the `if`")
+    return None
+
+
+def _statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    return block.body if isinstance(block, cst.IndentedBlock) else ()
+
+
+def _block_path(statements: Sequence[cst.BaseStatement], target: cst.If) -> Optional[List[Tuple[Sequence, int]]]:
+    """(statements, index) from the block holding ``target`` out to the function body,
+    through `with` blocks only."""
+    for index, statement in enumerate(statements):
+        if statement is target:
+            return [(statements, index)]
+        if isinstance(statement, cst.With):
+            inner = _block_path(_statements(statement.body), target)
+            if inner is not None:
+                return inner + [(statements, index)]
+    return None
+
+
+def _before(path) -> Iterator[cst.CSTNode]:
+    for level, (statements, index) in enumerate(path):
+        yield from statements[:index]
+        if level + 1 < len(path):
+            outer_statements, outer_index = path[level + 1]
+            yield from outer_statements[outer_index].items  # with ... as name
+
+
+def _read_after(name: str, path) -> bool:
+    """Is ``name`` read after the `if` before it is set again? (False when unsure.)"""
+    for statements, index in path:
+        use = _first_use(name, statements[index + 1:])
+        if use is not None:
+            return use == "read"
+    return False
+
+
+def _first_use(name: str, statements: Sequence[cst.BaseStatement]) -> Optional[str]:
+    """How ``statements`` first use ``name``: "read", "write", "unsure", or None (not at all)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
+                assign = statement.body[0]
+                if name not in _mentions(assign.value) and any(
+                    name in _target_names(t.target) for t in assign.targets
+                ):
+                    return "write"
+            if name in _mentions(statement):
+                return "read"
+            continue
+        if isinstance(statement, cst.If):
+            if name in _mentions(statement.test):
+                return "read"
+            orelse = statement.orelse
+            other = [orelse] if isinstance(orelse, cst.If) else (_statements(orelse.body) if orelse else ())
+            uses = {_first_use(name, _statements(statement.body)), _first_use(name, other)}
+        elif isinstance(statement, cst.While):
+            if name in _mentions(statement.test):
+                return "read"
+            uses = {_first_use(name, _statements(statement.body)), None}
+        elif isinstance(statement, cst.With):
+            if any(name in _mentions(item) for item in statement.items):
+                return "unsure"
+            uses = {_first_use(name, _statements(statement.body))}
+        else:
+            uses = {"unsure" if name in _mentions(statement) else None}
+        if "read" in uses:
+            return "read"
+        if uses == {None}:
+            continue
+        return uses.pop() if len(uses) == 1 else "unsure"
+    return None
+
+
+def _ends_in_return(block: cst.BaseSuite) -> bool:
+    statements = _statements(block)
+    if not statements:
+        return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], cst.Return)
+    last = statements[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+
+
+def _walk(node: cst.CSTNode, skip_scopes: bool = False) -> Iterator[cst.CSTNode]:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if skip_scopes and current is not node and isinstance(current, _NESTED_SCOPES):
+            continue
+        stack.extend(reversed(current.children))
+
+
+def _has(block: Optional[cst.CSTNode], types) -> bool:
+    return block is not None and any(isinstance(n, types) for n in _walk(block, skip_scopes=True))
+
+
+def _mentions(node: Optional[cst.CSTNode]) -> Set[str]:
+    """Names used or bound in ``node`` (not attribute or keyword names, not inside nested scopes)."""
+    found: Set[str] = set()
+    if node is None:
+        return found
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            found.add(current.name.value)
+        elif not isinstance(current, _NESTED_SCOPES):
+            stack.extend(current.children)
+    return found
+
+
+def _stored(block: Optional[cst.CSTNode]) -> Set[str]:
+    """Names a block binds (assignment, for, with, import, def), outside nested scopes."""
+    found: Set[str] = set()
+    if block is None:
+        return found
+    for node in _walk(block, skip_scopes=True):
+        if isinstance(node, cst.AssignTarget):
+            found |= _target_names(node.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            found |= _target_names(node.target)
+        elif isinstance(node, cst.For):
+            found |= _target_names(node.target)
+        elif isinstance(node, cst.AsName):
+            found |= _target_names(node.name)
+        elif isinstance(node, cst.NamedExpr):
+            found |= _target_names(node.target)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            found.add(node.name.value)
+    return found
+
+
+def _target_names(target: cst.CSTNode) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: Set[str] = set()
+        for element in target.elements:
+            value = element.value.value if isinstance(element.value, cst.StarredElement) else element.value
+            names |= _target_names(value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    return set()
