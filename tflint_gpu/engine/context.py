@@ -290,10 +290,6 @@ class GraphAnalysis:
 
     def _propagate(self) -> None:
         worklist = [s for s in self.model.scopes if s.graph is not None]
-        children: Dict[int, List[ScopeInfo]] = {}
-        for nested in self.model.scopes:
-            if nested.parent is not None and nested.is_function:
-                children.setdefault(id(nested.parent), []).append(nested)
         done = set()
         while worklist:
             scope = worklist.pop()
@@ -317,7 +313,7 @@ class GraphAnalysis:
                 if first:
                     worklist.append(target)
             # Functions and lambdas nested in a graph body run in that graph.
-            for nested in children.get(id(scope), ()):
+            for nested in scope.nested:
                 if nested.graph is None and not nested.excluded:
                     nested.graph = GraphInfo(
                         reason=f"nested in graph function `{self.describe(scope)}`",
@@ -325,6 +321,26 @@ class GraphAnalysis:
                         autograph=scope.graph.autograph if scope.graph else True,
                     )
                     worklist.append(nested)
+
+    def reachable(self, start: ScopeInfo, through_arguments: bool = False) -> List[ScopeInfo]:
+        """``start``, the functions nested in it, and the same-module functions they
+        call (with ``through_arguments``, also those handed by name to a call, as in
+        ``tf.while_loop(cond, body, ...)``), transitively; ``start`` first."""
+        found = [start]
+        seen = {id(start)}
+        for current in found:
+            targets: List[Optional[ScopeInfo]] = list(current.nested)
+            for call in current.calls:
+                targets.append(self._function_scope(call.func, current))
+                if through_arguments:
+                    targets.extend(
+                        self._function_scope(arg.value, current) for arg in call.args if isinstance(arg.value, cst.Name)
+                    )
+            for target in targets:
+                if target is not None and id(target) not in seen:
+                    seen.add(id(target))
+                    found.append(target)
+        return found
 
     @staticmethod
     def describe(scope: ScopeInfo) -> str:

@@ -219,36 +219,7 @@ def function_calls(
         if ctx.qualname(func, scope) is not None:
             return [(cst.Call(func=func), scope)]  # the op itself: `ds.map(tf.io.read_file)`
         return None
-    children = _children(ctx.model)
-    found: List[Tuple[cst.Call, ScopeInfo]] = []
-    seen = set()
-    work = [target]
-    while work:
-        current = work.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        for call in current.calls:
-            found.append((call, current))
-            called = ctx.graphs.function_scope(call.func, current)
-            if called is not None:
-                work.append(called)
-        work.extend(children.get(id(current), ()))
-    return found
-
-
-_CHILDREN: "weakref.WeakKeyDictionary[ModuleModel, Dict[int, List[ScopeInfo]]]" = weakref.WeakKeyDictionary()
-
-
-def _children(model: ModuleModel) -> Dict[int, List[ScopeInfo]]:
-    children = _CHILDREN.get(model)
-    if children is None:
-        children = {}
-        for scope in model.scopes:
-            if scope.parent is not None and scope.is_function:
-                children.setdefault(id(scope.parent), []).append(scope)
-        _CHILDREN[model] = children
-    return children
+    return [(call, current) for current in ctx.graphs.reachable(target) for call in current.calls]
 
 
 _RANDOM_PREFIXES = ("tensorflow.random.", "tensorflow.image.random_")

@@ -132,6 +132,7 @@ class ScopeInfo:
         "globals",
         "graph",
         "excluded",
+        "nested",
     )
 
     def __init__(self, node: ScopeNode, kind: str, parent: Optional["ScopeInfo"], name: str) -> None:
@@ -148,6 +149,7 @@ class ScopeInfo:
         self.globals: set = set()  # names declared global/nonlocal here
         self.graph: Optional[Any] = None  # engine.context.GraphInfo once known
         self.excluded = False  # handed to tf.py_function / tf.numpy_function
+        self.nested: List["ScopeInfo"] = []  # functions and lambdas defined directly in this scope
 
     @property
     def is_function(self) -> bool:
@@ -267,6 +269,8 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
             inner = ScopeInfo(node, kind, scope, name)
             model.scopes.append(inner)
             model.scope_of_node[node] = inner
+            if kind != "class":
+                scope.nested.append(inner)
             if kind == "function":
                 scope.defs[name] = inner
                 scope.assigned.pop(name, None)

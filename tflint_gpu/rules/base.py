@@ -4,7 +4,7 @@ A rule never walks the tree itself. The engine makes one traversal of each
 file, indexes the nodes rules ask for, works out which functions run as a
 graph, and then calls ``visit_<NodeType>(node, ctx)`` on every selected rule
 for every indexed node of that type, in source order. ``ctx`` (an
-``engine.context.RuleContext``) answers the questions rules share: what a name
+``engine.lint.RuleContext``) answers the questions rules share: what a name
 refers to, whether code runs traced, whether a value is a tensor.
 """
 from __future__ import annotations
@@ -13,12 +13,9 @@ import enum
 import inspect
 import textwrap
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Dict, Iterator, List, Optional, Tuple, Type
+from typing import ClassVar, Dict, Iterator, List, Optional, Tuple, Type
 
 import libcst as cst
-
-if TYPE_CHECKING:  # pragma: no cover
-    from tflint_gpu.engine.context import RuleContext
 
 
 class Safety(str, enum.Enum):

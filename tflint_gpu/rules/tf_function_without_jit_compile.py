@@ -154,7 +154,7 @@ class TfFunctionWithoutJitCompile(Rule):
             return
         if isinstance(origin, cst.Call) and self._rejects(origin, scope.parent or ctx.model.root, ctx):
             return  # input_signature=[tf.TensorSpec(..., tf.string)]
-        if any(self._rejects(s.node, s, ctx) for s in self._closure(scope, ctx)):
+        if any(self._rejects(s.node, s, ctx) for s in ctx.graphs.reachable(scope, through_arguments=True)):
             return
         ctx.report(
             origin,
@@ -164,31 +164,6 @@ class TfFunctionWithoutJitCompile(Rule):
         )
 
     # -- what the function runs ------------------------------------------
-    @staticmethod
-    def _closure(scope: ScopeInfo, ctx) -> List[ScopeInfo]:
-        """The body, functions nested in it and same-module functions it calls
-        or hands to TF control flow (`tf.while_loop(cond, body, ...)`), transitively."""
-        children = {}
-        for other in ctx.model.scopes:
-            if other.parent is not None and other.is_function:
-                children.setdefault(id(other.parent), []).append(other)
-        found = [scope]
-        seen = {id(scope)}
-        for current in found:
-            targets = list(children.get(id(current), ()))
-            for call in current.calls:
-                targets.append(ctx.graphs.function_scope(call.func, current))
-                targets.extend(
-                    ctx.graphs.function_scope(arg.value, current)
-                    for arg in call.args
-                    if isinstance(arg.value, cst.Name)
-                )
-            for target in targets:
-                if target is not None and id(target) not in seen:
-                    seen.add(id(target))
-                    found.append(target)
-        return found
-
     def _rejects(self, root: cst.CSTNode, scope: ScopeInfo, ctx) -> bool:
         """Does code directly in ``root`` (not in nested functions) use something XLA rejects?"""
         for node in _walk(root):
