@@ -158,3 +158,18 @@ def test_parent_side_never_imports_tensorflow():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           env=harness.child_env("cpu"), timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_error_evidence_reads_through_keras_and_tf_data_wrappers():
+    from tflint_gpu.verify.runner import describe_error
+
+    keras_error = ValueError(
+        "Exception encountered when calling SoftClip.call().\n\n"
+        "\x1b[1mUsing a symbolic `tf.Tensor` as a Python `bool` is not allowed.\x1b[0m\n\nArguments received by ..."
+    )
+    assert describe_error(keras_error) == (
+        "ValueError: Exception encountered when calling SoftClip.call(). "
+        "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed."
+    )
+    wrapped = AttributeError("in user code:\n\n  File x.py, line 3\n\nAttributeError: 'SymbolicTensor' object has no attribute 'numpy'")
+    assert describe_error(wrapped) == "AttributeError: 'SymbolicTensor' object has no attribute 'numpy'"

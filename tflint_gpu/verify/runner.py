@@ -22,6 +22,7 @@ import argparse
 import importlib.util
 import os
 import pickle
+import re
 import statistics
 import sys
 import time
@@ -31,8 +32,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
 def describe_error(error: BaseException) -> str:
-    """``"Type: first line of the message"`` (the real line when TF wraps it in "in user code:")."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    """``"Type: first line of the message"`` (the real line when TF wraps it in "in user code:",
+    and the line after Keras's "Exception encountered when calling X.call()." header)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras bolds parts of its messages
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     name = type(error).__name__
     if not lines:
         return name
@@ -42,6 +45,8 @@ def describe_error(error: BaseException) -> str:
         for prefix in (f"{name}: ", f"{type(error).__module__}.{name}: "):
             if first.startswith(prefix):
                 first = first[len(prefix):]
+    if first.startswith("Exception encountered when calling") and len(lines) > 1:
+        first = f"{first} {lines[1]}"
     if len(first) > 200:
         first = first[:197] + "..."
     return f"{name}: {first}"
