@@ -173,3 +173,15 @@ def test_error_evidence_reads_through_keras_and_tf_data_wrappers():
     )
     wrapped = AttributeError("in user code:\n\n  File x.py, line 3\n\nAttributeError: 'SymbolicTensor' object has no attribute 'numpy'")
     assert describe_error(wrapped) == "AttributeError: 'SymbolicTensor' object has no attribute 'numpy'"
+
+
+def test_error_evidence_prefers_the_original_of_a_reraised_error():
+    from tflint_gpu.verify.runner import describe_error
+
+    try:
+        try:
+            raise TypeError("Using a symbolic tf.Tensor as a Python bool is not allowed.")
+        except TypeError:
+            raise TypeError("Exception encountered when calling Gate.call().\n\nCould not infer ...")
+    except TypeError as error:
+        assert describe_error(error) == "TypeError: Using a symbolic tf.Tensor as a Python bool is not allowed."

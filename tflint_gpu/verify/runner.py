@@ -34,6 +34,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 def describe_error(error: BaseException) -> str:
     """``"Type: first line of the message"`` (the real line when TF wraps it in "in user code:",
     and the line after Keras's "Exception encountered when calling X.call()." header)."""
+    inner = error.__cause__ or error.__context__
+    while inner is not None and type(inner) is type(error):
+        error = inner  # Keras re-raises the same type with its own header: keep the original
+        inner = error.__cause__ or error.__context__
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras bolds parts of its messages
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     name = type(error).__name__
