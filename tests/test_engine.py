@@ -292,3 +292,20 @@ def test_analyse_visits_in_source_order():
     Recorder.code = "TFG000"
     analyse(module, [Recorder])
     assert seen == ["tensorflow.zeros", "tensorflow.ones"]
+
+
+def test_keras_call_parameters_after_the_data_are_python_values():
+    model, resolver, graphs = analysed(
+        """
+        import keras
+
+        class Block(keras.layers.Layer):
+            def call(self, inputs, training, scale):
+                a = inputs
+                b = training
+                c = scale
+        """
+    )
+    inference = TensorInference(resolver, graphs)
+    scope = next(s for s in model.scopes if s.name == "call")
+    assert [inference.is_tensor(scope.assigned[n][0], scope) for n in "abc"] == [True, False, False]

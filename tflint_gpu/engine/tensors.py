@@ -8,8 +8,9 @@ tensors stay silent when unsure. A value is a tensor when it is
 * arithmetic, comparison or indexing involving a tensor;
 * a parameter of a graph function, unless its default or annotation marks
   it as a Python value (``training=False``, ``mask=None``, ``n: int``) or it
-  is ``self``/``cls``; for helpers called from a graph function, only if every
-  graph call site passes a tensor in that position;
+  is ``self``/``cls``; in Keras ``call``/``train_step``, only the first (the
+  data); for helpers called from a graph function, only if every graph call
+  site passes a tensor in that position;
 * a local name whose every binding in the function is a tensor (a binding
   that reads the name itself, ``x = x * 2``, keeps the kind the others give).
 
@@ -216,6 +217,10 @@ class TensorInference:
             if qualname is not None:
                 return qualname.startswith("tensorflow.")
             return not (isinstance(hint, cst.Name) and hint.value in PY_ANNOTATIONS)
+        if graph.kind == "keras":
+            # Keras passes the data as the first argument (`inputs`, `data`); the others
+            # (`training`, `mask`, extra options) are whatever the caller gives.
+            return position == 1
         if graph.kind != "called":
             return True
         # A helper: a tensor only if every graph call site passes one.
