@@ -199,18 +199,42 @@ def test_json_has_ruff_fields(project, run_cli):
     assert json.loads(out)[1]["fix"]["applicability"] == "unsafe"
 
 
-def test_json_edits_apply_to_the_same_result_as_fix(project, run_cli):
-    path = write(project, "a.py", SAMPLE)
-    _, out, _ = run_cli("--format", "json", "--select", "TFG201", "a.py")
-    lines = SAMPLE.splitlines(keepends=True)
-    for item in reversed(json.loads(out)):
-        for edit in item["fix"]["edits"]:
-            (row, col), (end_row, end_col) = (edit["location"].values(), edit["end_location"].values())
-            assert row == end_row
-            line = lines[row - 1]
-            lines[row - 1] = line[: col - 1] + edit["content"] + line[end_col - 1:]
-    run_cli("--fix", "--unsafe-fixes", "--select", "TFG201", "a.py")
-    assert "".join(lines) == path.read_text()
+def _apply_json_edits(source: str, items) -> str:
+    """Apply the edits of JSON findings the way an editor would (non-overlapping, back to front)."""
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    offset = lambda loc: starts[loc["row"] - 1] + loc["column"] - 1  # noqa: E731
+    edits = sorted((e for item in items for e in item["fix"]["edits"]), key=lambda e: offset(e["location"]))
+    for edit in reversed(edits):
+        source = source[: offset(edit["location"])] + edit["content"] + source[offset(edit["end_location"]):]
+    return source
+
+
+GLOBAL_COUNTER = """\
+import tensorflow as tf
+
+calls = 0
+
+
+# the step
+@tf.function
+def step(x):
+    global calls
+    calls += 1
+    return x * 2
+"""
+
+
+@pytest.mark.parametrize("source,select", [(SAMPLE, "TFG201"), (SAMPLE, "TFG101"), (GLOBAL_COUNTER, "TFG103")])
+def test_json_edits_apply_to_the_same_result_as_fix(project, run_cli, source, select):
+    path = write(project, "a.py", source)
+    _, out, _ = run_cli("--format", "json", "--select", select, "a.py")
+    items = [item for item in json.loads(out) if item["fix"]]
+    assert items
+    edited = _apply_json_edits(source, items)
+    run_cli("--fix", "--unsafe-fixes", "--select", select, "a.py")
+    assert edited == path.read_text()
 
 
 def test_sarif_is_valid_against_the_schema(project, run_cli):

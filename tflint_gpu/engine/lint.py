@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
@@ -43,6 +43,7 @@ class LintResult:
     module: Optional[cst.Module] = None
     # The fixes of the findings, in the same order (None where a finding has none).
     fixes: List[Optional[Fix]] = field(default_factory=list)
+    # The whole-text range of every node a fix replaces (for overlap checks).
     positions: Dict[cst.CSTNode, Tuple[Tuple[int, int], Tuple[int, int]]] = field(default_factory=dict)
 
 
@@ -164,15 +165,20 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
         return LintResult([], module)
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     positions = wrapper.resolve(PositionProvider)
+    # Edits replace a node's whole text (decorators, leading comments and blank
+    # lines included), so they use the whitespace-inclusive ranges.
+    extents = wrapper.resolve(WhitespaceInclusivePositionProvider) if any(r.fix for r in ctx.reports) else {}
     lines = source.splitlines()
     result = LintResult([], module)
     span = {}
 
-    def where(node: cst.CSTNode) -> Tuple[Tuple[int, int], Tuple[int, int]]:
-        code_range = positions[node]
-        value = ((code_range.start.line, code_range.start.column), (code_range.end.line, code_range.end.column))
-        span[node] = value
-        return value
+    def where(node: cst.CSTNode, table=positions) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        code_range = table[node]
+        return ((code_range.start.line, code_range.start.column), (code_range.end.line, code_range.end.column))
+
+    def extent(node: cst.CSTNode) -> Tuple[Tuple[int, int], Tuple[int, int]]:
+        span[node] = where(node, extents)
+        return span[node]
 
     seen = set()
     for report in ctx.reports:
@@ -187,7 +193,7 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
         if report.fix is not None:
             edits = []
             for old, new in report.fix.replacements.items():
-                start, end = where(old)
+                start, end = extent(old)
                 edits.append(Edit(module.code_for_node(new), start, end))
             fix_info = FixInfo(report.fix.message, report.fix.safety, edits)
         result.findings.append(
