@@ -300,6 +300,8 @@ def test_rules_and_rule_commands(project, run_cli):
     assert rules["TFG201"]["fix"] == "safe" and rules["TFG101"]["fix"] == "unsafe"
     code, out, _ = run_cli("rule", "TFG201")
     assert code == 0 and "## Why is this bad?" in out and "numpy-created-then-converted" in out
+    assert "## Example pair: examples/TFG201/after.py" in out
+    assert "## Last recorded measurement" in out and "| [TFG201]" in out
     assert run_cli("rule", "TFG999")[0] == 2
 
 

@@ -218,7 +218,7 @@ def _rule(code: str) -> int:
     results = EXAMPLES / "RESULTS.md"
     if results.is_file():
         lines = results.read_text(encoding="utf-8").splitlines()
-        rows = [line for line in lines if line.startswith(f"| {rule.code}")]
+        rows = [line for line in lines if line.startswith((f"| {rule.code} ", f"| [{rule.code}]"))]
         if rows:
             heading = [line for line in lines if line.startswith("|")][:2]
             context = [line for line in lines if line and not line.startswith("|")][:3]
