@@ -14,7 +14,7 @@ Everything later stages need is recorded here, in source order:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import libcst as cst
 
@@ -316,6 +316,31 @@ class _EnterScope:
     def __init__(self, scope: ScopeInfo, body: cst.CSTNode) -> None:
         self.scope = scope
         self.body = body
+
+
+SCOPE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+
+
+def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+    """``root`` and the nodes below it, in source order, reading fields directly.
+
+    Nodes of the ``skip`` types (below ``root``) are yielded but not entered;
+    pass ``skip=SCOPE_TYPES`` to stay out of nested functions and classes.
+    """
+    stack: List[cst.CSTNode] = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        if node is not root and isinstance(node, skip):
+            continue
+        children: List[cst.CSTNode] = []
+        for field_name in _walk_fields(node.__class__):
+            value = getattr(node, field_name)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif value.__class__ is tuple or value.__class__ is list:
+                children.extend(child for child in value if isinstance(child, cst.CSTNode))
+        stack.extend(reversed(children))
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
 from tflint_gpu.engine.context import TF_FUNCTION, is_false, keyword
-from tflint_gpu.engine.model import PARAM
+from tflint_gpu.engine.model import PARAM, walk
 from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -809,13 +809,7 @@ def _ends_in_return(block: cst.BaseSuite) -> bool:
 
 
 def _walk(node: cst.CSTNode, skip_scopes: bool = False) -> Iterator[cst.CSTNode]:
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if skip_scopes and current is not node and isinstance(current, _NESTED_SCOPES):
-            continue
-        stack.extend(reversed(current.children))
+    return walk(node, skip=_NESTED_SCOPES if skip_scopes else ())
 
 
 def _has(block: Optional[cst.CSTNode], types) -> bool:

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Iterator, Optional
 
 import libcst as cst
 
 from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
-from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
@@ -43,7 +43,6 @@ _ATTRIBUTE_STRINGS = frozenset(
 )
 # Ops whose first positional argument is a string attribute.
 _STRING_FIRST = frozenset({"tensorflow.einsum", "tensorflow.linalg.einsum", "tensorflow.name_scope"})
-_NESTED_SCOPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
 
 
 class TfFunctionWithoutJitCompile(Rule):
@@ -493,14 +492,7 @@ class TfFunctionWithoutJitCompile(Rule):
 
 def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """The nodes of a function body (or expression), not entering nested scopes."""
-    if isinstance(root, (cst.FunctionDef, cst.Lambda)):
-        stack: List[cst.CSTNode] = [root.body]
-    else:
-        stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in node.children if not isinstance(child, _NESTED_SCOPES))
+    return walk(root.body if isinstance(root, (cst.FunctionDef, cst.Lambda)) else root, skip=SCOPE_TYPES)
 
 
 def _is_string(expr: cst.BaseExpression) -> bool:
