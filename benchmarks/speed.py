@@ -76,7 +76,8 @@ def main() -> None:
             copies.append(str(target))
         sources = [decode(Path(p).read_bytes()).text for p in copies]
         size = sum(len(s) for s in sources) / 1e6
-        print(f"corpus: {len(files)} files that mention tensorflow/keras, {size:.1f} MB, from {', '.join(map(str, roots))}")
+        where = ", ".join(map(str, roots))
+        print(f"corpus: {len(files)} files that mention tensorflow/keras, {size:.1f} MB, from {where}")
 
         def parse_all():
             for source in sources:

@@ -258,7 +258,9 @@ def test_github_annotations(project, run_cli):
     write(project, "a.py", SAMPLE)
     _, out, _ = run_cli("--format", "github", "a.py")
     first = out.splitlines()[0]
-    assert first.startswith("::warning title=tflint-gpu (TFG201),file=a.py,line=4,col=5,endLine=4,endColumn=34::TFG201 ")
+    assert first.startswith(
+        "::warning title=tflint-gpu (TFG201),file=a.py,line=4,col=5,endLine=4,endColumn=34::TFG201 "
+    )
 
 
 def test_stdin_check_and_fix(project, monkeypatch, capsys):

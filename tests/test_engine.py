@@ -272,7 +272,9 @@ def test_fixer_refuses_output_that_does_not_parse():
 
 
 def test_overlapping_fixes_converge_over_rounds():
-    source = "import numpy as np\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return np.mean(np.asarray(x))\n"
+    source = (
+        "import numpy as np\nimport tensorflow as tf\n\n@tf.function\ndef f(x):\n    return np.mean(np.asarray(x))\n"
+    )
     outcome = fix_source(source, "a.py", [REGISTRY["TFG101"]], unsafe=True)
     assert outcome.source.endswith("    return tf.reduce_mean(x)\n")
     assert outcome.applied == 2 and outcome.findings == []

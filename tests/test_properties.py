@@ -45,8 +45,9 @@ SHAPES = ["3", "(2, 3)", "[4, 5]", "(n, n)"]
     shape=st.sampled_from(SHAPES),
     in_function=st.booleans(),
 )
-def test_numpy_creation_is_found_and_fixed_in_every_spelling(tf_spelling, np_spelling, creator, converter,
-                                                              shape, in_function):
+def test_numpy_creation_is_found_and_fixed_in_every_spelling(
+    tf_spelling, np_spelling, creator, converter, shape, in_function
+):
     (tf_import, tf_prefix), (np_import, np_prefix) = tf_spelling, np_spelling
     template, dtype = creator
     call = f"{np_prefix}{template.format(shape=shape, np=np_prefix)}"

@@ -171,7 +171,9 @@ def test_error_evidence_reads_through_keras_and_tf_data_wrappers():
         "ValueError: Exception encountered when calling SoftClip.call(). "
         "Using a symbolic `tf.Tensor` as a Python `bool` is not allowed."
     )
-    wrapped = AttributeError("in user code:\n\n  File x.py, line 3\n\nAttributeError: 'SymbolicTensor' object has no attribute 'numpy'")
+    wrapped = AttributeError(
+        "in user code:\n\n  File x.py, line 3\n\nAttributeError: 'SymbolicTensor' object has no attribute 'numpy'"
+    )
     assert describe_error(wrapped) == "AttributeError: 'SymbolicTensor' object has no attribute 'numpy'"
 
 

@@ -208,7 +208,8 @@ def _rule(code: str) -> int:
         print(f"tflint-gpu: error: unknown rule `{code}`", file=sys.stderr)
         return 2
     fix = rule.fix_safety.value if rule.fix_safety else "none"
-    header = f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {'yes' if rule.default_enabled else 'no'}."
+    enabled = "yes" if rule.default_enabled else "no"
+    header = f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {enabled}."
     parts = [header, rule.docs()]
     example = EXAMPLES / rule.code
     if (example / "before.py").is_file() and (example / "after.py").is_file():
@@ -222,7 +223,8 @@ def _rule(code: str) -> int:
         if rows:
             heading = [line for line in lines if line.startswith("|")][:2]
             context = [line for line in lines if line and not line.startswith("|")][:3]
-            parts.append("## Last recorded measurement (examples/RESULTS.md)\n" + "\n".join(context + [""] + heading + rows))
+            table = "\n".join(context + [""] + heading + rows)
+            parts.append("## Last recorded measurement (examples/RESULTS.md)\n" + table)
     print("\n\n".join(parts))
     return 0
 

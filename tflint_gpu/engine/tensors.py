@@ -86,7 +86,13 @@ _TENSOR_SUBMODULES = {
     "math": frozenset({"top_k"}),
     "linalg": frozenset({"eig", "eigh", "qr", "svd", "lu", "LinearOperator"}),
     "nn": frozenset({"moments", "top_k", "ctc_beam_search_decoder", "RNNCellDropoutWrapper"}),
-    "random": frozenset({"Generator", "set_seed", "get_global_generator", "set_global_generator", "experimental", "create_rng_state", "all_candidate_sampler", "log_uniform_candidate_sampler", "fixed_unigram_candidate_sampler", "uniform_candidate_sampler", "learned_unigram_candidate_sampler"}),
+    "random": frozenset(
+        {
+            "Generator", "set_seed", "get_global_generator", "set_global_generator", "experimental",
+            "create_rng_state", "all_candidate_sampler", "log_uniform_candidate_sampler",
+            "fixed_unigram_candidate_sampler", "uniform_candidate_sampler", "learned_unigram_candidate_sampler",
+        }
+    ),
     "image": frozenset({"ResizeMethod"}),
     "signal": frozenset(),
     "strings": frozenset(),

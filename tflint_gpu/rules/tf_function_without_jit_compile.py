@@ -219,7 +219,8 @@ class TfFunctionWithoutJitCompile(Rule):
                     return any(isinstance(v, tuple) and v[0] == PARAM for v in values)
         return False
 
-    cases = [     flagged(
+    cases = [
+        flagged(
             """
             import tensorflow as tf
 
