@@ -331,3 +331,11 @@ def test_parallel_run_matches_serial(project, run_cli):
     _, serial, _ = run_cli("--jobs", "1", "--format", "json", ".")
     _, parallel, _ = run_cli("--jobs", "2", "--format", "json", ".")
     assert json.loads(serial) == json.loads(parallel) and len(json.loads(serial)) == 36
+
+
+def test_folders_above_a_given_path_do_not_exclude_it(project, run_cli, tmp_path_factory, monkeypatch):
+    outside = tmp_path_factory.mktemp("elsewhere") / "site-packages" / "pkg"
+    write(outside, "mod.py", SAMPLE)
+    write(outside, "build/skipped.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", "--select", "TFG201", str(outside))
+    assert {os.path.basename(d["filename"]) for d in json.loads(out)} == {"mod.py"}

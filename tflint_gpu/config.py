@@ -92,12 +92,14 @@ class Settings:
         return tuple(r for r in self.rules if not any(_prefix_matches(p, r.code) for p in ignored))
 
     def is_excluded(self, path: str) -> bool:
+        """Does a pattern match the file or directory's name, or its path from the root?
+
+        Directories are pruned as the walk meets them, so the folders above a
+        path given on the command line never exclude it (as in Ruff).
+        """
         relative = _relative(path, self.root)
-        parts = Path(relative).parts
-        for pattern in self.exclude:
-            if _matches(relative, pattern) or any(fnmatch.fnmatchcase(part, pattern) for part in parts):
-                return True
-        return False
+        name = os.path.basename(os.path.normpath(path))
+        return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.exclude)
 
     def fingerprint(self) -> str:
         return repr((sorted(self.codes), self.per_file_ignores))

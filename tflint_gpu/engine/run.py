@@ -57,6 +57,8 @@ def process_text(source: str, path: str, codes: Sequence[str], mode: str, unsafe
         return FileResult(path, error=str(error))
     except RecursionError:
         return FileResult(path, error=f"{path}: too deeply nested to analyse")
+    except Exception as error:  # a bug of ours must not stop the other files
+        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error} (please report)")
     result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes)
     if outcome.refused:
         result.error = f"{path}: a fix produced code that does not parse; file left unchanged (please report)"
