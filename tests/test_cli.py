@@ -339,3 +339,23 @@ def test_folders_above_a_given_path_do_not_exclude_it(project, run_cli, tmp_path
     write(outside, "build/skipped.py", SAMPLE)
     _, out, _ = run_cli("--format", "json", "--select", "TFG201", str(outside))
     assert {os.path.basename(d["filename"]) for d in json.loads(out)} == {"mod.py"}
+
+
+def test_internal_error_in_one_file_is_reported_and_the_run_goes_on(project, run_cli, monkeypatch):
+    from tflint_gpu.rules.base import REGISTRY
+
+    rule = REGISTRY["TFG101"]
+    original = rule.visit_Call
+
+    def fragile(self, node, ctx):
+        if "boom" in ctx.module.code:
+            raise ValueError("boom")
+        return original(self, node, ctx)
+
+    monkeypatch.setattr(rule, "visit_Call", fragile)
+    write(project, "a.py", SAMPLE)
+    write(project, "b.py", SAMPLE + "# boom\n")
+    code, out, err = run_cli("--jobs", "1", ".")
+    assert code == 2
+    assert "a.py:9:16: TFG101" in out
+    assert err.strip() == "tflint-gpu: error: ./b.py: internal error: ValueError: boom (please report)"
