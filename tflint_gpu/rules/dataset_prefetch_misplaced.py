@@ -32,7 +32,8 @@ class DatasetPrefetchMisplaced(Rule):
     element at a time, so the training step waits for them. The tf.data
     performance guide puts `prefetch` last for this reason.
 
-    A *missing* final prefetch is not reported: since TF 2.6 tf.data injects
+    A *missing* final prefetch is not this rule (see TFG303, off by default,
+    a hint): since TF 2.6 tf.data injects
     one when the last transformation is synchronous
     (`tf.data.Options().experimental_optimization.inject_prefetch`, documented
     "If None, defaults to True"; TF 2.21 leaves it `None`). With that default
