@@ -50,3 +50,13 @@ def test_rule_is_documented_and_has_both_kinds_of_case(rule):
     assert rule.code[:4] == "TFG" + rule.code[3] and rule.code[3:].isdigit()
     if rule.fix_safety is not None:
         assert any(c.fixed is not None for c in rule.cases), "a fixable rule needs a case with its fix"
+
+
+@pytest.mark.parametrize("rule,case", CASES)
+def test_all_rules_together_fix_to_a_fixed_point(rule, case):
+    """Every rule's fixes applied together: valid code, and a second pass changes nothing."""
+    outcome = fix_source(case.code, "case.py", RULES, unsafe=True)
+    cst.parse_module(outcome.source)
+    again = fix_source(outcome.source, "case.py", RULES, unsafe=True)
+    assert again.source == outcome.source and again.applied == 0
+    assert [f.code for f in again.findings] == [f.code for f in outcome.findings]
