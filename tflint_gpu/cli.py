@@ -20,9 +20,9 @@ from tflint_gpu.files import discover
 from tflint_gpu.report import FORMATS, render
 from tflint_gpu.report import text as text_report
 from tflint_gpu.rules.base import REGISTRY, all_rules
+from tflint_gpu.verify.harness import default_examples_dir
 
 COMMANDS = ("check", "rule", "rules", "verify")
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _check_parser(sub) -> None:
@@ -211,12 +211,13 @@ def _rule(code: str) -> int:
     enabled = "yes" if rule.default_enabled else "no"
     header = f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {enabled}."
     parts = [header, rule.docs()]
-    example = EXAMPLES / rule.code
+    examples = default_examples_dir()
+    example = examples / rule.code
     if (example / "before.py").is_file() and (example / "after.py").is_file():
         for side in ("before", "after"):
             parts.append(f"## Example pair: examples/{rule.code}/{side}.py\n```python\n"
                          f"{(example / f'{side}.py').read_text(encoding='utf-8').rstrip()}\n```")
-    results = EXAMPLES / "RESULTS.md"
+    results = examples / "RESULTS.md"
     if results.is_file():
         lines = results.read_text(encoding="utf-8").splitlines()
         rows = [line for line in lines if line.startswith((f"| {rule.code} ", f"| [{rule.code}]"))]
