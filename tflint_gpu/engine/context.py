@@ -165,25 +165,19 @@ class GraphAnalysis:
         return False
 
     def _name_is(self, name: str, scope: ScopeInfo, seen: set, predicate) -> bool:
-        """True if some binding of ``name`` visible from ``scope`` satisfies ``predicate``
-        and no binding is an unknown kind of value (with/for/parameter)."""
-        for current in scope.chain():
-            if current.kind == "class" and current is not scope:
-                continue
-            values = current.assigned.get(name)
-            if values is None:
-                continue
-            if (name, id(current)) in seen:
-                return False
-            seen.add((name, id(current)))
-            try:
-                return any(
-                    isinstance(value, cst.BaseExpression) and predicate(value, current, seen)
-                    for value in values
-                )
-            finally:
-                seen.discard((name, id(current)))
-        return False
+        """True if some expression bound to ``name`` (in the innermost scope that
+        binds it) satisfies ``predicate``; parameters and loop targets never do."""
+        current = scope.binding_scope(name)
+        if current is None or (name, id(current)) in seen:
+            return False
+        seen.add((name, id(current)))
+        try:
+            return any(
+                isinstance(value, cst.BaseExpression) and predicate(value, current, seen)
+                for value in current.assigned[name]
+            )
+        finally:
+            seen.discard((name, id(current)))
 
     # -- graph contexts -------------------------------------------------
     def run(self) -> None:

@@ -185,6 +185,16 @@ class ScopeInfo:
                 return None
         return None
 
+    def binding_scope(self, name: str) -> Optional["ScopeInfo"]:
+        """The innermost scope visible from here that assigns ``name`` (its
+        ``assigned[name]`` holds the values), skipping enclosing class bodies."""
+        for scope in self.chain():
+            if scope.kind == "class" and scope is not self:
+                continue
+            if name in scope.assigned:
+                return scope
+        return None
+
     def lookup_class(self, name: str) -> Optional["ScopeInfo"]:
         for scope in self.chain():
             if name in scope.classes:

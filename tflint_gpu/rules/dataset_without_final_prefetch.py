@@ -279,10 +279,6 @@ class DatasetWithoutFinalPrefetch(Rule):
     ]
 
 
-def _bindings(name: str, scope):
-    for current in scope.chain():
-        if current.kind == "class" and current is not scope:
-            continue
-        if name in current.assigned:
-            return current.assigned[name]
-    return []
+def _bindings(name: str, scope) -> list:
+    found = scope.binding_scope(name)
+    return found.assigned[name] if found is not None else []
