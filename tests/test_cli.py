@@ -317,12 +317,14 @@ def test_console_script_runs_as_a_process(project):
     assert "tensorflow" not in proc.stderr.lower()
 
 
-def test_linter_never_imports_tensorflow(project):
+@pytest.mark.parametrize("command", [["--no-cache", "--fix", "a.py"], ["rule", "TFG201"], ["rules"]])
+def test_linter_imports_neither_tensorflow_nor_numpy(project, command):
+    """The linter's only dependency is LibCST: the pre-commit hook's environment has nothing else."""
     write(project, "a.py", SAMPLE)
-    code = ("import sys, tflint_gpu.cli as c; rc = c.main(['--no-cache', 'a.py']);"
-            "sys.stdout.flush(); print('TF' if 'tensorflow' in sys.modules else 'noTF')")
+    code = (f"import sys, tflint_gpu.cli as c; rc = c.main({command!r}); sys.stdout.flush();"
+            "print('LOADED', sorted(m for m in ('tensorflow', 'numpy', 'keras') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=project)
-    assert proc.stdout.strip().endswith("noTF")
+    assert proc.stdout.strip().splitlines()[-1] == "LOADED []", proc.stderr
 
 
 def test_parallel_run_matches_serial(project, run_cli):

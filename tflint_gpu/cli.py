@@ -20,6 +20,7 @@ from tflint_gpu.files import discover
 from tflint_gpu.report import FORMATS, render
 from tflint_gpu.report import text as text_report
 from tflint_gpu.rules.base import REGISTRY, all_rules
+from tflint_gpu.verify import command as verify_command
 from tflint_gpu.verify.harness import default_examples_dir
 
 COMMANDS = ("check", "rule", "rules", "verify")
@@ -65,12 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rules", help="list the rules")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p = sub.add_parser("verify", help="run each rule's before/after examples under TensorFlow")
-    try:
-        from tflint_gpu.verify import command as verify_command
-    except ImportError:  # pragma: no cover - the harness is part of the package
-        verify_command = None
-    if verify_command is not None:
-        verify_command.add_arguments(p)
+    verify_command.add_arguments(p)
     return parser
 
 
@@ -89,8 +85,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "rules":
             return _rules(args.format)
         if args.command == "verify":
-            from tflint_gpu.verify import command as verify_command
-
             return verify_command.run(args)
         return _check(args)
     except config.ConfigError as error:

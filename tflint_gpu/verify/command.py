@@ -6,6 +6,7 @@ error. Ratios (before/after median seconds) are reported, never asserted.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import datetime
 import json
 import sys
@@ -44,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         return _usage("--repeat and --jobs must be at least 1")
     if not root.is_dir():
         return _usage(f"no examples directory at {root}")
+    if importlib.util.find_spec("numpy") is None or importlib.util.find_spec("tensorflow") is None:
+        return _usage("verify runs the examples under TensorFlow: pip install -e '.[test]' (or '.[gpu]')")
     rules = harness.registry()
     codes = [code.upper() for code in args.rule] or harness.example_codes(root)
     unknown = [code for code in codes if code not in rules and not (root / code).is_dir()]

@@ -1,7 +1,9 @@
 """Verify examples/<CODE>/ pairs: golden fix check, two child runs, a verdict.
 
 This module runs in the linter's process and never imports TensorFlow; the
-children (``tflint_gpu.verify.runner``) do.
+children (``tflint_gpu.verify.runner``) do. NumPy (for comparing results) is
+imported only when examples are verified, so the linter's CLI, which builds
+its ``verify`` options from here, runs without it.
 """
 from __future__ import annotations
 
@@ -17,7 +19,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
 
-from tflint_gpu.verify.compare import Side, decide
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]+$")
@@ -175,6 +176,8 @@ def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, re
         before = run_child(before_path, before_out, **options)
         after = run_child(after_path, after_out,
                           before=(before_path, before_out) if before_out.exists() else None, **options)
+    from tflint_gpu.verify.compare import decide
+
     verdict, evidence = decide(_side(before), _side(after), expect=expect, tolerance=tolerance,
                                changed=after.get("changed"))
     if golden is not None:
@@ -189,7 +192,9 @@ def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, re
     return record
 
 
-def _side(report: Dict[str, Any]) -> Side:
+def _side(report: Dict[str, Any]):
+    from tflint_gpu.verify.compare import Side
+
     error = report.get("error")
     if error is not None and str(report.get("phase")).startswith(("timed call", "import tensorflow")):
         error = f"{error} (during {report['phase']})"
