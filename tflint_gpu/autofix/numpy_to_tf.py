@@ -12,7 +12,6 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import argument, keyword
 from tflint_gpu.rules.base import Safety
 
 # numpy creator -> (tf op, positional parameter names of the numpy function)
@@ -188,5 +187,3 @@ def rewrite(call: cst.Call, qualname: str, ctx, dtype: Optional[str],
 def _tail(extra: List[str]) -> str:
     return "".join(", " + item for item in extra)
 
-
-__all__ = ["CREATORS", "Rewrite", "rewrite", "tf_dtype_of", "argument", "keyword"]

@@ -205,9 +205,6 @@ class GraphAnalysis:
         """The same-module function or lambda ``expr`` (a callee, a function
         argument) refers to, if it can be told: ``f``, ``self.method``,
         ``lambda ...``, ``functools.partial(f, ...)``."""
-        return self._function_scope(expr, scope)
-
-    def _function_scope(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
         if isinstance(expr, cst.Lambda):
             return self.model.scope_of_node.get(expr)
         if isinstance(expr, cst.Name):
@@ -220,7 +217,7 @@ class GraphAnalysis:
             # functools.partial(f, ...)
             qualname = self.resolver.qualname(expr.func, scope)
             if qualname == "functools.partial" and expr.args:
-                return self._function_scope(expr.args[0].value, scope)
+                return self.function_scope(expr.args[0].value, scope)
         return None
 
     def _mark_decorator(self, inner: ScopeInfo, decorator: cst.BaseExpression, scope: ScopeInfo) -> None:
@@ -244,12 +241,12 @@ class GraphAnalysis:
     def _mark_call(self, call: cst.Call, scope: ScopeInfo) -> None:
         qualname = self.resolver.qualname(call.func, scope)
         if qualname == TF_FUNCTION:
-            target = self._function_scope(argument(call, 0, "func"), scope)
+            target = self.function_scope(argument(call, 0, "func"), scope)
             if target is not None:
                 self._mark(target, self._tf_function_info(call, call, "wrapped by `tf.function`"))
             return
         if qualname in EAGER_WRAPPERS:
-            target = self._function_scope(argument(call, 0, "func"), scope)
+            target = self.function_scope(argument(call, 0, "func"), scope)
             if target is not None:
                 target.excluded = True
             return
@@ -259,7 +256,7 @@ class GraphAnalysis:
             function_expr = argument(call, position, name)
             if function_expr is None:
                 return
-            target = self._function_scope(function_expr, scope)
+            target = self.function_scope(function_expr, scope)
             if target is not None and self.is_dataset(func.value, scope):
                 self._mark(
                     target,
@@ -291,7 +288,7 @@ class GraphAnalysis:
                 continue
             done.add(id(scope))
             for call in scope.calls:
-                target = self._function_scope(call.func, scope)
+                target = self.function_scope(call.func, scope)
                 if target is None or target is scope or target.excluded:
                     continue
                 first = target.graph is None
@@ -325,10 +322,10 @@ class GraphAnalysis:
         for current in found:
             targets: List[Optional[ScopeInfo]] = list(current.nested)
             for call in current.calls:
-                targets.append(self._function_scope(call.func, current))
+                targets.append(self.function_scope(call.func, current))
                 if through_arguments:
                     targets.extend(
-                        self._function_scope(arg.value, current) for arg in call.args if isinstance(arg.value, cst.Name)
+                        self.function_scope(arg.value, current) for arg in call.args if isinstance(arg.value, cst.Name)
                     )
             for target in targets:
                 if target is not None and id(target) not in seen:

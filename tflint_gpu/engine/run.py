@@ -22,7 +22,7 @@ import tflint_gpu
 from tflint_gpu.config import Settings
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, lint_source
-from tflint_gpu.files import SourceText, decode, encode, write_atomic
+from tflint_gpu.files import decode, encode, write_atomic
 from tflint_gpu.rules.base import REGISTRY, Finding, all_rules
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
@@ -194,5 +194,3 @@ def _map(todo: List[Tuple[str, Tuple[str, ...], str, bool]], jobs: int) -> Itera
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         return list(pool.map(_process_star, todo, chunksize=chunk))
 
-
-__all__ = ["CHECK", "DIFF", "FIX", "FileResult", "SourceText", "process_file", "process_text", "run_files"]
