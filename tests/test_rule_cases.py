@@ -1,4 +1,4 @@
-"""Every rule's own cases: must-flag, must-not-flag, expected fix, and fix laws."""
+"""Every rule's own cases: must-flag (pinned), must-not-flag, expected fix, and fix laws."""
 from __future__ import annotations
 
 import libcst as cst
@@ -6,7 +6,7 @@ import pytest
 
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import lint_source
-from tflint_gpu.rules.base import all_rules
+from tflint_gpu.rules.base import Safety, all_rules
 
 RULES = list(all_rules())
 CASES = [
@@ -17,27 +17,47 @@ CASES = [
 
 
 @pytest.mark.parametrize("rule,case", CASES)
-def test_case_findings(rule, case):
+def test_case_reports_exactly_the_pinned_findings(rule, case):
     findings = lint_source(case.code, "case.py", [rule]).findings
-    assert [f.code for f in findings] == [rule.code] * case.flag, case.note
+    got = [(f.code, f.row, f.col + 1) for f in findings]
+    assert got == [(rule.code, row, col) for row, col, _ in case.at], case.note
+    for finding, (_, _, start) in zip(findings, case.at):
+        assert finding.message.startswith(start), (finding.message, case.note)
 
 
 @pytest.mark.parametrize("rule,case", CASES)
-def test_case_fix(rule, case):
+def test_case_fix_gives_the_expected_source_and_is_idempotent(rule, case):
     outcome = fix_source(case.code, "case.py", [rule], unsafe=True)
     expected = case.fixed if case.fixed is not None else case.code
     assert outcome.source == expected, case.note
     cst.parse_module(outcome.source)
-    # Applying fixes twice changes nothing.
     assert fix_source(outcome.source, "case.py", [rule], unsafe=True).source == outcome.source
 
 
-@pytest.mark.parametrize("rule,case", CASES)
-def test_safe_fixes_only_without_unsafe_flag(rule, case):
+FIX_CASES = [p for p in CASES if p.values[1].fixed is not None]
+
+
+@pytest.mark.parametrize("rule,case", FIX_CASES)
+def test_fix_without_unsafe_flag_applies_exactly_the_safe_fixes(rule, case):
+    """Without --unsafe-fixes: the source changes iff some finding has a safe fix,
+    and the findings left are exactly those whose fix is unsafe or missing."""
     result = lint_source(case.code, "case.py", [rule])
-    safe_only = fix_source(case.code, "case.py", [rule], unsafe=False).source
-    if all(f.fix is None or f.fix.safety.value == "unsafe" for f in result.findings):
-        assert safe_only == case.code
+    safe = [f for f in result.findings if f.fix is not None and f.fix.safety is Safety.SAFE]
+    outcome = fix_source(case.code, "case.py", [rule], unsafe=False)
+    assert (outcome.source != case.code) == bool(safe), case.note
+    assert outcome.applied_codes.count(rule.code) >= len(safe)
+    assert all(f.fix is None or f.fix.safety is Safety.UNSAFE for f in outcome.findings)
+
+
+def test_the_safe_unsafe_split_is_exercised_both_ways():
+    """The split test above means something only if cases of both kinds exist."""
+    kinds = set()
+    for param in FIX_CASES:
+        rule, case = param.values
+        for finding in lint_source(case.code, "case.py", [rule]).findings:
+            if finding.fix is not None:
+                kinds.add(finding.fix.safety)
+    assert kinds == {Safety.SAFE, Safety.UNSAFE}
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
@@ -53,10 +73,12 @@ def test_rule_is_documented_and_has_both_kinds_of_case(rule):
 
 
 @pytest.mark.parametrize("rule,case", CASES)
-def test_all_rules_together_fix_to_a_fixed_point(rule, case):
-    """Every rule's fixes applied together: valid code, and a second pass changes nothing."""
+def test_all_rules_fixes_together_reach_a_fixed_point(rule, case):
+    """Every rule's fixes applied together: valid code; no fixable finding is left
+    (the fixes did not create one); a further pass changes nothing."""
     outcome = fix_source(case.code, "case.py", RULES, unsafe=True)
     cst.parse_module(outcome.source)
+    assert not outcome.refused
+    assert [f for f in outcome.findings if f.fix is not None] == [], case.note
     again = fix_source(outcome.source, "case.py", RULES, unsafe=True)
     assert again.source == outcome.source and again.applied == 0
-    assert [f.code for f in again.findings] == [f.code for f in outcome.findings]

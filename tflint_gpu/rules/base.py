@@ -13,7 +13,7 @@ import enum
 import inspect
 import textwrap
 from dataclasses import dataclass, field
-from typing import ClassVar, Dict, Iterator, List, Optional, Tuple, Type
+from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
 import libcst as cst
 
@@ -40,32 +40,58 @@ class Fix:
     imports: Tuple[str, ...] = ()
 
 
+# How the values computed by a case's code may differ after its fix, checked by
+# running both under TensorFlow (tests/test_fix_execution.py). A safe fix is
+# always held to IDENTICAL.
+IDENTICAL = "identical"  # same values, dtypes and shapes
+RANDOM = "random"  # a different random stream: same dtypes and shapes
+FIXES_ERROR = "fixes-error"  # before raises while running; after runs
+CHANGES = "changes"  # the fix changes values on purpose (documented by the rule)
+CLOSE = "close"  # same dtypes and shapes, values within 1e-4 (XLA rounding)
+EFFECTS = (IDENTICAL, RANDOM, FIXES_ERROR, CHANGES, CLOSE)
+
+
 @dataclass
 class Case:
     """One test case a rule carries with it (in the manner of Fixit's VALID/INVALID).
 
-    ``flag`` is how many findings of this rule the code must produce (0: a
-    look-alike that must stay silent). ``fixed`` is the expected source after
-    ``--fix --unsafe-fixes`` (``None``: no fix is offered).
+    ``at`` pins every finding the code must produce: ``(line, column, message
+    start)``, 1-based as the text output shows them; empty for a look-alike
+    that must stay silent. ``fixed`` is the expected source after ``--fix
+    --unsafe-fixes`` (``None``: no fix is offered). ``run`` is code appended
+    to both the original and the fixed source when they are executed under
+    TensorFlow, to call what the case defines; ``effect`` says how the fixed
+    code's values may differ (one of ``EFFECTS``).
     """
 
     code: str
-    flag: int = 1
+    at: Tuple[Tuple[int, int, str], ...] = ()
     fixed: Optional[str] = None
+    run: str = ""
+    effect: str = IDENTICAL
     note: str = ""
 
     def __post_init__(self) -> None:
         self.code = textwrap.dedent(self.code).lstrip("\n")
         if self.fixed is not None:
             self.fixed = textwrap.dedent(self.fixed).lstrip("\n")
+        self.run = textwrap.dedent(self.run).strip("\n")
+        self.at = tuple(tuple(item) for item in self.at)  # type: ignore[misc]
+        assert self.effect in EFFECTS, self.effect
+
+    @property
+    def flag(self) -> int:
+        return len(self.at)
 
 
-def flagged(code: str, fixed: Optional[str] = None, count: int = 1, note: str = "") -> Case:
-    return Case(code, flag=count, fixed=fixed, note=note)
+def flagged(code: str, fixed: Optional[str] = None, *, at: Sequence[Tuple[int, int, str]],
+            run: str = "", effect: str = IDENTICAL, note: str = "") -> Case:
+    assert at, "a must-flag case pins its findings"
+    return Case(code, tuple(at), fixed, run, effect, note)
 
 
 def clean(code: str, note: str = "") -> Case:
-    return Case(code, flag=0, note=note)
+    return Case(code, note=note)
 
 
 class Rule:

@@ -257,6 +257,7 @@ class DatasetCacheMisplaced(Rule):
 
             ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().map(augment).batch(32)
             """,
+            at=[(7, 62, '`cache()` after a `map` that')],
             note="random augmentation frozen by the cache (unsafe fix)",
         ),
         flagged(
@@ -276,6 +277,7 @@ class DatasetCacheMisplaced(Rule):
             ds = tf.data.Dataset.from_tensor_slices(x)
             ds = ds.map(lambda v: v / 255.0).cache("/tmp/c").map(lambda v: flip(v, training=True))
             """,
+            at=[(6, 72, '`cache()` after a `map` that')],
             note="a Keras random layer; the cache moves right before the random map; cache(filename) too",
         ),
         flagged(
@@ -286,6 +288,7 @@ class DatasetCacheMisplaced(Rule):
             aug = Sequential([layers.RandomRotation(0.1), layers.RandomZoom(0.1)])
             ds = tf.data.Dataset.from_tensor_slices(x).map(lambda v: aug(v)).batch(8).cache()
             """,
+            at=[(5, 75, '`cache()` after a `map` that')],
             note="random Sequential; a batch in between: reported without a fix",
         ),
         flagged(
@@ -307,6 +310,7 @@ class DatasetCacheMisplaced(Rule):
             paths = tf.data.Dataset.list_files("imgs/*.jpg", shuffle=False)
             ds = paths.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
             """,
+            at=[(7, 20, '`map` after `cache()` runs')],
             note="expensive deterministic map after cache (safe fix, arguments kept)",
         ),
         flagged(
@@ -317,6 +321,7 @@ class DatasetCacheMisplaced(Rule):
             ds = ds.cache()
             ds = ds.map(lambda r: tf.io.parse_single_example(r, spec))
             """,
+            at=[(5, 9, '`map` after `cache()` runs')],
             note="split across statements: reported, not fixed",
         ),
         flagged(
@@ -326,6 +331,7 @@ class DatasetCacheMisplaced(Rule):
             ds = tf.data.TFRecordDataset(files).cache().shuffle(100).map(
                 lambda r: tf.io.parse_single_example(r, spec))
             """,
+            at=[(3, 58, '`map` after `cache()` runs')],
             note="a shuffle in between: reported, not fixed",
         ),
         flagged(
@@ -347,6 +353,7 @@ class DatasetCacheMisplaced(Rule):
 
             ds = tf.data.TFRecordDataset(files).map(show).cache()
             """,
+            at=[(7, 45, '`map` after `cache()` runs')],
             note="tf.print would run once instead of every epoch: unsafe fix",
         ),
         flagged(
@@ -360,6 +367,7 @@ class DatasetCacheMisplaced(Rule):
 
             sample = tf.data.Dataset.range(1000).map(lambda x: x * 2).take(10).cache().repeat()
             """,
+            at=[(3, 67, '`cache().take(k)` never')],
             note="cache().take(k): safe fix",
         ),
         flagged(
@@ -375,6 +383,7 @@ class DatasetCacheMisplaced(Rule):
             ds = tf.data.Dataset.range(1000).shuffle(1000)
             sample = ds.take(10).cache()
             """,
+            at=[(4, 21, '`cache().take(k)` never')],
             note="shuffled upstream (through a name): the fix freezes the sample, unsafe",
         ),
         flagged(
@@ -383,6 +392,7 @@ class DatasetCacheMisplaced(Rule):
 
             sample = tf.data.Dataset.range(1000).cache().batch(10).take(3)
             """,
+            at=[(3, 56, '`cache().take(k)` never')],
             note="batch between cache and take: reported, not fixed",
         ),
         flagged(
@@ -406,6 +416,7 @@ class DatasetCacheMisplaced(Rule):
 
             ds = tf.data.Dataset.from_tensor_slices(x).cache().map(jitter).map(tf.math.abs)
             """,
+            at=[(8, 73, '`cache()` after a `map` that')],
             note="a tf.random.Generator; the deterministic map after it moves with it",
         ),
         clean(
@@ -488,6 +499,7 @@ class DatasetCacheMisplaced(Rule):
             paths = tf.data.Dataset.from_tensor_slices(names)
             ds = paths.map(tf.io.read_file).cache()
             """,
+            at=[(4, 20, '`map` after `cache()` runs')],
             note="the op itself as the map function",
         ),
     ]

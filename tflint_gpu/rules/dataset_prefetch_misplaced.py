@@ -124,6 +124,7 @@ class DatasetPrefetchMisplaced(Rule):
 
             ds = tf.data.Dataset.range(10).map(lambda x: x * 2).batch(4).prefetch(tf.data.AUTOTUNE)
             """,
+            at=[(3, 32, '`prefetch` is followed by')],
         ),
         flagged(
             """
@@ -150,6 +151,7 @@ class DatasetPrefetchMisplaced(Rule):
                 )
                 return ds
             """,
+            at=[(6, 10, '`prefetch` is followed by')],
             note="one call per line stays one call per line; arguments move with their call",
         ),
         flagged(
@@ -163,6 +165,7 @@ class DatasetPrefetchMisplaced(Rule):
 
             ds = tf.data.Dataset.range(10).map(lambda x: x + 1).prefetch(tf.data.AUTOTUNE)
             """,
+            at=[(3, 32, '`prefetch` is followed by')],
             note="already ends with a prefetch: the misplaced one is removed",
         ),
         flagged(
@@ -173,6 +176,7 @@ class DatasetPrefetchMisplaced(Rule):
             ds = ds.prefetch(tf.data.AUTOTUNE)
             ds = ds.batch(32)
             """,
+            at=[(4, 9, '`prefetch` is followed by')],
             note="split across statements: reported, not fixed",
         ),
         flagged(
@@ -188,7 +192,7 @@ class DatasetPrefetchMisplaced(Rule):
             raw = data.TFRecordDataset("a.tfrecord")
             ds = raw.shuffle(100).batch(2).prefetch(4)
             """,
-            count=2,
+            at=[(4, 10, '`prefetch` is followed by'), (4, 35, '`prefetch` is followed by')],
             note="two misplaced prefetches: fixed over two rounds",
         ),
         flagged(
@@ -202,6 +206,7 @@ class DatasetPrefetchMisplaced(Rule):
                 ds = ds.map(lambda x: x + 1, num_parallel_calls=AUTOTUNE)
                 return ds
             """,
+            at=[(5, 13, '`prefetch` is followed by')],
             note="split chain: an unrelated assignment in between keeps the link",
         ),
         clean(

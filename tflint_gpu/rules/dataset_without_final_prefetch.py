@@ -153,6 +153,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             for batch in ds:
                 print(batch)
             """,
+            at=[(3, 54, 'This tf.data pipeline is')],
         ),
         flagged(
             """
@@ -173,6 +174,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                 ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)
                 model.fit(ds, epochs=3)
             """,
+            at=[(6, 13, 'This tf.data pipeline is')],
             note="a pipeline split across statements, consumed by Keras fit",
         ),
         flagged(
@@ -187,6 +189,7 @@ class DatasetWithoutFinalPrefetch(Rule):
 
             model.evaluate(data.Dataset.from_tensor_slices(x).batch(8).prefetch(tf.data.AUTOTUNE))
             """,
+            at=[(3, 51, 'This tf.data pipeline is')],
             note="consumed in place; the fix adds the import it needs",
         ),
         clean(
@@ -274,6 +277,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             for x in ds.map(lambda v: v * 2).take(3).prefetch(tf.data.AUTOTUNE):
                 pass
             """,
+            at=[(4, 34, 'This tf.data pipeline is')],
             note="a constructor bound to a name, continued where it is consumed",
         ),
     ]

@@ -144,6 +144,7 @@ class NumpyCreatedThenConverted(Rule):
 
             x = tf.zeros((3, 3), dtype=tf.float64)
             """,
+            at=[(4, 5, '`np.zeros` builds the array')],
             note="NumPy's float64 is kept",
         ),
         flagged(
@@ -159,6 +160,7 @@ class NumpyCreatedThenConverted(Rule):
 
             x = tfl.ones(8, dtype=tfl.float32, name="ones")
             """,
+            at=[(4, 5, '`np.ones` builds the array on')],
         ),
         flagged(
             """
@@ -174,6 +176,7 @@ class NumpyCreatedThenConverted(Rule):
 
             idx = tf.range(5, dtype=tf.int64)
             """,
+            at=[(4, 7, '`np.arange` builds the array')],
             note="from-imports only: the fix adds `import tensorflow as tf`",
         ),
         flagged(
@@ -193,6 +196,7 @@ class NumpyCreatedThenConverted(Rule):
                 w = tf.eye(n, dtype=tf.float64)
                 return tf.Variable(w)
             """,
+            at=[(6, 12, '`np.eye` builds the array on')],
             note="through a local name bound once and used once",
         ),
         flagged(
@@ -208,6 +212,7 @@ class NumpyCreatedThenConverted(Rule):
 
             v = tf.Variable(tf.random.normal((2, 3), dtype=tf.float64), trainable=True)
             """,
+            at=[(4, 5, '`np.random.randn` builds the')],
             note="random creator: an unsafe fix",
         ),
         flagged(
@@ -223,6 +228,7 @@ class NumpyCreatedThenConverted(Rule):
 
             x = tf.fill((2, 2), tf.constant(7, dtype=tf.int32))
             """,
+            at=[(4, 5, '`np.full` builds the array on')],
             note="the conversion's dtype wins",
         ),
         flagged(
@@ -233,6 +239,7 @@ class NumpyCreatedThenConverted(Rule):
             def grid(n):
                 return tf.constant(np.arange(n))
             """,
+            at=[(5, 12, '`np.arange` builds the array')],
             note="np.arange over a name: dtype unknown statically, so no fix",
         ),
         clean(

@@ -133,6 +133,7 @@ class NumpyInGraph(Rule):
             def f(x):
                 return x - tf.reduce_mean(x)
             """,
+            at=[(5, 16, '`.numpy()` on a symbolic')],
         ),
         flagged(
             """
@@ -151,6 +152,7 @@ class NumpyInGraph(Rule):
             def f(x):
                 return tfl.reduce_mean(x, axis=0)
             """,
+            at=[(6, 12, '`np.mean` on a symbolic')],
             note="aliased imports, decorator called with arguments",
         ),
         flagged(
@@ -172,6 +174,7 @@ class NumpyInGraph(Rule):
                 y = x * 2
                 return y
             """,
+            at=[(7, 12, '`np.asarray` on a symbolic')],
             note="from-imports; local tensor through a name",
         ),
         flagged(
@@ -195,6 +198,7 @@ class NumpyInGraph(Rule):
             def step(x):
                 return helper(x)
             """,
+            at=[(4, 12, '`.numpy()` on a symbolic')],
             note="a function called from a tf.function",
         ),
         flagged(
@@ -210,6 +214,7 @@ class NumpyInGraph(Rule):
             ds = tf.data.Dataset.range(10)
             ds = ds.map(lambda x: tf.cast(x, tf.float32))
             """,
+            at=[(4, 23, '`.numpy()` on a symbolic')],
             note="a lambda given to Dataset.map",
         ),
         flagged(
@@ -230,6 +235,7 @@ class NumpyInGraph(Rule):
                 def call(self, inputs, training=False):
                     return inputs / tf.reduce_max(inputs)
             """,
+            at=[(6, 25, '`np.max` on a symbolic')],
             note="Keras call; the fix adds the tensorflow import it needs",
         ),
         flagged(
@@ -242,6 +248,7 @@ class NumpyInGraph(Rule):
 
             g = tf.function(preprocess)
             """,
+            at=[(5, 12, '`np.percentile` on a symbolic')],
             note="wrapped function; no exact TF equivalent, so no fix",
         ),
         clean(

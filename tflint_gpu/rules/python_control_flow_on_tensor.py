@@ -228,6 +228,7 @@ class PythonControlFlowOnTensor(Rule):
                 y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: x * 3)
                 return y
             """,
+            at=[(5, 5, 'Python `if` on a tensor: this')],
             note="autograph=False; both branches assign y",
         ),
         flagged(
@@ -247,6 +248,7 @@ class PythonControlFlowOnTensor(Rule):
                         z = -total
                     return y, z, w
             """,
+            at=[(7, 9, 'Python `if` on a tensor: this')],
             note="Keras call; tuple assignment in a branch: flagged, no fix",
         ),
         flagged(
@@ -275,6 +277,7 @@ class PythonControlFlowOnTensor(Rule):
                     x, s = keras.ops.cond(tf.reduce_sum(x) > 0, lambda: (x * 2.0, tf.ones([])), lambda: (x * 3.0, tf.zeros([])))
                     return x * s
             """,
+            at=[(7, 9, 'Python `if` on a tensor: this')],
             note="Keras call: keras.ops.cond, several names, else branch in another order",
         ),
         flagged(
@@ -301,6 +304,7 @@ class PythonControlFlowOnTensor(Rule):
                     loss = keras.ops.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
                     return {"loss": loss}
             """,
+            at=[(8, 9, 'Python `if` on a tensor: this')],
             note="train_step; if without else keeps the old value",
         ),
         flagged(
@@ -323,6 +327,7 @@ class PythonControlFlowOnTensor(Rule):
 
             f = tf.function(pick, autograph=False)
             """,
+            at=[(4, 5, 'Python `if` on a tensor: this')],
             note="both branches return",
         ),
         flagged(
@@ -340,6 +345,7 @@ class PythonControlFlowOnTensor(Rule):
             def f(x):
                 return tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: -x)
             """,
+            at=[(5, 12, 'Python `... if ... else ...`')],
             note="conditional expression",
         ),
         flagged(
@@ -363,7 +369,7 @@ class PythonControlFlowOnTensor(Rule):
                 big = tf.logical_not(tf.logical_or(tf.reduce_max(x) > 1, tf.reduce_min(x) < -1))
                 return ok, bad, big
             """,
-            count=3,
+            at=[(5, 10, 'Python `and` on a tensor:'), (6, 11, 'Python `not` on a tensor:'), (7, 11, 'Python `not` on a tensor:')],
             note="and/not/or; fix only for comparisons; the inner `or` is reported with its `not`",
         ),
         flagged(
@@ -377,6 +383,7 @@ class PythonControlFlowOnTensor(Rule):
                     i += 1
                 return i
             """,
+            at=[(6, 5, 'Python `while` on a tensor:')],
             note="while: flagged, no fix",
         ),
         flagged(
@@ -390,7 +397,7 @@ class PythonControlFlowOnTensor(Rule):
                 elif tf.reduce_sum(x) < 0:
                     tf.print("negative")
             """,
-            count=2,
+            at=[(5, 5, 'Python `if` on a tensor: this'), (7, 5, 'Python `if` on a tensor: this')],
             note="if and elif each bool() a tensor; a call branch gets no fix; the `and` is not reported twice",
         ),
         flagged(
@@ -403,6 +410,7 @@ class PythonControlFlowOnTensor(Rule):
                     y = x * 2
                 return y
             """,
+            at=[(5, 5, '`y` is set in only one branch')],
             note="AutoGraph: 'y' must also be initialized in the else branch",
         ),
         flagged(
@@ -420,6 +428,7 @@ class PythonControlFlowOnTensor(Rule):
                     x = y
                 return x
             """,
+            at=[(6, 9, '`y` is set in only one branch')],
             note="AutoGraph: 'y' must also be initialized in the main branch; used in a later if",
         ),
         flagged(
@@ -432,6 +441,7 @@ class PythonControlFlowOnTensor(Rule):
                 if tf.reduce_sum(x) > 0:
                     return x * 2
             """,
+            at=[(6, 5, '`return` in only one branch')],
             note="AutoGraph: the else branch must also have a return statement",
         ),
         clean(
@@ -566,6 +576,7 @@ class PythonControlFlowOnTensor(Rule):
                         self.optimizer.minimize(loss, self.trainable_variables)
                     return {"loss": loss}
             """,
+            at=[(8, 9, 'Python `if` on a tensor: this')],
             note="but not train_step: fails under tf_keras too; a call in the branch: no fix",
         ),
         clean(

@@ -235,6 +235,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x, w):
                 return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
             """,
+            at=[(3, 2, '`tf.function` without')],
             note="bare decorator",
         ),
         flagged(
@@ -252,6 +253,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x):
                 return tfl.nn.relu(x) + 1.0
             """,
+            at=[(3, 2, '`tf.function` without')],
             note="aliased module, decorator called with arguments: the keyword is appended",
         ),
         flagged(
@@ -269,6 +271,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x):
                 return x * 2.0
             """,
+            at=[(3, 2, '`tf.function` without')],
             note="from-import spelling kept",
         ),
         flagged(
@@ -288,6 +291,7 @@ class TfFunctionWithoutJitCompile(Rule):
 
             fast_loss = tf.function(loss, jit_compile=True)
             """,
+            at=[(6, 13, '`tf.function` without')],
             note="wrapper call",
         ),
         flagged(
@@ -318,6 +322,7 @@ class TfFunctionWithoutJitCompile(Rule):
                 ta = tf.TensorArray(tf.float32, size=3)
                 return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
             """,
+            at=[(3, 2, '`tf.function` without')],
             note="one argument a line with a trailing comma; a callee with a fixed-size TensorArray is fine",
         ),
         flagged(
@@ -345,6 +350,7 @@ class TfFunctionWithoutJitCompile(Rule):
                 def post(self, y):
                     return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
             """,
+            at=[(4, 6, '`tf.function` without')],
             note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
         ),
         clean(

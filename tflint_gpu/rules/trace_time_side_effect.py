@@ -367,6 +367,7 @@ class TraceTimeSideEffect(Rule):
                 counter.assign_add(1)
                 return x * 2
             """,
+            at=[(8, 5, '`counter += 1` rebinds the')],
             note="the plain global counter: the one case with a fix",
         ),
         flagged(
@@ -402,6 +403,7 @@ class TraceTimeSideEffect(Rule):
                 f(tf.constant(1.0))
                 return float(total)
             """,
+            at=[(8, 5, '`total -= 0.5` rebinds the')],
             note="wrapped function; float(total) reads the same value after the fix; one name of two dropped",
         ),
         flagged(
@@ -419,6 +421,7 @@ class TraceTimeSideEffect(Rule):
             def report():
                 print(counter)
             """,
+            at=[(8, 5, '`counter += 1` rebinds the')],
             note="print(counter) would show a Variable after the change: no fix",
         ),
         flagged(
@@ -436,7 +439,7 @@ class TraceTimeSideEffect(Rule):
                     count -= 1
                 return x
             """,
-            count=2,
+            at=[(9, 9, '`count += 1` rebinds the'), (11, 9, '`count -= 1` rebinds the')],
             note="both branches of a tensor if run at trace; two changes of one global: no fix",
         ),
         flagged(
@@ -451,6 +454,7 @@ class TraceTimeSideEffect(Rule):
                 cache = x * 2
                 return cache
             """,
+            at=[(8, 5, '`cache = x * 2` rebinds the')],
             note="rebinding a global",
         ),
         flagged(
@@ -467,6 +471,7 @@ class TraceTimeSideEffect(Rule):
                     return x
                 return step
             """,
+            at=[(9, 9, '`calls += 1` rebinds the')],
             note="nonlocal counter of an eager closure",
         ),
         flagged(
@@ -482,6 +487,7 @@ class TraceTimeSideEffect(Rule):
                     self.calls += 1
                     return x
             """,
+            at=[(9, 9, '`self.calls += 1` changes an')],
             note="self.attr counter: message only",
         ),
         flagged(
@@ -499,7 +505,7 @@ class TraceTimeSideEffect(Rule):
                     self.steps = self.steps + 1
                     return inputs
             """,
-            count=2,
+            at=[(10, 9, '`self.history.append(...)`'), (11, 9, '`self.steps =')],
             note="Keras call: list attribute append; attribute update reading itself",
         ),
         flagged(
@@ -518,7 +524,7 @@ class TraceTimeSideEffect(Rule):
                 seen["x"] = 1
                 return x
             """,
-            count=3,
+            at=[(10, 5, '`log.append(...)` changes'), (11, 5, '`stats["n"] += 1` changes'), (12, 5, '`seen["x"] = 1` changes')],
             note="module-level list, dict and defaultdict",
         ),
         flagged(
@@ -533,6 +539,7 @@ class TraceTimeSideEffect(Rule):
 
             ds = tf.data.Dataset.range(5).map(remember)
             """,
+            at=[(6, 5, '`seen.add(...)` changes')],
             note="a function given to Dataset.map",
         ),
         clean(
