@@ -361,3 +361,28 @@ def test_internal_error_in_one_file_is_reported_and_the_run_goes_on(project, run
     assert code == 2
     assert "a.py:9:16: TFG101" in out
     assert err.strip() == "tflint-gpu: error: ./b.py: internal error: ValueError: boom (please report)"
+
+
+FORM_FEED_NOQA = (
+    "import numpy as np\n"
+    "import tensorflow as tf\n"
+    's = "a\x0cb\x0bc\x1cd\x85e\u2028f"\n'
+    "x = tf.constant(np.zeros((3, 3)))  # noqa: TFG201\n"
+    "y = tf.constant(np.zeros((3, 3)))\n"
+)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_noqa_lines_are_counted_like_python_not_str_splitlines(project, run_cli, newline):
+    """Form feed and other Unicode line breaks inside a string do not shift the line a `# noqa` is read from."""
+    path = project / "a.py"
+    path.write_bytes(FORM_FEED_NOQA.replace("\n", newline).encode())
+    _, out, _ = run_cli("--format", "json", "--select", "TFG201", "a.py")
+    assert [d["location"]["row"] for d in json.loads(out)] == [5]
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_file_level_noqa_with_any_line_ending(project, run_cli, newline):
+    path = project / "a.py"
+    path.write_bytes(("'''doc'''\n# tflint-gpu: noqa\n" + SAMPLE).replace("\n", newline).encode())
+    assert run_cli("a.py") == (0, "All checks passed!\n", "")

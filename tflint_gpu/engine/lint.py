@@ -22,7 +22,11 @@ from tflint_gpu.rules.base import Edit, Finding, Fix, FixInfo, Rule
 # A file that mentions neither can hold no finding.
 FRAMEWORK_TEXT = ("tensorflow", "keras")
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_FILE_NOQA = re.compile(r"^#\s*tflint-gpu:\s*noqa\s*$", re.MULTILINE | re.IGNORECASE)
+# A line of its own, whatever the line ending (re's ^ and $ know only "\n").
+_FILE_NOQA = re.compile(r"(?:^|(?<=[\r\n]))#[ \t\f]*tflint-gpu:[ \t\f]*noqa[ \t\f]*(?=\r|\n|\Z)", re.IGNORECASE)
+# Python and LibCST end lines at these only (str.splitlines also splits at
+# form feed, \x85, \u2028, ...), so noqa comments are looked up on their lines.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class ParseError(Exception):
@@ -173,7 +177,7 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
     # Edits replace a node's whole text (decorators, leading comments and blank
     # lines included), so they use the whitespace-inclusive ranges.
     extents = wrapper.resolve(WhitespaceInclusivePositionProvider) if any(r.fix for r in ctx.reports) else {}
-    lines = source.splitlines()
+    lines = _LINE_BREAK.split(source)
     result = LintResult([], module)
     span = {}
 
