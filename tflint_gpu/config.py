@@ -9,6 +9,7 @@ a tie. Rules that are off by default are enabled only by a ``select`` or
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import sys
 from dataclasses import dataclass, field
@@ -126,11 +127,12 @@ def _prefix_matches(prefix: str, code: str) -> bool:
 
 
 def _check_prefixes(prefixes: Sequence[str], where: str, codes: Sequence[str]) -> List[str]:
+    """Normalised selectors; an unknown one is an error naming ``where``."""
     result = []
     for prefix in prefixes:
         prefix = prefix.strip().upper()
         if not prefix:
-            continue
+            raise ConfigError(f"{where}: empty rule selector (expected e.g. TFG2, TFG101 or ALL)")
         if prefix != "ALL" and not any(code.startswith(prefix) for code in codes):
             raise ConfigError(f"{where}: unknown rule selector `{prefix}`")
         result.append(prefix)
@@ -163,49 +165,108 @@ def select_rules(
     return tuple(result)
 
 
+def _read_toml(path: Path) -> Dict:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: cannot read: not UTF-8 ({error.reason} at byte {error.start})") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from None
+
+
+def _tool_table(data: Dict, path: Path):
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{path}: tool: expected a table, got {_describe(tool)}")
+    return tool
+
+
 def find_config(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.tflint-gpu] table, from ``start`` upward."""
+    """The nearest pyproject.toml with a [tool.tflint-gpu] table, from ``start`` upward.
+
+    A pyproject.toml on the way that is not valid TOML is an error (as in Ruff),
+    never passed over: it may well be the one meant to configure us.
+    """
     current = start.resolve()
     if current.is_file():
         current = current.parent
     for directory in (current, *current.parents):
         candidate = directory / "pyproject.toml"
-        if candidate.is_file():
-            try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, tomllib.TOMLDecodeError):
-                continue
-            if SECTION in data.get("tool", {}):
-                return candidate
+        if candidate.is_file() and SECTION in _tool_table(_read_toml(candidate), candidate):
+            return candidate
     return None
 
 
-def load_table(path: Path) -> Dict:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"cannot read config {path}: {error.strerror}") from None
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"invalid TOML in {path}: {error}") from None
-    if path.name == "pyproject.toml" or "tool" in data:
-        table = data.get("tool", {}).get(SECTION, {})
-    else:  # a standalone tflint-gpu.toml
-        table = data
+_TOML_TYPES = ((bool, "boolean"), (int, "integer"), (float, "float"), (str, "string"), (list, "array"),
+               (dict, "table"))
+
+
+def _describe(value: object) -> str:
+    """A TOML value the way an error message shows it: ``string "false"``, ``integer 3``."""
+    kind = next((name for cls, name in _TOML_TYPES if isinstance(value, cls)), "date/time")
+    if isinstance(value, (dict, list)):
+        return kind
+    shown = json.dumps(value) if isinstance(value, (bool, str)) else str(value)
+    return f"{kind} {shown}"
+
+
+def _strings(value: object, where: str) -> List[str]:
+    if isinstance(value, list):
+        wrong = [v for v in value if not isinstance(v, str)]
+        if not wrong:
+            return value
+        raise ConfigError(f"{where}: expected a list of strings, got an array holding {_describe(wrong[0])}")
+    raise ConfigError(f"{where}: expected a list of strings, got {_describe(value)}")
+
+
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
+_PATTERN_KEYS = ("exclude", "extend-exclude")
+
+
+def validate_table(table: object, path: Path) -> Dict:
+    """Type-check every key of ``[tool.tflint-gpu]``: one error naming the file and key."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: tool.{SECTION}: expected a table, got {_describe(table)}")
     unknown = set(table) - _KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown option(s) in [tool.{SECTION}]: {', '.join(sorted(unknown))}")
-    return table
+    codes = [rule.code for rule in all_rules()]
+    result: Dict = {}
+    for key, value in table.items():
+        where = f"{path}: {key}"
+        if key in _SELECTOR_KEYS:
+            result[key] = _check_prefixes(_strings(value, where), where, codes)
+        elif key in _PATTERN_KEYS:
+            result[key] = _strings(value, where)
+        elif key in ("unsafe-fixes", "fix"):
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: expected a boolean, got {_describe(value)}")
+            result[key] = value
+        elif key == "cache-dir":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: expected a string, got {_describe(value)}")
+            result[key] = value
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: expected a table of glob = [codes], got {_describe(value)}")
+            result[key] = {
+                pattern: _check_prefixes(_strings(v, f"{where}.{json.dumps(pattern)}"),
+                                         f"{where}.{json.dumps(pattern)}", codes)
+                for pattern, v in value.items()
+            }
+    return result
 
 
-def _list(table: Dict, key: str, path: Optional[Path]) -> Optional[List[str]]:
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{path}: `{key}` must be a list of strings")
-    return value
+def load_table(path: Path) -> Dict:
+    """The checked ``[tool.tflint-gpu]`` settings of ``path`` (or a standalone tflint-gpu.toml)."""
+    data = _read_toml(path)
+    if path.name == "pyproject.toml" or "tool" in data:
+        table = _tool_table(data, path).get(SECTION, {})
+    else:  # a standalone tflint-gpu.toml
+        table = data
+    return validate_table(table, path)
 
 
 def _split(values: Optional[Sequence[str]]) -> Optional[List[str]]:
@@ -215,6 +276,29 @@ def _split(values: Optional[Sequence[str]]) -> Optional[List[str]]:
     for value in values:
         result.extend(v for v in value.split(",") if v.strip())
     return result
+
+
+def _selectors(values: Optional[Sequence[str]], option: str) -> Optional[List[str]]:
+    """Comma-separated rule selectors of a command-line option; none may be empty."""
+    if values is None:
+        return None
+    codes = [rule.code for rule in all_rules()]
+    result: List[str] = []
+    for value in values:
+        result.extend(_check_prefixes(value.split(","), option, codes))
+    return result
+
+
+def _cli_per_file_ignores(values: Sequence[str]) -> List[Tuple[str, Tuple[str, ...]]]:
+    codes = [rule.code for rule in all_rules()]
+    pairs = []
+    for value in values:
+        pattern, _, selectors = value.rpartition(":")
+        items = [item for item in selectors.split(",") if item.strip()]
+        if not pattern.strip() or not items:
+            raise ConfigError(f"--per-file-ignores: expected GLOB:CODES (e.g. 'tests/*:TFG2'), got `{value}`")
+        pairs.append((pattern, tuple(_check_prefixes(items, "--per-file-ignores", codes))))
+    return pairs
 
 
 @dataclass
@@ -239,33 +323,23 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
     if root.is_file():
         root = root.parent
 
-    select = _split(overrides.select) if overrides.select is not None else _list(table, "select", config_path)
-    ignore = (_list(table, "ignore", config_path) or []) + (_list(table, "extend-ignore", config_path) or [])
-    ignore += _split(overrides.ignore) or []
-    extend_select = (_list(table, "extend-select", config_path) or []) + (_split(overrides.extend_select) or [])
+    cli_select = _selectors(overrides.select, "--select")
+    select = cli_select if cli_select is not None else table.get("select")
+    ignore = table.get("ignore", []) + table.get("extend-ignore", []) + (_selectors(overrides.ignore, "--ignore") or [])
+    extend_select = table.get("extend-select", []) + (_selectors(overrides.extend_select, "--extend-select") or [])
     rules = select_rules(select, ignore, extend_select)
 
-    per_file = table.get("per-file-ignores", {})
-    if not isinstance(per_file, dict):
-        raise ConfigError(f"{config_path}: `per-file-ignores` must be a table of glob = [codes]")
-    pairs: List[Tuple[str, Tuple[str, ...]]] = []
-    codes = [r.code for r in all_rules()]
-    for pattern, value in per_file.items():
-        value = [value] if isinstance(value, str) else value
-        pairs.append((pattern, tuple(_check_prefixes(value, f"per-file-ignores `{pattern}`", codes))))
-    for item in overrides.per_file_ignores or []:
-        pattern, _, value = item.partition(":")
-        pairs.append((pattern, tuple(_check_prefixes(value.split(","), "--per-file-ignores", codes))))
+    pairs: List[Tuple[str, Tuple[str, ...]]] = [
+        (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()
+    ]
+    pairs += _cli_per_file_ignores(overrides.per_file_ignores or [])
 
-    exclude = list(DEFAULT_EXCLUDE)
-    table_exclude = _list(table, "exclude", config_path)
-    if table_exclude is not None:
-        exclude = table_exclude
+    exclude = list(table.get("exclude", DEFAULT_EXCLUDE))
     if overrides.exclude is not None:
         exclude = _split(overrides.exclude) or []
-    exclude += (_list(table, "extend-exclude", config_path) or []) + (_split(overrides.extend_exclude) or [])
+    exclude += table.get("extend-exclude", []) + (_split(overrides.extend_exclude) or [])
 
-    unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else bool(table.get("unsafe-fixes", False))
+    unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else table.get("unsafe-fixes", False)
     cache_dir = overrides.cache_dir or table.get("cache-dir")
     return Settings(
         root=root,
@@ -273,7 +347,7 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
         per_file_ignores=tuple(pairs),
         exclude=tuple(exclude),
         unsafe_fixes=unsafe,
-        fix=bool(table.get("fix", False)),
+        fix=table.get("fix", False),
         cache_dir=(root / cache_dir) if cache_dir else root / ".tflint_gpu_cache",
         config_file=config_path,
     )
