@@ -86,7 +86,7 @@ def test_pyproject_exclude_and_default_excludes(project, run_cli):
     (project / "pyproject.toml").write_text('[tool.tflint-gpu]\nextend-exclude = ["generated"]\n')
     write(project, "generated/g.py", SAMPLE)
     write(project, ".venv/lib/site.py", SAMPLE)
-    write(project, "build/b.py", SAMPLE)
+    write(project, "dist/b.py", SAMPLE)
     write(project, "ok.py", "import tensorflow as tf\n")
     assert run_cli(".")[0] == 0
     # A file named explicitly is checked unless --force-exclude (as pre-commit passes files).
@@ -338,7 +338,7 @@ def test_parallel_run_matches_serial(project, run_cli):
 def test_folders_above_a_given_path_do_not_exclude_it(project, run_cli, tmp_path_factory, monkeypatch):
     outside = tmp_path_factory.mktemp("elsewhere") / "site-packages" / "pkg"
     write(outside, "mod.py", SAMPLE)
-    write(outside, "build/skipped.py", SAMPLE)
+    write(outside, "dist/skipped.py", SAMPLE)
     _, out, _ = run_cli("--format", "json", "--select", "TFG201", str(outside))
     assert {os.path.basename(d["filename"]) for d in json.loads(out)} == {"mod.py"}
 
@@ -386,3 +386,34 @@ def test_file_level_noqa_with_any_line_ending(project, run_cli, newline):
     path = project / "a.py"
     path.write_bytes(("'''doc'''\n# tflint-gpu: noqa\n" + SAMPLE).replace("\n", newline).encode())
     assert run_cli("a.py") == (0, "All checks passed!\n", "")
+
+
+RUFF_DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache", ".nox",
+    ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv", ".vscode",
+    "__pypackages__", "_build", "buck-out", "dist", "node_modules", "site-packages", "venv",
+)
+
+
+def test_default_excludes_are_ruffs_and_lint_env_and_build_packages(project, run_cli):
+    """`env/` (common in RL code) and `build/` are package names, not virtualenvs: Ruff lints them."""
+    for name in RUFF_DEFAULT_EXCLUDE + (".tflint_gpu_cache",):
+        write(project, f"{name}/skipped.py", SAMPLE)
+    for name in ("env", "build", ".env", "lib"):
+        write(project, f"{name}/linted.py", SAMPLE)
+    _, out, _ = run_cli("--format", "json", "--select", "TFG101", ".")
+    linted = sorted(os.path.relpath(d["filename"], project) for d in json.loads(out))
+    assert linted == [".env/linted.py", "build/linted.py", "env/linted.py", "lib/linted.py"]
+
+
+def test_a_path_without_python_files_says_so_and_exits_0_as_in_ruff(project, run_cli):
+    (project / "empty").mkdir()
+    (project / "pkg.py").mkdir()  # a directory that looks like a file: walked, as Ruff does
+    write(project, "data/notes.txt", "import tensorflow as tf\n")
+    for args in (["empty"], ["pkg.py"], ["data", "empty"], ["--force-exclude", "--exclude", "x.py", "x.py"]):
+        if args[-1] == "x.py":
+            write(project, "x.py", SAMPLE)
+        assert run_cli(*args) == (0, "", "tflint-gpu: warning: No Python files found under the given path(s)\n")
+    # Machine-readable formats still print their (empty) document.
+    assert run_cli("--format", "json", "empty")[:2] == (0, "[]\n")
+    assert run_cli("--quiet", "empty") == (0, "", "")

@@ -118,12 +118,17 @@ def _check(args: argparse.Namespace) -> int:
     fix = args.fix if args.fix is not None else settings.fix
     mode = run.DIFF if args.diff else (run.FIX if fix else run.CHECK)
     errors: List[str] = []
+    no_files = False
     if stdin:
         results = [_stdin(args, settings, mode)]
     else:
         files, missing = discover(paths, settings, args.force_exclude)
         errors.extend(f"{path}: no such file or directory" for path in missing)
         results = run.run_files(files, settings, mode, max(1, args.jobs), not args.no_cache)
+        # As in Ruff: a warning, exit 0, and no "All checks passed!" (nothing was checked).
+        no_files = not files and not missing
+        if no_files and not args.quiet:
+            print("tflint-gpu: warning: No Python files found under the given path(s)", file=sys.stderr)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors.extend(r.error for r in results if r.error)
     fixed = sum(r.fixed for r in results)
@@ -135,7 +140,7 @@ def _check(args: argparse.Namespace) -> int:
         diff = "".join(r.diff for r in results)
         sys.stdout.write(diff)
         would = sum(r.fixed for r in results)
-        if not args.quiet:
+        if not args.quiet and not no_files:
             print(f"Would fix {would} error{'s' if would != 1 else ''}." if would else "No fixes available.",
                   file=sys.stderr)
         _print_errors(errors)
@@ -143,7 +148,7 @@ def _check(args: argparse.Namespace) -> int:
 
     if args.statistics:
         out.write(text_report.statistics(findings, settings.unsafe_fixes))
-    elif args.format == "text" and args.quiet:
+    elif args.format == "text" and (args.quiet or no_files):
         out.write("".join(text_report.line(f, settings.unsafe_fixes) + "\n" for f in findings))
     else:
         out.write(render(args.format, findings, errors, fixed=fixed, unsafe_fixes=settings.unsafe_fixes,
