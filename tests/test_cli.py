@@ -417,3 +417,95 @@ def test_a_path_without_python_files_says_so_and_exits_0_as_in_ruff(project, run
     # Machine-readable formats still print their (empty) document.
     assert run_cli("--format", "json", "empty")[:2] == (0, "[]\n")
     assert run_cli("--quiet", "empty") == (0, "", "")
+
+
+ONE_FINDING = "import numpy as np\nimport tensorflow as tf\nx = tf.constant(np.zeros((3, 3)))\n"
+TFG201_MESSAGE = (
+    "`np.zeros` builds the array on the host and `tf.constant` copies it to the device; create it with TensorFlow"
+)
+
+
+def test_statistics_as_json_is_parseable_like_ruffs(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    code, out, _ = run_cli("--statistics", "--format", "json", "a.py")
+    assert code == 1
+    assert json.loads(out) == [
+        {"code": "TFG201", "name": "numpy-created-then-converted", "count": 2, "fixable": True},
+        {"code": "TFG101", "name": "numpy-in-graph", "count": 1, "fixable": False},
+    ]
+    assert json.loads(run_cli("--statistics", "--format", "json", "--unsafe-fixes", "a.py")[1])[1]["fixable"]
+    write(project, "clean.py", "import tensorflow as tf\n")
+    assert run_cli("--statistics", "--format", "json", "clean.py") == (0, "[]\n", "")
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "github"])
+def test_statistics_in_a_format_that_cannot_hold_them_is_a_usage_error(project, run_cli, fmt):
+    write(project, "a.py", SAMPLE)
+    code, out, err = run_cli("--statistics", "--format", fmt, "a.py")
+    assert (code, out) == (2, "")
+    assert err == f"tflint-gpu: error: --statistics: unsupported with --format {fmt} (use text or json)\n"
+
+
+def test_output_shapes_have_no_stray_blank_lines(project, run_cli):
+    write(project, "a.py", ONE_FINDING)
+    write(project, "clean.py", "import tensorflow as tf\n")
+    write(project, "broken.py", "import tensorflow as tf\ndef f(:\n")
+    assert run_cli("a.py") == (
+        1, f"a.py:3:5: TFG201 [*] {TFG201_MESSAGE}\nFound 1 error.\n[*] 1 fixable with the `--fix` option.\n", "")
+    assert run_cli("--quiet", "a.py") == (1, f"a.py:3:5: TFG201 [*] {TFG201_MESSAGE}\n", "")
+    assert run_cli("clean.py") == (0, "All checks passed!\n", "")
+    assert run_cli("--quiet", "clean.py") == (0, "", "")
+    assert run_cli("--statistics", "a.py") == (1, "1\tTFG201\t[*] numpy-created-then-converted\n", "")
+    assert run_cli("--statistics", "clean.py") == (0, "", "")
+    assert run_cli("--diff", "a.py") == (
+        1,
+        "--- a.py\n+++ a.py\n@@ -1,3 +1,3 @@\n import numpy as np\n import tensorflow as tf\n"
+        "-x = tf.constant(np.zeros((3, 3)))\n+x = tf.zeros((3, 3), dtype=tf.float64)\n",
+        "Would fix 1 error.\n",
+    )
+    assert run_cli("--diff", "clean.py") == (0, "", "No fixes available.\n")
+    code, out, _ = run_cli("--format", "github", "a.py", "clean.py")
+    assert code == 1 and len(out.splitlines()) == 1 and out.startswith("::warning ") and out.endswith("\n")
+    assert run_cli("--format", "github", "clean.py") == (0, "", "")
+    assert run_cli("--format", "json", "clean.py") == (0, "[]\n", "")
+    # An error and nothing else: the error line on stderr, nothing on stdout.
+    for fmt in ("text", "github"):
+        code, out, err = run_cli("--format", fmt, "broken.py")
+        assert code == 2 and len(err.splitlines()) == 1
+        assert out == ("" if fmt == "text" else f"::error title=tflint-gpu::{err.split('error: ', 1)[1]}")
+    code, out, err = run_cli("--fix", "a.py")
+    assert (code, out) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
+
+
+def test_unreadable_files_give_one_line_each_and_the_run_goes_on(project, run_cli):
+    write(project, "a.py", SAMPLE)
+    (project / "latin.py").write_bytes(b"import tensorflow as tf\nname = '\xe9t\xe9'\n")  # not UTF-8, no cookie
+    (project / "dangling.py").symlink_to(project / "gone.py")
+    unreadable = ["latin.py", "dangling.py"]
+    if os.geteuid() != 0:  # root reads anything
+        write(project, "secret.py", SAMPLE).chmod(0)
+        unreadable.append("secret.py")
+    for args in (["."], ["--jobs", "1", *unreadable, "a.py"], ["--fix", "--jobs", "1", "."]):
+        code, out, err = run_cli(*args)
+        assert code == 2
+        assert "a.py:9:16: TFG101" in out
+        assert len(err.splitlines()) == len(unreadable), err
+        for name, line in zip(sorted(unreadable), sorted(err.splitlines())):
+            assert line.startswith("tflint-gpu: error: ") and f"{name}: " in line
+            assert "cannot read: " in line or "no such file or directory" in line  # a dangling link named
+
+
+def test_stdin_that_is_not_utf8_is_one_error_line(project, monkeypatch, capsys):
+    import io
+
+    from tflint_gpu import cli
+
+    class Stdin:
+        buffer = io.BytesIO(b"import tensorflow as tf\nname = '\xe9'\n")
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    code = cli.main(["--stdin-filename", "pkg/mod.py", "-"])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    assert captured.err.startswith("tflint-gpu: error: pkg/mod.py: cannot read: ")
+    assert len(captured.err.splitlines()) == 1

@@ -17,7 +17,7 @@ import tflint_gpu
 from tflint_gpu import config
 from tflint_gpu.engine import run
 from tflint_gpu.files import discover
-from tflint_gpu.report import FORMATS, render
+from tflint_gpu.report import FORMATS, STATISTICS, render
 from tflint_gpu.report import text as text_report
 from tflint_gpu.rules.base import REGISTRY, all_rules
 from tflint_gpu.verify import command as verify_command
@@ -99,6 +99,8 @@ def _check(args: argparse.Namespace) -> int:
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
         raise config.ConfigError("`-` (stdin) cannot be combined with other paths")
+    if args.statistics and args.format not in STATISTICS:
+        raise config.ConfigError(f"--statistics: unsupported with --format {args.format} (use text or json)")
     start = Path(args.stdin_filename if stdin and args.stdin_filename else paths[0])
     start = start if start.exists() else Path.cwd()
     settings = config.load_settings(
@@ -147,7 +149,7 @@ def _check(args: argparse.Namespace) -> int:
         return 2 if errors else (1 if diff else 0)
 
     if args.statistics:
-        out.write(text_report.statistics(findings, settings.unsafe_fixes))
+        out.write(STATISTICS[args.format](findings, settings.unsafe_fixes))
     elif args.format == "text" and (args.quiet or no_files):
         out.write("".join(text_report.line(f, settings.unsafe_fixes) + "\n" for f in findings))
     else:
@@ -166,10 +168,16 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
+    try:
+        source = decode(data).text
+    except (UnicodeDecodeError, LookupError) as error:
+        if mode == run.FIX:  # the fixed code goes to stdout: pass the input through unchanged
+            sys.stdout.buffer.write(data)
+        return run.FileResult(name, error=f"{name}: cannot read: {error}")
     codes = tuple(rule.code for rule in settings.rules_for(name))
-    result = run.process_text(decode(data).text, name, codes, mode, settings.unsafe_fixes)
+    result = run.process_text(source, name, codes, mode, settings.unsafe_fixes)
     if mode == run.FIX:
-        sys.stdout.write(result.output if result.output is not None else decode(data).text)
+        sys.stdout.write(result.output if result.output is not None else source)
     return result
 
 

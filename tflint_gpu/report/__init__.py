@@ -14,5 +14,12 @@ FORMATS: Dict[str, Callable[..., str]] = {
 }
 
 
+# --statistics: the formats that can hold a table of counts (as in Ruff).
+STATISTICS: Dict[str, Callable[..., str]] = {
+    "text": text.statistics,
+    "json": json_format.statistics,
+}
+
+
 def render(fmt: str, findings: Sequence[Finding], errors: List[str], **summary) -> str:
     return FORMATS[fmt](findings, errors, **summary)

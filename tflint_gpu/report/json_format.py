@@ -5,6 +5,7 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
+from tflint_gpu.report.text import statistics_rows
 from tflint_gpu.rules.base import Finding
 
 
@@ -38,3 +39,12 @@ def finding_to_dict(finding: Finding) -> Dict:
 
 def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
     return json.dumps([finding_to_dict(f) for f in findings], indent=2) + "\n"
+
+
+def statistics(findings: Sequence[Finding], unsafe_fixes: bool) -> str:
+    """``--statistics --format json``: Ruff's fields (code, name, count, fixable)."""
+    rows = [
+        {"code": code, "name": name, "count": count, "fixable": fixable}
+        for code, name, count, fixable in statistics_rows(findings, unsafe_fixes)
+    ]
+    return json.dumps(rows, indent=2) + "\n"

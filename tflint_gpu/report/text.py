@@ -1,7 +1,7 @@
 """Human-readable output: one line a finding, then a summary, as Ruff prints it."""
 from __future__ import annotations
 
-from typing import List, Sequence
+from typing import Dict, List, Sequence, Tuple
 
 from tflint_gpu.rules.base import Finding, Safety
 
@@ -19,7 +19,7 @@ def render(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, un
     if remaining == 0 and not fixed:
         if not errors:
             out.append("All checks passed!")
-        return "\n".join(out) + "\n"
+        return "".join(item + "\n" for item in out)
     if fixed:
         plural = "error" if fixed + remaining == 1 else "errors"
         out.append(f"Found {fixed + remaining} {plural} ({fixed} fixed, {remaining} remaining).")
@@ -37,15 +37,21 @@ def render(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, un
     return "\n".join(out) + "\n"
 
 
-def statistics(findings: Sequence[Finding], unsafe_fixes: bool) -> str:
-    counts = {}
+def statistics_rows(findings: Sequence[Finding], unsafe_fixes: bool) -> List[Tuple[str, str, int, bool]]:
+    """(code, name, count, fixable) by rule, most frequent first, as Ruff's ``--statistics``."""
+    counts: Dict[str, list] = {}
     for finding in findings:
-        entry = counts.setdefault(finding.code, [0, finding.name, False])
-        entry[0] += 1
+        entry = counts.setdefault(finding.code, [finding.name, 0, False])
+        entry[1] += 1
         if finding.fix is not None and (finding.fix.safety is Safety.SAFE or unsafe_fixes):
             entry[2] = True
-    rows = sorted(counts.items(), key=lambda item: (-item[1][0], item[0]))
-    width = max((len(str(v[0])) for _, v in rows), default=1)
+    rows = [(code, name, count, fixable) for code, (name, count, fixable) in counts.items()]
+    return sorted(rows, key=lambda row: (-row[2], row[0]))
+
+
+def statistics(findings: Sequence[Finding], unsafe_fixes: bool) -> str:
+    rows = statistics_rows(findings, unsafe_fixes)
+    width = max((len(str(count)) for _, _, count, _ in rows), default=1)
     return "".join(
-        f"{count:>{width}}\t{code}\t{'[*]' if fixable else '[ ]'} {name}\n" for code, (count, name, fixable) in rows
+        f"{count:>{width}}\t{code}\t{'[*]' if fixable else '[ ]'} {name}\n" for code, name, count, fixable in rows
     )
