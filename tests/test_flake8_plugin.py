@@ -42,3 +42,35 @@ def test_flake8_on_a_file_without_tensorflow(project, capsys):
     path = write(project, "plain.py", "import numpy as np\nx = np.zeros(3)\n")
     _, report = run_flake8([path])
     assert report.total_errors == 0
+
+
+@pytest.mark.parametrize(
+    "pyproject,message",
+    [
+        ("[tool.tflint-gpu\n", "invalid TOML"),
+        ('[tool.tflint-gpu]\nunsafe-fixes = "false"\n', 'unsafe-fixes: expected a boolean, got string "false"'),
+        ('[tool.tflint-gpu]\nignore = "TFG201"\n', "ignore: expected a list of strings"),
+        ('[tool.tflint-gpu]\nselect = ["XYZ"]\n', "select: unknown rule selector `XYZ`"),
+        ("[tool.tflint-gpu]\nselekt = []\n", "unknown option(s) in [tool.tflint-gpu]: selekt"),
+    ],
+)
+def test_flake8_reports_a_configuration_error_instead_of_using_defaults(project, pyproject, message):
+    """flake8 shows the error (naming the pyproject.toml) and exits non-zero; no traceback, no silent defaults."""
+    import subprocess
+    import sys
+
+    (project / "pyproject.toml").write_text(pyproject)
+    write(project, "clean.py", "import tensorflow as tf\nx = tf.zeros(3)\n")
+    proc = subprocess.run([sys.executable, "-m", "flake8", "--select", "TFG", "clean.py"],
+                          capture_output=True, text=True, cwd=project)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0, output
+    assert message in output and str(project / "pyproject.toml") in output
+    assert "Traceback" not in output
+
+
+def test_flake8_honours_the_file_level_noqa_comment(project, capsys):
+    path = write(project, "a.py", '"""Generated."""\n# tflint-gpu: noqa\n' + SAMPLE)
+    _, report = run_flake8([path])
+    assert report.total_errors == 0
+    capsys.readouterr()

@@ -2,8 +2,10 @@
 
 flake8 handles ``# noqa`` and ``--select/--ignore`` itself, so the adapter
 reports every finding of the rules enabled by default (or by the
-``[tool.tflint-gpu]`` selection of the nearest pyproject.toml). flake8 adds 1
-to the column it is given, so columns are 0-based here.
+``[tool.tflint-gpu]`` selection of the nearest pyproject.toml); a file with a
+``# tflint-gpu: noqa`` line has none. An invalid configuration stops flake8
+with the message, as the command line does. flake8 adds 1 to the column it is
+given, so columns are 0-based here.
 """
 from __future__ import annotations
 
@@ -13,16 +15,25 @@ from typing import Iterator, Sequence, Tuple, Type
 
 import tflint_gpu
 from tflint_gpu import config
-from tflint_gpu.engine.lint import ParseError, lint_source
+from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
 from tflint_gpu.rules.base import Rule
+
+try:  # flake8 shows its ExecutionError as "There was a critical error ..."
+    from flake8.exceptions import ExecutionError as _Flake8Error
+except ImportError:  # pragma: no cover - imported without flake8
+    _Flake8Error = Exception  # type: ignore[misc,assignment]
+
+
+class ConfigurationError(_Flake8Error):
+    """tflint-gpu's configuration is invalid: flake8 reports it and exits non-zero."""
 
 
 @functools.lru_cache(maxsize=64)
 def _settings_for(directory: str) -> config.Settings:
     try:
         return config.load_settings(config.Overrides(), Path(directory))
-    except config.ConfigError:
-        return config.load_settings(config.Overrides(config=None), Path("/"))
+    except config.ConfigError as error:
+        raise ConfigurationError(f"tflint-gpu: {error}") from None
 
 
 class Flake8Plugin:
@@ -38,9 +49,12 @@ class Flake8Plugin:
         return _settings_for(str(directory)).rules_for(self.filename)
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
+        rules = self._rules()  # before anything else: a configuration error is never skipped
         source = "".join(self.lines)
+        if file_noqa(source):
+            return
         try:
-            findings = lint_source(source, self.filename, self._rules(), noqa=False).findings
+            findings = lint_source(source, self.filename, rules, noqa=False).findings
         except ParseError:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:

@@ -226,3 +226,8 @@ def _suppressed(lines: List[str], row: int, code: str) -> bool:
     if not codes:
         return True
     return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)
+
+
+def file_noqa(source: str) -> bool:
+    """Does a ``# tflint-gpu: noqa`` line exempt the whole file?"""
+    return _FILE_NOQA.search(source) is not None
