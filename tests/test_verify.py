@@ -6,12 +6,15 @@ import importlib.util
 import json
 import subprocess
 import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 from tflint_gpu.rules.base import REGISTRY, all_rules
 from tflint_gpu.verify import command, harness
+from tflint_gpu.verify import compare as compare_module
 from tflint_gpu.verify.compare import Side, compare, decide, summary
 
 HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
@@ -78,8 +81,36 @@ def test_verdict_equivalent():
 
 
 def test_verdict_fixes_error_carries_the_error():
-    verdict, evidence = decide(Side(error="AttributeError: boom"), Side(result=np.ones(1)), expect="fixes-error")
+    before = Side(error="AttributeError: boom", error_type="AttributeError", phase="warm-up")
+    verdict, evidence = decide(before, Side(result=np.ones(1)), expect="fixes-error", expect_error="AttributeError")
     assert (verdict, evidence) == ("fixes-error", "AttributeError: boom")
+
+
+def test_verdict_fixes_error_needs_the_named_error_raised_by_main():
+    after = Side(result=np.ones(1))
+    raised = Side(error="AttributeError: boom", error_type="AttributeError", phase="timed call 1")
+    verdict, evidence = decide(raised, after, expect="fixes-error")
+    assert verdict == "failed" and "EXPECT_ERROR" in evidence
+    verdict, evidence = decide(raised, after, expect="fixes-error", expect_error="TypeError")
+    assert verdict == "failed" and "TypeError" in evidence and "AttributeError" in evidence
+    at_import = Side(error="AttributeError: boom", error_type="AttributeError", phase="import")
+    verdict, evidence = decide(at_import, after, expect="fixes-error", expect_error="AttributeError")
+    assert verdict == "failed" and "import" in evidence
+    missing = Side(error="ModuleNotFoundError: No module named 'x'", error_type="ModuleNotFoundError",
+                   error_kinds=("ModuleNotFoundError", "ImportError"), phase="warm-up")
+    assert decide(missing, after, expect="fixes-error", expect_error="ModuleNotFoundError")[0] == "failed"
+    for empty in (Side(result=None), Side(result={}), Side(result=compare_module.Opaque("Box", "Box()"))):
+        verdict, evidence = decide(raised, empty, expect="fixes-error", expect_error="AttributeError")
+        assert verdict == "failed" and "after" in evidence, empty
+
+
+def test_verdict_equivalent_needs_a_compared_array():
+    for empty in (None, (), {"a": None}):
+        verdict, evidence = decide(Side(result=empty), Side(result=empty), expect="equivalent")
+        assert verdict == "failed" and "nothing" in evidence, empty
+    opaque = Side(result=(np.ones(1), compare_module.Opaque("Box", "Box()")))
+    verdict, evidence = decide(opaque, opaque, expect="equivalent")
+    assert verdict == "failed" and "Box" in evidence
 
 
 def test_verdict_fixes_behaviour():
@@ -99,7 +130,16 @@ def test_verdict_failed_cases():
 
 
 def test_module_settings_reads_literals():
-    assert harness.module_settings('EXPECT = "equivalent"\nTOLERANCE = 1e-5\n') == ("equivalent", 1e-5)
+    assert harness.module_settings('EXPECT = "equivalent"\nTOLERANCE = 1e-5\n') == ("equivalent", 1e-5, None)
+    settings = harness.module_settings('EXPECT = "fixes-error"\nEXPECT_ERROR = "ValueError"\n')
+    assert settings.expect_error == "ValueError"
+
+
+def test_traces_column_says_n_a_when_no_tf_function_ran():
+    record = harness.Record("TFG201", "examples/TFG201", "equivalent", "ok", traces_before=None, traces_after=None)
+    assert command._row(record)[5] == "n/a"
+    record.traces_before, record.traces_after = 0, 3
+    assert command._row(record)[5] == "0/3"
 
 
 def test_usage_errors_do_not_start_tensorflow(capsys):
@@ -125,15 +165,218 @@ def test_example_after_is_the_golden_fix(code):
     assert problem is None, problem
 
 
+def expected_verdicts():
+    return {code: harness.module_settings((EXAMPLES / code / "before.py").read_text(encoding="utf-8")).expect
+            for code in harness.example_codes(EXAMPLES)}
+
+
+def test_fixes_error_examples_name_their_error():
+    for code, expect in expected_verdicts().items():
+        settings = harness.module_settings((EXAMPLES / code / "before.py").read_text(encoding="utf-8"))
+        assert expect in ("equivalent", "fixes-error", "fixes-behaviour"), code
+        assert (settings.expect_error is not None) == (expect == "fixes-error"), code
+
+
 @pytest.mark.skipif(not HAS_TENSORFLOW, reason="tensorflow is not installed: the examples cannot run")
-def test_all_examples_verify_on_cpu(capsys):
+def test_each_example_verifies_on_cpu_with_its_expected_verdict(capsys):
     code = command.run(parse("--device", "cpu", "--size", "small", "--repeat", "1", "--format", "json",
                              "--jobs", "2"))
-    records = json.loads(capsys.readouterr().out)
-    failed = [f"{r['rule']}: {r['evidence']}" for r in records if r["verdict"] == "failed"]
-    assert not failed, "\n".join(failed)
+    records = {r["rule"]: r for r in json.loads(capsys.readouterr().out)}
+    expected = expected_verdicts()
+    assert set(records) == set(expected)
+    wrong = [f"{rule}: EXPECT {expected[rule]}, got {r['verdict']}: {r['evidence']}"
+             for rule, r in records.items() if r["verdict"] != expected[rule]]
+    assert not wrong, "\n".join(wrong)
     assert code == 0
-    assert {r["rule"] for r in records} == set(harness.example_codes(EXAMPLES))
+    # tf.functions made inside main (TFG103) and by Keras's fit/predict (TFG102's after) are counted
+    assert records["TFG103"]["traces_before"] > 0 and records["TFG103"]["traces_after"] > 0
+    assert records["TFG102"]["traces_after"] > 0
+    assert records["TFG201"]["traces_before"] is None  # no tf.function at all: n/a
+
+
+# -- synthetic examples: verify must not pass vacuously ----------------------
+
+SYNTHETIC = {
+    # name: (EXPECT, EXPECT_ERROR, body, timeout); BEFORE is true only in before.py (the two files are equal,
+    # so after.py is trivially the golden fix)
+    "none_result": ("equivalent", None, """
+        def main(size):
+            tf.constant(1.0)
+            return None
+    """, None),
+    "opaque_result": ("equivalent", None, """
+        class Box:
+            def __repr__(self):
+                return "Box()"
+
+        def main(size):
+            return Box()
+    """, None),
+    "no_expect_error": ("fixes-error", None, """
+        def main(size):
+            if BEFORE:
+                raise ValueError("before fails")
+            return tf.constant([1.0])
+    """, None),
+    "other_error": ("fixes-error", "TypeError", """
+        def main(size):
+            if BEFORE:
+                raise ValueError("before fails, but not with the expected error")
+            return tf.constant([1.0])
+    """, None),
+    "expected_error": ("fixes-error", "TypeError", """
+        def main(size):
+            if BEFORE:  # re-raised the way Keras does, with a header
+                try:
+                    raise TypeError("Using a symbolic tf.Tensor as a Python bool is not allowed.")
+                except TypeError as error:
+                    raise TypeError("Exception encountered when calling Gate.call().") from error
+            return tf.constant([1.0])
+    """, None),
+    "after_returns_none": ("fixes-error", "ValueError", """
+        def main(size):
+            if BEFORE:
+                raise ValueError("before fails")
+            return None
+    """, None),
+    "import_time_error": ("fixes-error", "RuntimeError", """
+        if BEFORE:
+            raise RuntimeError("fails while the module is imported")
+
+        def main(size):
+            return tf.constant([1.0])
+    """, None),
+    "missing_module": ("fixes-error", "ModuleNotFoundError", """
+        def main(size):
+            if BEFORE:
+                import tflint_gpu_no_such_module  # noqa: F401
+            return tf.constant([1.0])
+    """, None),
+    "killed": ("fixes-error", "ChildProcessError", """
+        import signal
+
+        def main(size):
+            if BEFORE:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return tf.constant([1.0])
+    """, None),
+    "timeout": ("fixes-error", "TimeoutExpired", """
+        import time
+
+        def main(size):
+            if BEFORE:
+                time.sleep(600)
+            return tf.constant([1.0])
+    """, 30.0),
+    "functions_inside_main": ("equivalent", None, """
+        class Scaler:
+            @tf.function
+            def scale(self, x):
+                return x * 3.0
+
+        def main(size):
+            double = tf.function(lambda x: x * 2.0)
+            x = tf.constant([1.0, 2.0])
+            return double(x) + Scaler().scale(x)
+    """, None),
+}
+
+
+def write_example(directory, expect, expect_error, body):
+    lines = [f'"""A synthetic example: {directory.name}."""', "import os", "", "import tensorflow as tf", "",
+             f"EXPECT = {expect!r}"]
+    if expect_error is not None:
+        lines.append(f"EXPECT_ERROR = {expect_error!r}")
+    lines.append('BEFORE = os.path.basename(__file__) == "before.py"')
+    source = "\n".join(lines) + "\n" + textwrap.dedent(body)
+    directory.mkdir(parents=True)
+    (directory / "before.py").write_text(source, encoding="utf-8")
+    (directory / "after.py").write_text(source, encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    """Every SYNTHETIC example verified (two children each, a few at once): name -> Record."""
+    if not HAS_TENSORFLOW:
+        pytest.skip("tensorflow is not installed: the examples cannot run")
+    list(all_rules())
+    root = tmp_path_factory.mktemp("synthetic")
+    for name, (expect, expect_error, body, _) in SYNTHETIC.items():
+        write_example(root / name, expect, expect_error, body)
+
+    def one(name):
+        timeout = SYNTHETIC[name][3] or 300.0
+        return harness.verify_example(name, REGISTRY["TFG201"], root, size="small", repeat=1, device="cpu",
+                                      timeout=timeout)
+
+    names = sorted(SYNTHETIC, key=lambda name: name != "timeout")  # the slow one first
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        return dict(zip(names, pool.map(one, names)))
+
+
+@pytest.mark.parametrize("name, verdict", [("expected_error", "fixes-error"), ("functions_inside_main", "equivalent")])
+def test_synthetic_controls_pass(synthetic, name, verdict):
+    assert synthetic[name].verdict == verdict, synthetic[name].evidence
+
+
+def test_fixes_error_reads_the_error_through_a_keras_style_reraise(synthetic):
+    assert synthetic["expected_error"].evidence.startswith("TypeError: Using a symbolic tf.Tensor")
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("none_result", "None"),
+    ("opaque_result", "Box"),
+    ("no_expect_error", "EXPECT_ERROR"),
+    ("other_error", "ValueError"),
+    ("after_returns_none", "after"),
+    ("import_time_error", "import"),
+    ("missing_module", "ModuleNotFoundError"),
+    ("killed", "killed by SIGKILL"),
+    ("timeout", "TimeoutExpired"),
+])
+def test_vacuous_example_is_failed_with_a_reason(synthetic, name, reason):
+    record = synthetic[name]
+    assert record.verdict == "failed", f"{name}: {record.verdict}: {record.evidence}"
+    assert reason in record.evidence, record.evidence
+
+
+def test_traces_count_tf_functions_made_inside_main_and_methods(synthetic):
+    record = synthetic["functions_inside_main"]
+    # main runs twice (warm-up + 1 timed call); each makes a tf.function and a Scaler, each traced once
+    assert (record.traces_before, record.traces_after) == (4, 4)
+
+
+PLAIN = """
+    def main(size):
+        return tf.constant([1.0, 2.0])
+"""
+
+
+@pytest.fixture(scope="module")
+def relative_run(tmp_path_factory):
+    """`verify --examples ../project/examples` run from another directory: (exit code, records)."""
+    if not HAS_TENSORFLOW:
+        pytest.skip("tensorflow is not installed: the examples cannot run")
+    tmp = tmp_path_factory.mktemp("relative")
+    write_example(tmp / "project" / "examples" / "TFG201", "equivalent", None, PLAIN)
+    (tmp / "elsewhere").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(tmp / "elsewhere")
+        done = subprocess.run([sys.executable, "-m", "tflint_gpu.verify", "--examples", "../project/examples",
+                               "--rule", "TFG201", "--device", "cpu", "--repeat", "1", "--format", "json"],
+                              capture_output=True, text=True, env=harness.child_env("cpu"), timeout=300)
+    return done.returncode, json.loads(done.stdout or "[]")
+
+
+def test_relative_examples_path_from_another_directory(relative_run):
+    code, records = relative_run
+    assert [(r["rule"], r["verdict"]) for r in records] == [("TFG201", "equivalent")], records
+    assert code == 0
+
+
+def test_traces_are_none_without_any_tf_function(relative_run):
+    _, records = relative_run
+    assert (records[0]["traces_before"], records[0]["traces_after"]) == (None, None)
 
 
 def test_module_entry_point_without_tensorflow():

@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 EXPECT = "fixes-error"
+EXPECT_ERROR = "OperatorNotAllowedInGraphError"  # the `if` on a tensor, when Keras traces `call`
 
 SIZES = {"small": (256, 16), "large": (16384, 64)}
 

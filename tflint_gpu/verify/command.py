@@ -85,7 +85,10 @@ def _seconds(value: Optional[float]) -> str:
 
 def _row(record: Record) -> List[str]:
     ratio = "-" if record.ratio is None else f"{record.ratio:.2f}x"
-    traces = f"{_count(record.traces_before)}/{_count(record.traces_after)}"
+    if record.traces_before is None and record.traces_after is None:
+        traces = "n/a"  # no tf.function was made or called (or neither file ran)
+    else:
+        traces = f"{_count(record.traces_before)}/{_count(record.traces_after)}"
     return [record.rule, record.verdict, _seconds(record.before_seconds), _seconds(record.after_seconds),
             ratio, traces, record.evidence]
 
@@ -134,13 +137,15 @@ def markdown(records: Sequence[Record], args: argparse.Namespace) -> str:
         "Verdicts: `equivalent` (same dtypes, shapes and values, or within the example's TOLERANCE), "
         "`fixes-error` (before raises, after runs; the evidence is the error), `fixes-behaviour` "
         "(both run and `behaviour_changed(before, after)` is true), `failed` (anything else, "
-        "including an `after.py` that is not exactly the rule's fix of `before.py`).",
+        "including an `after.py` that is not exactly the rule's fix of `before.py`). `equivalent` needs at "
+        "least one compared tensor or array; `fixes-error` needs `before.py`'s `main` to raise the "
+        "example's `EXPECT_ERROR` and `after.py`'s to return a result.",
         "",
         "Times are the median of the timed calls of `main(size)` in a fresh process, each including the "
         "conversion of the result to NumPy (which waits for the device); the warm-up call, which traces, "
         "is not timed. Ratios are measurements on the device named above, not guarantees. "
-        "Traces: the sum of `experimental_get_tracing_count()` over the module's `tf.function` objects "
-        "after all calls.",
+        "Traces: how many times `tf.function`s were traced over all calls, wherever they were made "
+        "(module level, inside `main`, methods, Keras's `fit`/`predict`); `n/a` when there was none.",
         "",
     ]
     return "\n".join(lines)

@@ -1,10 +1,12 @@
 """Compare two example results and decide a verdict. NumPy only, no TensorFlow.
 
 Results arrive as NumPy data: arrays (or NumPy scalars, or ``None``) nested in
-tuples, lists and dicts. Two results are *equivalent* when they have the same
-structure and, leaf by leaf, the same dtype, the same shape, and equal values
-(NaN equal to NaN), or values within ``tolerance`` (absolute and relative)
-when the example sets ``TOLERANCE``.
+tuples, lists and dicts; anything else the runner met is an ``Opaque`` leaf.
+Two results are *equivalent* when they have the same structure and, leaf by
+leaf, the same dtype, the same shape, and equal values (NaN equal to NaN), or
+values within ``tolerance`` (absolute and relative) when the example sets
+``TOLERANCE``, and at least one array was compared: a ``main`` that returns
+``None``, an empty container or an opaque object proves nothing.
 """
 from __future__ import annotations
 
@@ -16,10 +18,19 @@ import numpy as np
 VERDICTS = ("equivalent", "fixes-error", "fixes-behaviour", "failed")
 
 
+@dataclass(frozen=True)
+class Opaque:
+    """A result leaf that is not a tensor or array (sent as its type name and repr): never compared."""
+
+    type_name: str
+    text: str
+
+
 @dataclass
 class Comparison:
     equal: bool
     detail: str  # why not, or what was compared
+    count: int = 0  # arrays compared
 
 
 def compare(before: Any, after: Any, tolerance: Optional[float] = None) -> Comparison:
@@ -32,8 +43,33 @@ def compare(before: Any, after: Any, tolerance: Optional[float] = None) -> Compa
     noun = "array" if count == 1 else "arrays"
     if tolerance is not None and any(leaves):
         return Comparison(True, f"same dtypes and shapes ({count} {noun}); values within "
-                                f"TOLERANCE={tolerance:g} (max abs diff {max(leaves):.3g})")
-    return Comparison(True, f"same dtypes, shapes and values ({count} {noun})")
+                                f"TOLERANCE={tolerance:g} (max abs diff {max(leaves):.3g})", count)
+    return Comparison(True, f"same dtypes, shapes and values ({count} {noun})", count)
+
+
+def result_problem(result: Any) -> Optional[str]:
+    """None when ``result`` holds at least one array and no opaque object; else what ``main`` returned."""
+    arrays = 0
+    stack = [result]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, Opaque):
+            return f"returned an opaque {value.type_name} object ({_short(value.text)}), not tensors or arrays"
+        elif value is not None:
+            arrays += 1
+    if arrays:
+        return None
+    if result is None:
+        return "returned None"
+    return f"returned no tensor or array ({summary(result, 40)})"
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _compare(a: Any, b: Any, where: str, tolerance: Optional[float], leaves: List[float]) -> Optional[str]:
@@ -57,6 +93,9 @@ def _compare(a: Any, b: Any, where: str, tolerance: Optional[float], leaves: Lis
             if problem:
                 return problem
         return None
+    for value in (a, b):
+        if isinstance(value, Opaque):
+            return f"{where}: an opaque {value.type_name} object ({_short(value.text)}) cannot be compared"
     if a is None or b is None:
         return None if a is None and b is None else f"{where}: {a!r} vs {b!r}"
     x, y = np.asarray(a), np.asarray(b)
@@ -98,6 +137,8 @@ def summary(result: Any, limit: int = 60) -> str:
             return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
         if value is None:
             return "None"
+        if isinstance(value, Opaque):
+            return f"<{value.type_name}>"
         array = np.asarray(value)
         if array.size <= 4:
             return np.array2string(array, precision=4, separator=", ") if array.ndim else repr(array.item())
@@ -108,22 +149,46 @@ def summary(result: Any, limit: int = 60) -> str:
 
 @dataclass
 class Side:
-    """What one file's run produced: an error (``"Type: first line"``) or a result."""
+    """What one file's run produced: an error (``"Type: first line"``) or a result.
+
+    ``error_type`` is the class name of the error (read through Keras's re-raise
+    of the same type), ``error_kinds`` the names of its classes (MRO), and
+    ``phase`` where it happened: ``"warm-up"`` or ``"timed call N"`` while
+    ``main`` ran; ``"import"``, ``"import tensorflow"``, ``"device"`` or
+    ``"child process"`` (a timeout, a killed or crashed child) otherwise.
+    """
 
     error: Optional[str] = None
     result: Any = None
+    error_type: Optional[str] = None
+    phase: Optional[str] = None
+    error_kinds: Tuple[str, ...] = ()
+
+    def raised_in_main(self) -> bool:
+        return self.phase is not None and (self.phase == "warm-up" or self.phase.startswith("timed call"))
 
 
 def decide(before: Side, after: Side, *, expect: Optional[str], tolerance: Optional[float] = None,
-           changed: Any = None) -> Tuple[str, str]:
+           changed: Any = None, expect_error: Optional[str] = None) -> Tuple[str, str]:
     """The verdict and its evidence.
 
     ``changed`` is what ``behaviour_changed(before, after)`` returned (None when
     the module has none or it was not called; a string when it raised).
+    ``expect_error`` is the example's ``EXPECT_ERROR``: the class name of the
+    error ``before`` must raise for a ``fixes-error`` verdict.
     """
     verdict, evidence = _observed(before, after, tolerance, changed)
     if verdict != "failed" and expect != verdict:
         return "failed", f"EXPECT={expect!r} but observed {verdict}: {evidence}"
+    if verdict == "fixes-error":
+        if not expect_error:
+            return "failed", (f"EXPECT='fixes-error' needs EXPECT_ERROR naming the error before.py raises "
+                              f"(it raised {before.error})")
+        if before.error_type != expect_error:
+            return "failed", f"before.py raised {before.error}, not EXPECT_ERROR={expect_error!r}"
+        problem = result_problem(after.result)
+        if problem is not None:
+            return "failed", f"before raises {before.error}, but after.py's main {problem}"
     return verdict, evidence
 
 
@@ -132,6 +197,11 @@ def _observed(before: Side, after: Side, tolerance: Optional[float], changed: An
         prefix = f"before: {before.error}; " if before.error is not None else ""
         return "failed", f"{prefix}after raises {after.error}"
     if before.error is not None:
+        if not before.raised_in_main():
+            where = f" (during {before.phase or 'an unknown phase'})"
+            return "failed", f"before.py did not get to run main: {before.error.replace(where, '')}{where}"
+        if "ImportError" in before.error_kinds:
+            return "failed", f"before.py's main raised {before.error}: a missing module is not an error a fix fixes"
         return "fixes-error", before.error
     if isinstance(changed, str):
         return "failed", f"behaviour_changed raised {changed}"
@@ -139,6 +209,9 @@ def _observed(before: Side, after: Side, tolerance: Optional[float], changed: An
         return "fixes-behaviour", (f"behaviour_changed(before, after) is True: "
                                    f"{summary(before.result, 40)} -> {summary(after.result, 40)}")
     comparison = compare(before.result, after.result, tolerance)
-    if comparison.equal:
-        return "equivalent", comparison.detail
-    return "failed", f"results differ: {comparison.detail}"
+    if not comparison.equal:
+        return "failed", f"results differ: {comparison.detail}"
+    if comparison.count == 0:
+        problem = result_problem(after.result) or "returned no tensor or array"
+        return "failed", f"nothing compared: main {problem} (equivalent needs at least one tensor or array)"
+    return "equivalent", comparison.detail

@@ -11,13 +11,14 @@ import ast
 import os
 import pickle
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Type
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
@@ -64,10 +65,19 @@ def registry() -> Dict[str, Type]:
     return REGISTRY
 
 
-def module_settings(source: str) -> Tuple[Optional[str], Optional[float]]:
-    """``EXPECT`` and ``TOLERANCE`` as literal top-level assignments of an example."""
+class Settings(NamedTuple):
+    """An example's literal top-level settings."""
+
+    expect: Optional[str]
+    tolerance: Optional[float]
+    expect_error: Optional[str]
+
+
+def module_settings(source: str) -> Settings:
+    """``EXPECT``, ``TOLERANCE`` and ``EXPECT_ERROR`` as literal top-level assignments of an example."""
     expect: Optional[str] = None
     tolerance: Optional[float] = None
+    expect_error: Optional[str] = None
     for stmt in ast.parse(source).body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
@@ -81,7 +91,9 @@ def module_settings(source: str) -> Tuple[Optional[str], Optional[float]]:
                         expect = value
                     elif target.id == "TOLERANCE":
                         tolerance = float(value)
-    return expect, tolerance
+                    elif target.id == "EXPECT_ERROR":
+                        expect_error = value
+    return Settings(expect, tolerance, expect_error)
 
 
 def golden_check(rule: Type, before_path: Path, after_path: Path) -> Optional[str]:
@@ -123,11 +135,13 @@ def child_env(device: str) -> Dict[str, str]:
 
 def run_child(file: Optional[Path], out: Path, *, size: str, repeat: int, device: str, timeout: float,
               before: Optional[Tuple[Path, Path]] = None, probe: bool = False) -> Dict[str, Any]:
-    """Start the runner on ``file``; return its report (an ``error`` entry when it died)."""
+    """Start the runner on ``file``; return its report (an ``error`` entry, phase ``child process``,
+    when it timed out or died). Paths are made absolute: the child runs in the file's directory."""
+    file = file.resolve() if file is not None else None
     command = [sys.executable, "-m", "tflint_gpu.verify.runner", str(file or ""), "--size", size,
-               "--repeat", str(repeat), "--out", str(out)]
+               "--repeat", str(repeat), "--out", str(Path(out).resolve())]
     if before is not None:
-        command += ["--before-file", str(before[0]), "--before-result", str(before[1])]
+        command += ["--before-file", str(before[0].resolve()), "--before-result", str(before[1].resolve())]
     if device == "gpu":
         command.append("--require-gpu")
     if probe:
@@ -137,13 +151,31 @@ def run_child(file: Optional[Path], out: Path, *, size: str, repeat: int, device
         done = subprocess.run(command, env=child_env(device), cwd=cwd, timeout=timeout,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     except subprocess.TimeoutExpired:
-        return {"error": f"TimeoutExpired: no result within {timeout:g} s", "phase": "child"}
+        return {"error": f"TimeoutExpired: no result within {timeout:g} s", "phase": "child process"}
     if out.exists():
         with out.open("rb") as handle:
             return pickle.load(handle)
-    lines = [line for line in (done.stderr or "").splitlines() if line.strip()]
-    last = lines[-1].strip() if lines else "no output"
-    return {"error": f"ChildProcessError: runner exited with code {done.returncode}: {last}", "phase": "child"}
+    return {"error": f"ChildProcessError: {_exit_status(done.returncode)}: {_last_line(done.stderr)}",
+            "phase": "child process"}
+
+
+def _exit_status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"runner killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"runner killed by signal {-returncode}"
+    return f"runner exited with code {returncode}"
+
+
+_LOG_LINE = re.compile(r"^([IWEF]\d{4} |WARNING: All log messages before absl)")
+
+
+def _last_line(stderr: Optional[str]) -> str:
+    """The child's last stderr line that is not a TensorFlow/absl log line."""
+    lines = [line.strip() for line in (stderr or "").splitlines() if line.strip()]
+    useful = [line for line in lines if not _LOG_LINE.match(line)]
+    return useful[-1] if useful else "no output"
 
 
 def probe(device: str, timeout: float = 300.0) -> Dict[str, Any]:
@@ -154,6 +186,7 @@ def probe(device: str, timeout: float = 300.0) -> Dict[str, Any]:
 
 def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, repeat: int, device: str,
                    timeout: float) -> Record:
+    root = Path(root).resolve()
     directory = root / code
     example = f"{root.name}/{code}"
     record = Record(code, example, "failed", "", size=size)
@@ -166,7 +199,7 @@ def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, re
         return record
     golden = golden_check(rule, before_path, after_path)
     try:
-        expect, tolerance = module_settings(before_path.read_text(encoding="utf-8"))
+        settings = module_settings(before_path.read_text(encoding="utf-8"))
     except SyntaxError as error:
         record.evidence = f"before.py: SyntaxError: {error.msg}"
         return record
@@ -178,8 +211,8 @@ def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, re
                           before=(before_path, before_out) if before_out.exists() else None, **options)
     from tflint_gpu.verify.compare import decide
 
-    verdict, evidence = decide(_side(before), _side(after), expect=expect, tolerance=tolerance,
-                               changed=after.get("changed"))
+    verdict, evidence = decide(_side(before), _side(after), expect=settings.expect, tolerance=settings.tolerance,
+                               changed=after.get("changed"), expect_error=settings.expect_error)
     if golden is not None:
         verdict, evidence = "failed", f"{golden} (run: {verdict}: {evidence})"
     record.verdict, record.evidence = verdict, evidence
@@ -196,15 +229,17 @@ def _side(report: Dict[str, Any]):
     from tflint_gpu.verify.compare import Side
 
     error = report.get("error")
-    if error is not None and str(report.get("phase")).startswith(("timed call", "import tensorflow")):
+    if error is not None and report.get("phase") not in (None, "warm-up"):
         error = f"{error} (during {report['phase']})"
-    return Side(error=error, result=report.get("result"))
+    return Side(error=error, result=report.get("result"), error_type=report.get("error_type"),
+                phase=report.get("phase"), error_kinds=tuple(report.get("error_kinds") or ()))
 
 
 def verify(codes: Sequence[str], root: Path, *, size: str = "small", repeat: int = 5, device: str = "auto",
            timeout: Optional[float] = None, jobs: int = 1) -> List[Record]:
     """Verify each code's example; one Record a code, in the order given."""
     rules = registry()
+    root = Path(root).resolve()
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT[size]
 
     def one(code: str) -> Record:

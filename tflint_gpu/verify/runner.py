@@ -4,12 +4,19 @@
         [--before-file BEFORE.py --before-result BEFORE.pkl] [--require-gpu]
 
 Imports FILE as a module, calls ``main(size)`` once as a warm-up (tracing
-happens here; an exception is recorded as ``"Type: first line"``), then
-``repeat`` timed calls. A timed call includes converting the result to NumPy,
-which also waits for a GPU to finish. The result goes back as NumPy data
-(arrays nested in tuples, lists and dicts) so the parent can read it without
-TensorFlow. ``traces`` is the sum of ``experimental_get_tracing_count()`` over
-the module's top-level ``tf.function`` objects after all calls.
+happens here; an exception is recorded as ``"Type: first line"``, with its
+class name and the phase it happened in), then ``repeat`` timed calls. A timed
+call includes converting the result to NumPy, which also waits for a GPU to
+finish. The result goes back as NumPy data (arrays nested in tuples, lists and
+dicts; anything else as ``compare.Opaque``) so the parent can read it without
+TensorFlow.
+
+``traces`` counts every trace of every ``tf.function`` called while the
+example ran, wherever it was made (module level, inside ``main``, a method,
+Keras's ``fit``/``predict``): before the example is imported, the class of
+``tf.function`` objects gets a ``__call__`` that adds the growth of
+``experimental_get_tracing_count()`` during each call. It is ``None`` when no
+``tf.function`` was made or called.
 
 With ``--before-result``, and when this file ran, it also imports
 BEFORE.py and records ``behaviour_changed(before_result, this_result)``.
@@ -19,25 +26,33 @@ BEFORE.py and records ``behaviour_changed(before_result, this_result)``.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import os
 import pickle
 import re
 import statistics
 import sys
+import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def original_error(error: BaseException) -> BaseException:
+    """The error Keras re-raised with its own header (same type, chained), else ``error``."""
+    inner = error.__cause__ or error.__context__
+    while inner is not None and type(inner) is type(error):
+        error = inner
+        inner = error.__cause__ or error.__context__
+    return error
 
 
 def describe_error(error: BaseException) -> str:
     """``"Type: first line of the message"`` (the real line when TF wraps it in "in user code:",
     and the line after Keras's "Exception encountered when calling X.call()." header)."""
-    inner = error.__cause__ or error.__context__
-    while inner is not None and type(inner) is type(error):
-        error = inner  # Keras re-raises the same type with its own header: keep the original
-        inner = error.__cause__ or error.__context__
+    error = original_error(error)
     text = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # Keras bolds parts of its messages
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     name = type(error).__name__
@@ -66,9 +81,23 @@ def load_module(path: str, name: str):
     return module
 
 
+def error_fields(error: BaseException, phase: str) -> Dict[str, Any]:
+    """The report's error entries: the description, the class name, the class names of both
+    the raised error and the one it re-raises (for ImportError checks), and the phase."""
+    original = original_error(error)
+    kinds: List[str] = []
+    for cls in type(original).__mro__ + type(error).__mro__:
+        if cls.__name__ not in kinds:
+            kinds.append(cls.__name__)
+    return {"error": describe_error(error), "error_type": type(original).__name__,
+            "error_kinds": tuple(kinds), "phase": phase}
+
+
 def to_numpy(value: Any, tf: Any = None) -> Any:
     """The value as NumPy data: tensors and variables become arrays, containers are kept."""
     import numpy as np
+
+    from tflint_gpu.verify.compare import Opaque
 
     if value is None:
         return None
@@ -86,9 +115,17 @@ def to_numpy(value: Any, tf: Any = None) -> Any:
             value = tf.sparse.to_dense(value)
     if callable(getattr(value, "numpy", None)):
         value = value.numpy()
-    array = np.asarray(value)
+    try:
+        array = np.asarray(value)
+    except Exception:
+        array = np.asarray(None)  # object dtype: opaque
     if array.dtype == object:
-        return repr(value)  # nothing the parent could unpickle without the producing library
+        items = array.ravel().tolist()
+        for kind in (bytes, str):  # string tensors come back as object arrays of bytes
+            if items and all(isinstance(item, kind) for item in items):
+                return array.astype(kind)
+        # nothing the parent could unpickle without the producing library, nor compare
+        return Opaque(type(value).__name__, repr(value)[:200])
     return array
 
 
@@ -112,24 +149,77 @@ def device_info(tf: Any) -> Dict[str, Any]:
     return {"device": device, "gpu": bool(gpus) and placed.startswith("GPU"), "tf_version": tf.__version__}
 
 
-def traces(module: Any) -> int:
-    total = 0
-    for value in list(vars(module).values()):
-        counter = getattr(value, "experimental_get_tracing_count", None)
-        if callable(counter) and not isinstance(value, type):
+class TraceCounter:
+    """Counts the traces of every ``tf.function`` called after ``install``, wherever it was made."""
+
+    def __init__(self) -> None:
+        self.traces = 0
+        self.functions = 0  # tf.function objects made through ``tf.function`` after install
+        self.called = False
+        self._lock = threading.Lock()
+        self._active = threading.local()
+
+    @property
+    def count(self) -> Optional[int]:
+        """The traces, or None when no tf.function was made or called."""
+        return self.traces if (self.functions or self.called) else None
+
+    def install(self, tf: Any) -> None:
+        function_class = type(tf.function(lambda: None))
+        original_call = function_class.__call__
+        counter = self
+
+        @functools.wraps(original_call)
+        def __call__(function, *args, **kwargs):
+            active = counter._active.__dict__.setdefault("ids", set())
+            if id(function) in active:  # a recursive call: the outer call counts its traces
+                return original_call(function, *args, **kwargs)
+            active.add(id(function))
+            start = _tracing_count(function)
             try:
-                total += int(counter())
-            except Exception:
-                pass
-    return total
+                return original_call(function, *args, **kwargs)
+            finally:
+                active.discard(id(function))
+                grown = _tracing_count(function) - start
+                with counter._lock:
+                    counter.called = True
+                    counter.traces += max(grown, 0)
+
+        function_class.__call__ = __call__
+        original_function = tf.function
+
+        def note(made: Any) -> Any:
+            if isinstance(made, function_class):
+                with counter._lock:
+                    counter.functions += 1
+                return made
+            if callable(made) and not isinstance(made, type):  # tf.function(jit_compile=True) -> a decorator
+                @functools.wraps(made)
+                def decorator(*args: Any, **kwargs: Any) -> Any:
+                    return note(made(*args, **kwargs))
+                return decorator
+            return made
+
+        @functools.wraps(original_function)
+        def function(*args: Any, **kwargs: Any) -> Any:
+            return note(original_function(*args, **kwargs))
+
+        tf.function = function
+
+
+def _tracing_count(function: Any) -> int:
+    try:
+        return int(function.experimental_get_tracing_count())
+    except Exception:
+        return 0
 
 
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     report: Dict[str, Any] = {"file": args.file, "device": None, "gpu": False, "tf_version": None,
-                              "error": None, "phase": None, "seconds": [], "median": None,
-                              "result": None, "traces": None, "changed": None}
+                              "error": None, "error_type": None, "error_kinds": (), "phase": None,
+                              "seconds": [], "median": None, "result": None, "traces": None, "changed": None}
     phase = "import tensorflow"
-    module = None
+    counter = TraceCounter()
     try:
         import tensorflow as tf
 
@@ -139,6 +229,7 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             return report
         if args.probe:
             return report
+        counter.install(tf)
         phase = "import"
         module = load_module(args.file, "tflint_gpu_example")
         entry = getattr(module, "main")
@@ -151,13 +242,12 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
             report["seconds"].append(time.perf_counter() - start)
         report["result"] = result
         report["median"] = statistics.median(report["seconds"]) if report["seconds"] else None
-        report["traces"] = traces(module)
+        report["traces"] = counter.count
     except BaseException as error:  # noqa: B902 - the example's failure is the data
         if isinstance(error, KeyboardInterrupt):
             raise
-        report.update(error=describe_error(error), phase=phase)
-        if module is not None:
-            report["traces"] = traces(module)
+        report.update(error_fields(error, phase))
+        report["traces"] = counter.count
         return report
     if args.before_result:
         report["changed"] = _behaviour_changed(args.before_file, args.before_result, report["result"])
@@ -195,7 +285,9 @@ def main(argv: Optional[list] = None) -> int:
         data = pickle.dumps(report)
     except Exception as error:
         report["result"] = None
-        report["error"] = report["error"] or f"result cannot be pickled: {describe_error(error)}"
+        if report["error"] is None:
+            report.update(error_fields(error, "result"))
+            report["error"] = f"result cannot be pickled: {report['error']}"
         data = pickle.dumps(report)
     with open(args.out, "wb") as handle:
         handle.write(data)
