@@ -1,7 +1,14 @@
 """The pre-commit manifest, the entry points, and the README's promises."""
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
@@ -42,3 +49,114 @@ def test_readme_lists_every_rule():
     readme = (ROOT / "README.md").read_text()
     for rule in all_rules():
         assert f"`{rule.code}`" in readme, f"{rule.code} missing from the README's rules table"
+
+
+# -- installs: the examples ship as package data -----------------------------
+
+HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+_COPY_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+                                      ".hypothesis", ".tflint_gpu_cache", "*.whl")
+
+
+def _run(command, *, cwd, timeout=300):
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+    env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", TF_CPP_MIN_LOG_LEVEL="3")
+    done = subprocess.run([str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    return done
+
+
+def _venv(path):
+    """A fresh virtualenv that sees this interpreter's packages (TensorFlow, LibCST, pip) but not its scripts."""
+    done = _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", path], cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    bin_dir = path / ("Scripts" if os.name == "nt" else "bin")
+    return bin_dir / "python", bin_dir / "tflint-gpu"
+
+
+def _install(python, *requirement, cwd):
+    # --ignore-installed: this interpreter's own (editable) tflint-gpu must not satisfy the requirement
+    done = _run([python, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--ignore-installed",
+                 "--quiet", *requirement], cwd=cwd)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _package_file(python, cwd):
+    done = _run([python, "-c", "import tflint_gpu; print(tflint_gpu.__file__)"], cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return Path(done.stdout.strip()).resolve()
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory):
+    """A copy of this checkout's source (so that building leaves nothing in the working tree)."""
+    root = tmp_path_factory.mktemp("source") / "tflint-gpu"
+    shutil.copytree(ROOT, root, ignore=_COPY_IGNORE)
+    return root
+
+
+@pytest.fixture(scope="module")
+def wheel_env(source, tmp_path_factory):
+    """The wheel built from the source, installed in a fresh virtualenv: (python, tflint-gpu script, cwd)."""
+    base = tmp_path_factory.mktemp("wheel")
+    done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                 "-w", base / "dist", source], cwd=base)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (wheel,) = (base / "dist").glob("tflint_gpu-*.whl")
+    python, script = _venv(base / "venv")
+    _install(python, wheel, cwd=base)
+    elsewhere = base / "elsewhere"  # outside the repository and the source copy
+    elsewhere.mkdir()
+    return python, script, elsewhere, wheel
+
+
+def test_package_list_names_every_package():
+    """pyproject lists the packages explicitly (to map tflint_gpu.examples to examples/): none may be missing."""
+    tomllib = pytest.importorskip("tomllib")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "tflint_gpu").rglob("__init__.py")}
+    assert set(config["packages"]) == on_disk | {"tflint_gpu.examples"}
+    assert config["package-dir"] == {"tflint_gpu.examples": "examples"}
+
+
+def test_wheel_ships_every_example_pair_and_the_results(wheel_env):
+    names = set(zipfile.ZipFile(wheel_env[3]).namelist())
+    examples = sorted(p.relative_to(ROOT / "examples").as_posix() for p in (ROOT / "examples").glob("TFG*/*.py"))
+    assert examples
+    missing = [name for name in examples + ["README.md", "RESULTS.md"] if f"tflint_gpu/examples/{name}" not in names]
+    assert not missing
+
+
+def test_wheel_install_shows_a_rule_with_its_example_pair(wheel_env):
+    python, script, elsewhere, _ = wheel_env
+    # the virtualenv runs the wheel's copy, not this checkout's (editable) one
+    assert (elsewhere.parent / "venv").resolve() in _package_file(python, elsewhere).parents
+    done = _run([script, "rule", "TFG201"], cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    before = (ROOT / "examples" / "TFG201" / "before.py").read_text(encoding="utf-8").rstrip()
+    after = (ROOT / "examples" / "TFG201" / "after.py").read_text(encoding="utf-8").rstrip()
+    assert f"## Example pair: examples/TFG201/before.py\n```python\n{before}\n```" in done.stdout
+    assert f"## Example pair: examples/TFG201/after.py\n```python\n{after}\n```" in done.stdout
+    assert "## Last recorded measurement (examples/RESULTS.md)" in done.stdout and "| [TFG201]" in done.stdout
+
+
+@pytest.mark.skipif(not HAS_TENSORFLOW, reason="tensorflow is not installed: the examples cannot run")
+def test_wheel_install_verifies_a_rule_on_cpu(wheel_env):
+    python, script, elsewhere, _ = wheel_env
+    done = _run([script, "verify", "--rule", "TFG201", "--device", "cpu", "--size", "small", "--repeat", "1",
+                 "--format", "json"], cwd=elsewhere)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = json.loads(done.stdout)
+    assert (record["rule"], record["verdict"]) == ("TFG201", "equivalent"), record["evidence"]
+
+
+def test_editable_install_lints_the_examples_from_the_repository_root(source, tmp_path):
+    """The README's first command, `pip install -e . && tflint-gpu examples/`, in a fresh virtualenv."""
+    python, script = _venv(tmp_path / "venv")
+    _install(python, "-e", source, cwd=source)
+    assert source.resolve() in _package_file(python, tmp_path).parents
+    done = _run([script, "examples/"], cwd=source)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "examples/TFG201/before.py" in done.stdout
+    done = _run([script, "rule", "TFG201"], cwd=tmp_path)
+    assert done.returncode == 0 and "## Example pair: examples/TFG201/before.py" in done.stdout, done.stderr

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PACKAGE_PARENT = PACKAGE_DIR.parent
 CODE_PATTERN = re.compile(r"^[A-Z]+[0-9]+$")
 DEFAULT_TIMEOUT = {"small": 300.0, "large": 1800.0}
 
@@ -46,9 +47,10 @@ class Record:
 
 
 def default_examples_dir() -> Path:
-    """``examples/`` next to the package (a source checkout), else under the working directory."""
-    beside = PACKAGE_PARENT / "examples"
-    return beside if beside.is_dir() else Path.cwd() / "examples"
+    """The examples: ``tflint_gpu/examples/`` in an installed wheel (package data), else
+    ``examples/`` of the source checkout the package runs from (editable installs too)."""
+    installed = PACKAGE_DIR / "examples"
+    return installed if installed.is_dir() else PACKAGE_PARENT / "examples"
 
 
 def example_codes(root: Path) -> List[str]:
