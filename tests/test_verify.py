@@ -140,6 +140,8 @@ def test_traces_column_says_n_a_when_no_tf_function_ran():
     assert command._row(record)[5] == "n/a"
     record.traces_before, record.traces_after = 0, 3
     assert command._row(record)[5] == "0/3"
+    record.traces_before = None  # before made no tf.function (it failed first), after did
+    assert command._row(record)[5] == "-/3"
 
 
 def test_usage_errors_do_not_start_tensorflow(capsys):

@@ -145,7 +145,8 @@ def markdown(records: Sequence[Record], args: argparse.Namespace) -> str:
         "conversion of the result to NumPy (which waits for the device); the warm-up call, which traces, "
         "is not timed. Ratios are measurements on the device named above, not guarantees. "
         "Traces: how many times `tf.function`s were traced over all calls, wherever they were made "
-        "(module level, inside `main`, methods, Keras's `fit`/`predict`); `n/a` when there was none.",
+        "(module level, inside `main`, methods, Keras's `fit`/`predict`); `-` for a file that made or "
+        "called none, `n/a` when neither did.",
         "",
     ]
     return "\n".join(lines)
