@@ -75,13 +75,24 @@ class RuleContext:
             return self.resolver.qualname(node.func, self.scope)
         return None
 
-    def module_expr(self, module: str, attribute: str) -> Tuple[cst.BaseExpression, Tuple[str, ...]]:
-        """An expression for ``module.attribute`` in this file's spelling, and the
-        imports it needs (``tensorflow``, ``zeros`` -> ``tf.zeros`` or ``tfl.zeros``)."""
-        alias = self.resolver.module_alias(module, self.scope)
+    def module_expr(self, module: str, attribute: str, scope: Optional[ScopeInfo] = None,
+                    exact: bool = False) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+        """An expression for ``module.attribute`` in this file's spelling at the
+        current scope, and the imports it needs (``tensorflow``, ``zeros`` ->
+        ``tf.zeros`` or ``tfl.zeros``); ``None`` when every name it could use
+        is bound to something else here (a parameter or local named ``tf``).
+        ``scope``: where the expression will stand (default: the current one);
+        ``exact``: only an import of ``module`` itself will do (see
+        ``Resolver.module_alias``)."""
+        scope = scope or self.scope
+        alias = self.resolver.module_alias(module, scope, exact)
         imports: Tuple[str, ...] = ()
         if alias is None:
-            alias = {"tensorflow": "tf", "numpy": "np"}.get(module, module.split(".")[-1])
+            short = {"tensorflow": "tf", "numpy": "np"}.get(module)
+            candidates = ([short] if short else []) + ([module] if "." not in module else [])
+            alias = next((c for c in candidates if self.resolver.is_free(c, scope)), None)
+            if alias is None:
+                return None
             imports = (f"import {module} as {alias}" if alias != module else f"import {module}",)
         return cst.parse_expression(f"{alias}.{attribute}"), imports
 

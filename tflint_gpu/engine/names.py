@@ -82,10 +82,26 @@ class Resolver:
         return None
 
     @staticmethod
-    def module_alias(module: str, scope: ScopeInfo) -> Optional[str]:
-        """A local name bound to ``module`` itself (``tf`` for tensorflow), if any."""
+    def module_alias(module: str, scope: ScopeInfo, exact: bool = False) -> Optional[str]:
+        """A name that refers to ``module`` itself at ``scope`` (``tf`` for
+        tensorflow), if any. ``exact``: the import names ``module`` itself, not
+        a spelling that normalizes to it (``import tf_keras as keras`` is not
+        ``keras``)."""
         for current in scope.chain():
             for local, target in current.imports.items():
-                if normalize(target) == module and Resolver.binding(local, scope) == target:
+                if (target == module if exact else normalize(target) == module) \
+                        and Resolver.binding(local, scope) == target:
                     return local
         return None
+
+    @staticmethod
+    def is_free(name: str, scope: ScopeInfo) -> bool:
+        """Is ``name`` unbound everywhere visible from ``scope`` (so a new
+        module-level import of that name would be what ``scope`` sees)?"""
+        for current in scope.chain():
+            if current.kind == "class" and current is not scope:
+                continue
+            if name in current.imports or name in current.assigned or name in current.defs \
+                    or name in current.classes or name in current.globals:
+                return False
+        return True

@@ -78,16 +78,20 @@ class DatasetWithoutFinalPrefetch(Rule):
             if id(chain.outermost) not in consumed:
                 continue
             outermost = chain.outermost
-            func, imports = ctx.module_expr("tensorflow", "data.AUTOTUNE")
-            fixed = cst.Call(
-                func=cst.Attribute(value=outermost, attr=cst.Name("prefetch")), args=[cst.Arg(func)]
-            )
+            spelled = ctx.module_expr("tensorflow", "data.AUTOTUNE", scope=chain.scope)
+            fix = None
+            if spelled is not None:
+                func, imports = spelled
+                fixed = cst.Call(
+                    func=cst.Attribute(value=outermost, attr=cst.Name("prefetch")), args=[cst.Arg(func)]
+                )
+                fix = Fix("Append `.prefetch(tf.data.AUTOTUNE)`", Safety.SAFE, {outermost: fixed}, imports)
             ctx.report(
                 outermost.func.attr,
                 "This tf.data pipeline is consumed without a `prefetch`: tf.data adds one itself while "
                 "autotuning is on (the default); end it with `.prefetch(tf.data.AUTOTUNE)` to say so, "
                 "and to keep the overlap if autotuning or `inject_prefetch` is turned off",
-                Fix("Append `.prefetch(tf.data.AUTOTUNE)`", Safety.SAFE, {outermost: fixed}, imports),
+                fix,
             )
 
     @staticmethod

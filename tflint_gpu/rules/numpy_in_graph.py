@@ -114,7 +114,10 @@ class NumpyInGraph(Rule):
             return None
         if any(a.keyword is not None and a.keyword.value not in _SAME_KEYWORDS for a in node.args):
             return None
-        func, imports = ctx.module_expr("tensorflow", op)
+        spelled = ctx.module_expr("tensorflow", op)
+        if spelled is None:
+            return None
+        func, imports = spelled
         return Fix(f"Use `tf.{op}`", Safety.UNSAFE, {node: node.with_changes(func=func)}, imports)
 
     cases = [

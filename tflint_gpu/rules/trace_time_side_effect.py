@@ -297,7 +297,10 @@ class TraceTimeSideEffect(Rule):
         if not self._other_uses_stay_valid(name, assign.targets[0].target, node, function, ctx):
             return None, (f" (no automatic fix: `{name}` is changed or read elsewhere where a "
                           "`tf.Variable` would not behave like the number)")
-        variable, imports = ctx.module_expr("tensorflow", "Variable")
+        spelled = ctx.module_expr("tensorflow", "Variable", scope=root)
+        if spelled is None:
+            return None, ""
+        variable, imports = spelled
         new_function = function.node.visit(_CounterRewrite(node, name, method))
         return Fix(
             f"Make `{name}` a `tf.Variable` and use `{method}`",

@@ -1,0 +1,151 @@
+"""Run sources under TensorFlow in a fresh process and collect what they computed.
+
+Used by ``test_fix_execution.py``: the original and the fixed source of a fix
+run in two fresh processes (each runs many sources one after the other, each
+in its own namespace, with the random seeds reset), and the values they left
+behind are compared.
+
+What a source computed: every module-level name not starting with ``_`` whose
+value is a tensor, a variable, a NumPy array or scalar, a Python number, a
+``tf.data.Dataset`` (its elements, at most ``MAX_ELEMENTS``), or a list,
+tuple or dict of those. Functions, classes and modules are not values.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+MAX_ELEMENTS = 1000
+SEED = 1234
+
+
+@dataclass
+class Outcome:
+    values: Dict[str, Any] = field(default_factory=dict)  # name -> (kind, NumPy data)
+    error: Optional[str] = None  # "Type: first line" when the source raised
+
+
+def run_many(sources: Sequence[str], timeout: float = 600) -> List[Outcome]:
+    """Execute each source in one fresh child process; one Outcome per source."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "out.pickle")
+        process = start(sources, out)
+        return finish(process, out, timeout)
+
+
+def start(sources: Sequence[str], out: str) -> subprocess.Popen:
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1", PYTHONHASHSEED="0")
+    process = subprocess.Popen([sys.executable, __file__, out], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=env, text=True)
+    assert process.stdin is not None
+    process.stdin.write(json.dumps(list(sources)))
+    process.stdin.close()
+    return process
+
+
+def finish(process: subprocess.Popen, out: str, timeout: float) -> List[Outcome]:
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    stderr = process.stderr.read() if process.stderr else ""
+    if process.returncode != 0 or not os.path.exists(out):
+        raise RuntimeError(f"the child process failed ({process.returncode}):\n{stderr[-4000:]}")
+    with open(out, "rb") as handle:
+        return [Outcome(**fields) for fields in pickle.load(handle)]
+
+
+# -- the child -------------------------------------------------------------
+
+def _kind(value: Any, tf: Any, np: Any) -> Optional[str]:
+    if isinstance(value, tf.Variable):
+        return "variable"
+    if isinstance(value, (tf.Tensor, tf.RaggedTensor, tf.SparseTensor)):
+        return "tensor"
+    if isinstance(value, tf.data.Dataset):
+        return "dataset"
+    if isinstance(value, (np.ndarray, np.generic)):
+        return "ndarray"
+    if isinstance(value, (bool, int, float, complex)):
+        return "python"
+    if isinstance(value, (list, tuple, dict)):
+        items = value.values() if isinstance(value, dict) else value
+        kinds = [_kind(item, tf, np) for item in items]
+        if kinds and all(kinds):
+            return type(value).__name__ + "[" + ",".join(sorted(set(kinds))) + "]"
+    return None
+
+
+def _collect(namespace: Dict[str, Any], tf: Any, np: Any, to_numpy: Any) -> Dict[str, Any]:
+    values = {}
+    for name, value in namespace.items():
+        if name.startswith("_"):
+            continue
+        kind = _kind(value, tf, np)
+        if kind is None:
+            continue
+        if kind == "dataset":
+            data = [to_numpy(element, tf) for element in value.take(MAX_ELEMENTS)]
+        else:
+            data = to_numpy(value, tf)
+        values[name] = (kind, data)
+    return values
+
+
+def _child(out: str) -> None:
+    import contextlib
+    import io
+    import random
+
+    import numpy as np
+    import tensorflow as tf
+
+    from tflint_gpu.verify.runner import describe_error, to_numpy
+
+    sources = json.loads(sys.stdin.read())
+    outcomes: List[Dict[str, Any]] = []  # plain data: the parent has no __main__.Outcome
+    for source in sources:
+        if "keras" in source:
+            tf.keras.backend.clear_session()  # ~160 ms: only where Keras state can leak
+        tf.random.set_seed(SEED)
+        np.random.seed(SEED)
+        random.seed(SEED)
+        tf.config.run_functions_eagerly(False)
+        namespace: Dict[str, Any] = {"__name__": "__case__"}
+        outcome = {"values": {}, "error": None}
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(source, "<case>", "exec"), namespace)
+        except BaseException as error:  # noqa: B902 - any failure is an outcome
+            outcome["error"] = describe_error(error)
+        else:
+            try:
+                outcome["values"] = _collect(namespace, tf, np, to_numpy)
+            except Exception as error:
+                outcome["error"] = "while collecting: " + describe_error(error)
+        outcomes.append(outcome)
+    with open(out, "wb") as handle:
+        pickle.dump(outcomes, handle)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    _child(sys.argv[1])
+
+
+@dataclass
+class Variant:
+    """A generated source for the fix-execution test (see ``fix_variants_*.py``)."""
+
+    id: str
+    code: str
+    rules: Tuple[str, ...]  # the rule codes whose fixes are applied
+    effect: str = "identical"  # how an unsafe fix may change the values (rules.base.EFFECTS)
+    run: str = ""

@@ -1,0 +1,171 @@
+"""Every fix, executed: the original and the fixed code run under TensorFlow (CPU).
+
+For each rule case that has an expected fix, and for generated variants
+(``fix_variants_*.py``: NumPy creators x shapes x dtypes, each ``tf.cond``
+form, each pipeline reorder), the original and the fixed source run in fresh
+processes and the values they computed are compared (``fix_execution.py``):
+
+* a safe fix: identical values, dtypes, shapes and kinds (tensor, variable...);
+* an unsafe fix: both run, and differ only as the case's ``effect`` says:
+  ``random`` same dtypes and shapes; ``close`` values within 1e-4;
+  ``changes`` something differs, on purpose; ``fixes-error`` the original
+  raises while the fixed code runs and computes what the original computes
+  when every ``tf.function`` runs eagerly (where it can run eagerly at all).
+* Code that raised before a fix must raise the same error after it.
+
+Every pair must compare at least one value: a case whose code computes
+nothing at module level gives the names to call in its ``run``.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import pkgutil
+import tempfile
+from dataclasses import dataclass
+from typing import Dict, List, Tuple
+
+import pytest
+
+import fix_execution
+from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.lint import lint_source
+from tflint_gpu.rules.base import CHANGES, CLOSE, FIXES_ERROR, IDENTICAL, RANDOM, Safety, all_rules
+
+np = pytest.importorskip("numpy")
+if importlib.util.find_spec("tensorflow") is None:  # the children import it; this process never does
+    pytest.skip("TensorFlow is not installed", allow_module_level=True)
+
+from tflint_gpu.verify.compare import compare  # noqa: E402  (NumPy)
+
+EAGER_PRELUDE = "import tensorflow as _tf\n_tf.config.run_functions_eagerly(True)\n"
+
+
+@dataclass
+class Pair:
+    id: str
+    before: str
+    after: str
+    safety: Safety
+    effect: str
+
+
+def _safety(code: str, rules) -> Safety:
+    """The weakest safety among the fixes applied to ``code``."""
+    fixes = [f.fix for f in lint_source(code, "case.py", rules).findings if f.fix is not None]
+    return Safety.UNSAFE if any(f.safety is Safety.UNSAFE for f in fixes) else Safety.SAFE
+
+
+def case_pairs() -> List[Pair]:
+    pairs = []
+    for rule in all_rules():
+        for i, case in enumerate(rule.cases):
+            if case.fixed is None:
+                continue
+            run = "\n" + case.run + "\n" if case.run else ""
+            pairs.append(Pair(f"{rule.code}-case-{i}", case.code + run, case.fixed + run,
+                              _safety(case.code, [rule]), case.effect))
+    return pairs
+
+
+def variant_pairs() -> Tuple[List[Pair], Dict[str, Tuple[int, int]]]:
+    """Generated variants that some rule fixes; and per generator (variants, fixed)."""
+    pairs: List[Pair] = []
+    counts: Dict[str, Tuple[int, int]] = {}
+    rules = {rule.code: rule for rule in all_rules()}
+    here = os.path.dirname(__file__)
+    for info in pkgutil.iter_modules([here]):
+        if not info.name.startswith("fix_variants_"):
+            continue
+        module = importlib.import_module(info.name)
+        total = fixed = 0
+        for variant in module.variants():
+            total += 1
+            selected = [rules[code] for code in variant.rules]
+            outcome = fix_source(variant.code, "variant.py", selected, unsafe=True)
+            if outcome.source == variant.code:
+                continue
+            fixed += 1
+            effect = variant.effect if _safety(variant.code, selected) is Safety.UNSAFE else IDENTICAL
+            run = "\n" + variant.run + "\n" if variant.run else ""
+            pairs.append(Pair(f"{info.name[len('fix_variants_'):]}-{variant.id}", variant.code + run,
+                              outcome.source + run, _safety(variant.code, selected), effect))
+        counts[info.name] = (total, fixed)
+    return pairs, counts
+
+
+CASE_PAIRS = case_pairs()
+VARIANT_PAIRS, VARIANT_COUNTS = variant_pairs()
+PAIRS = CASE_PAIRS + VARIANT_PAIRS
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    """Run every original, every fixed source, and the eager references, in three fresh processes."""
+    eager = [p for p in PAIRS if p.effect == FIXES_ERROR]
+    groups = [[p.before for p in PAIRS], [p.after for p in PAIRS], [EAGER_PRELUDE + p.before for p in eager]]
+    with tempfile.TemporaryDirectory() as tmp:
+        outs = [os.path.join(tmp, f"{i}.pickle") for i in range(len(groups))]
+        processes = [fix_execution.start(group, out) for group, out in zip(groups, outs)]
+        before, after, reference = (fix_execution.finish(p, out, 1200) for p, out in zip(processes, outs))
+    references = dict(zip((p.id for p in eager), reference))
+    return {p.id: (b, a, references.get(p.id)) for p, b, a in zip(PAIRS, before, after)}
+
+
+def _structure_only(values):
+    """Values with every leaf's data reduced to its dtype and shape (for ``random``)."""
+    return {name: (kind, _shape_dtype(data)) for name, (kind, data) in values.items()}
+
+
+def _shape_dtype(data):
+    if isinstance(data, dict):
+        return {k: _shape_dtype(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_shape_dtype(v) for v in data]
+    array = np.asarray(data)
+    return (str(array.dtype), array.shape)
+
+
+def _values_only(values):
+    return {name: data for name, (kind, data) in values.items()}
+
+
+@pytest.mark.parametrize("pair", PAIRS, ids=[p.id for p in PAIRS])
+def test_fix_keeps_what_the_code_computes(pair, outcomes):
+    before, after, reference = outcomes[pair.id]
+    if pair.safety is Safety.SAFE:
+        assert pair.effect == IDENTICAL, "a safe fix is held to identical results"
+    if before.error is not None and pair.effect != FIXES_ERROR:
+        assert after.error is not None and after.error.split(":")[0] == before.error.split(":")[0], (
+            f"the original raised {before.error!r}; after the fix: {after.error or after.values!r}")
+        return
+    assert after.error is None, f"the fixed code raised {after.error}\n--- fixed:\n{pair.after}"
+    assert after.values, "nothing was compared: the case computes no value (give it a `run`)"
+    if pair.effect == FIXES_ERROR:
+        assert before.error is not None, "the original was expected to raise"
+        if reference is not None and reference.error is None:
+            result = compare(_values_only(reference.values), _values_only(after.values))
+            assert result.equal, f"the fixed code computes other values than the eager original: {result.detail}"
+        return
+    if pair.effect == IDENTICAL:
+        assert {k: v[0] for k, v in after.values.items()} == {k: v[0] for k, v in before.values.items()}
+        result = compare(_values_only(before.values), _values_only(after.values))
+    elif pair.effect == RANDOM:
+        result = compare(_structure_only(before.values), _structure_only(after.values))
+    elif pair.effect == CLOSE:
+        result = compare(_values_only(before.values), _values_only(after.values), tolerance=1e-4)
+    else:
+        assert pair.effect == CHANGES
+        assert set(before.values) == set(after.values)
+        result = compare(_values_only(before.values), _values_only(after.values))
+        assert not result.equal, "the fix was documented to change a value, and changed none"
+        return
+    assert result.equal, f"{result.detail}\n--- original:\n{pair.before}\n--- fixed:\n{pair.after}"
+
+
+def test_every_variant_generator_has_fixes_to_execute():
+    """A generator whose variants no rule fixes would test nothing."""
+    assert VARIANT_COUNTS, "no fix_variants_* module found"
+    for name, (total, fixed) in VARIANT_COUNTS.items():
+        assert fixed >= max(3, total // 10), f"{name}: {fixed} of {total} variants fixed"
