@@ -7,7 +7,7 @@ import libcst.matchers as m
 
 from tflint_gpu.autofix.numpy_to_tf import CREATORS, rewrite, tf_dtype_of
 from tflint_gpu.engine.context import argument, keyword
-from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import RANDOM, Fix, Rule, Safety, clean, flagged
 
 _CONVERTERS = {
     "tensorflow.constant": "value",
@@ -197,6 +197,7 @@ class NumpyCreatedThenConverted(Rule):
                 return tf.Variable(w)
             """,
             at=[(6, 12, '`np.eye` builds the array on')],
+            run="x = build(3)",
             note="through a local name bound once and used once",
         ),
         flagged(
@@ -213,6 +214,7 @@ class NumpyCreatedThenConverted(Rule):
             v = tf.Variable(tf.random.normal((2, 3), dtype=tf.float64), trainable=True)
             """,
             at=[(4, 5, '`np.random.randn` builds the')],
+            effect=RANDOM,
             note="random creator: an unsafe fix",
         ),
         flagged(
@@ -241,6 +243,91 @@ class NumpyCreatedThenConverted(Rule):
             """,
             at=[(5, 12, '`np.arange` builds the array')],
             note="np.arange over a name: dtype unknown statically, so no fix",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(np.arange(0.5, 3), dtype=tf.int32)
+            y = tf.constant(np.full(3, 1.5), dtype=tf.int32)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.cast(tf.range(0.5, 3, dtype=tf.float64), tf.int32)
+            y = tf.cast(tf.fill(3, tf.constant(1.5, dtype=tf.float64)), tf.int32)
+            """,
+            at=[(4, 5, '`np.arange` builds'), (5, 5, '`np.full` builds')],
+            note="the conversion casts NumPy's float64 values: made as float64, then cast",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(np.random.normal(size=3))
+            y = tf.constant(np.random.randn())
+            z = tf.Variable(np.random.rand(2), dtype=tf.int32)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.random.normal((3,), dtype=tf.float64)
+            y = tf.random.normal((), dtype=tf.float32)
+            z = tf.Variable(tf.cast(tf.random.uniform((2,), dtype=tf.float64), tf.int32), dtype=tf.int32)
+            """,
+            at=[(4, 5, '`np.random.normal` builds'), (5, 5, '`np.random.randn` builds'),
+                (6, 5, '`np.random.rand` builds')],
+            effect=RANDOM,
+            note="an int size becomes a shape; no size gives a Python float, which converts to float32",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def noise(n):
+                return tf.constant(np.random.normal(size=n))
+            """,
+            at=[(5, 12, '`np.random.normal` builds')],
+            note="a size we cannot see: an int or a shape; no fix",
+        ),
+        flagged(
+            """
+            import numpy as np
+            from tensorflow import constant
+
+            def make(tf):
+                return constant(np.zeros(3)) * tf
+
+            def make_local():
+                tf = 2.0
+                return constant(np.ones(2)) * tf
+
+            def make_both(tf, tensorflow):
+                return constant(np.ones(2)) * tf * tensorflow
+            """,
+            fixed="""
+            import numpy as np
+            from tensorflow import constant
+            import tensorflow
+
+            def make(tf):
+                return tensorflow.zeros(3, dtype=tensorflow.float64) * tf
+
+            def make_local():
+                tf = 2.0
+                return tensorflow.ones(2, dtype=tensorflow.float64) * tf
+
+            def make_both(tf, tensorflow):
+                return constant(np.ones(2)) * tf * tensorflow
+            """,
+            at=[(5, 12, '`np.zeros` builds'), (9, 12, '`np.ones` builds'), (12, 12, '`np.ones` builds')],
+            run="x, y, z = make(2.0), make_local(), make_both(2.0, 3.0)",
+            note="`tf` is a parameter or a local where the fix stands: spell TensorFlow another way, or no fix",
         ),
         clean(
             """
