@@ -49,6 +49,7 @@ class Chain:
     scope: ScopeInfo
     previous: Optional["Chain"] = None  # same name assigned by the preceding statement
     following: Optional["Chain"] = None  # the statement after it continuing the same name
+    target: Optional[str] = None  # the name a statement `target = <chain>` binds it to
 
     def index(self, stage: cst.Call) -> int:
         """Position of one of this chain's own stages in ``all_stages()``."""
@@ -149,6 +150,7 @@ def _link_block(statements, by_outermost: Dict[int, Chain]) -> None:
                         chain.previous = last[target]
                         last[target].following = chain
                     if chain is not None:
+                        chain.target = target
                         last[target] = chain
                     else:
                         last.pop(target, None)
@@ -200,6 +202,68 @@ def _blocks(stmt: cst.BaseCompoundStatement) -> Iterator[List[cst.BaseStatement]
             parts.append(handler)
         for case in getattr(part, "cases", ()) or ():
             parts.append(case)
+
+
+def continued(chain: Chain, chains_found: List[Chain]) -> bool:
+    """Does a later stage take this chain's dataset further (``ds = ds.batch(2)``
+    after ``ds = ds.map(f)``, also past a loop or an ``if``, or ``other =
+    ds.batch(2)``)? Then the chain is an intermediate stage, not a pipeline's end."""
+    if chain.following is not None:
+        return True
+    name = chain.target
+    if name is None:
+        return False
+    binding = chain.scope.binding_scope(name)
+    seen_self = False
+    for other in chains_found:
+        if other is chain:
+            seen_self = True
+            continue
+        source = other.source
+        if not (isinstance(source, cst.Name) and source.value == name and other.previous is None):
+            continue
+        if other.scope.binding_scope(name) is binding and (seen_self or other.scope is not chain.scope):
+            return True
+    return False
+
+
+def upstream(chain: Chain, ctx) -> List[str]:
+    """The transformations a pipeline applies before its first (linked) stage, as
+    far as the source shows them: the stages of the expressions its origin name is
+    bound to, followed through names (all bindings of a name, in no particular
+    order). A ``Dataset.list_files`` that shuffles (the default) counts as ``shuffle``."""
+    seen = {id(s) for s in chain.all_stages() + chain.later_stages()}
+    return _upstream(chain.origin(), chain.scope, ctx, seen)
+
+
+def _upstream(expr: cst.BaseExpression, scope: ScopeInfo, ctx, seen: set) -> List[str]:
+    stages: List[cst.Call] = []
+    while is_stage(expr):
+        stages.append(expr)
+        expr = expr.func.value  # type: ignore[attr-defined]
+    names: List[str] = []
+    if isinstance(expr, cst.Name):
+        found = scope.binding_scope(expr.value)
+        for value in found.assigned[expr.value] if found is not None else ():
+            if isinstance(value, cst.BaseExpression) and id(value) not in seen:
+                seen.add(id(value))
+                names += _upstream(value, found, ctx, seen)
+    elif isinstance(expr, cst.Call) and ctx.qualname(expr.func, scope) == "tensorflow.data.Dataset.list_files":
+        shuffle = argument(expr, 1, "shuffle")
+        if not (isinstance(shuffle, cst.Name) and shuffle.value == "False"):
+            names.append("shuffle")
+    return names + [method(stage) for stage in reversed(stages)]
+
+
+def shuffle_before_cache(names: List[str]) -> bool:
+    """Is some ``cache`` preceded by a ``shuffle`` (the cache then replays one shuffled order)?"""
+    shuffled = False
+    for name in names:
+        if name == "shuffle":
+            shuffled = True
+        elif name == "cache" and shuffled:
+            return True
+    return False
 
 
 # -- functions given to map ------------------------------------------------

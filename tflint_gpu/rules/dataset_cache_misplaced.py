@@ -15,10 +15,12 @@ from tflint_gpu.engine.datasets import (
     method,
     random_call,
     short_name,
+    shuffle_before_cache,
     single_value,
+    upstream,
 )
 from tflint_gpu.engine.model import ScopeInfo
-from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 # Ops that make a map worth caching after: file reads, decoding, parsing, resizing,
 # and Python callbacks. Elementwise arithmetic and casts are not on the list.
@@ -184,8 +186,8 @@ class DatasetCacheMisplaced(Rule):
         between = stages[first:k]
         if all(method(s) == "map" for s in between) and all(chain.owns(s) for s in between):
             cache = stages[k]
-            fix = Fix("Cache before the random map (elements then differ every epoch)", Safety.UNSAFE,
-                      {cache: reorder(stages[first:k + 1], [cache] + between)})
+            fix = _reorder_fix(chain, stages[first:k + 1], [cache] + between, ctx,
+                               "Cache before the random map (elements then differ every epoch)", Safety.UNSAFE)
         ctx.report(stages[k].func.attr, message, fix)
 
     # 2. cache().map(expensive) -----------------------------------------
@@ -215,9 +217,9 @@ class DatasetCacheMisplaced(Rule):
             deterministic = keyword(mapping, "deterministic")
             effects = any(_has_effect(c, s, ctx) for c, s in calls)
             unsafe = effects or (deterministic is not None and not _is_true(deterministic.value))
-            fix = Fix("Map before caching, so the cache holds the mapped elements",
-                      Safety.UNSAFE if unsafe else Safety.SAFE,
-                      {mapping: reorder([cache, mapping], [mapping, cache])})
+            fix = _reorder_fix(chain, [cache, mapping], [mapping, cache], ctx,
+                               "Map before caching, so the cache holds the mapped elements",
+                               Safety.UNSAFE if unsafe else Safety.SAFE)
         ctx.report(stages[k].func.attr, message, fix)
 
     # 3. cache().take(k) --------------------------------------------------
@@ -232,15 +234,19 @@ class DatasetCacheMisplaced(Rule):
         cache, take = stages[cache_at], stages[k]
         if cache_at == k - 1 and chain.owns(cache) and chain.owns(take):
             varies = _varies_per_epoch(chain, stages[:cache_at], ctx)
-            fix = Fix("Take before caching" + (" (the first sample is then repeated every epoch)" if varies else ""),
-                      Safety.UNSAFE if varies else Safety.SAFE,
-                      {take: reorder([cache, take], [take, cache])})
+            fix = _reorder_fix(chain, [cache, take], [take, cache], ctx,
+                               "Take before caching" + (" (the first sample is then repeated every epoch)"
+                                                        if varies else ""),
+                               Safety.UNSAFE if varies else Safety.SAFE)
         ctx.report(take.func.attr, message, fix)
 
     cases = [
         flagged(
             """
             import tensorflow as tf
+
+            x = tf.reshape(tf.range(24, dtype=tf.float32), (4, 2, 3, 1))
+            y = tf.range(4)
 
             def augment(image, label):
                 image = tf.image.random_flip_left_right(image)
@@ -251,34 +257,50 @@ class DatasetCacheMisplaced(Rule):
             fixed="""
             import tensorflow as tf
 
+            x = tf.reshape(tf.range(24, dtype=tf.float32), (4, 2, 3, 1))
+            y = tf.range(4)
+
             def augment(image, label):
                 image = tf.image.random_flip_left_right(image)
                 return image, label
 
             ds = tf.data.Dataset.from_tensor_slices((x, y)).cache().map(augment).batch(32)
             """,
-            at=[(7, 62, '`cache()` after a `map` that')],
-            note="random augmentation frozen by the cache (unsafe fix)",
+            at=[(10, 62, '`cache()` after a `map` that')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            note="random augmentation frozen by the cache (unsafe fix); under tf.random.set_seed (as the test "
+                 "runs it) a fresh iterator restarts a tf.image.random_* op, so here both epochs stay equal",
         ),
         flagged(
             """
+            import tempfile
+
             import keras
             import tensorflow as tf
 
+            _tmp = tempfile.TemporaryDirectory()
+            x = tf.reshape(tf.range(24, dtype=tf.float32), (4, 2, 3, 1))
             flip = keras.layers.RandomFlip("horizontal")
             ds = tf.data.Dataset.from_tensor_slices(x)
-            ds = ds.map(lambda v: v / 255.0).map(lambda v: flip(v, training=True)).cache("/tmp/c")
+            ds = ds.map(lambda v: v / 255.0).map(lambda v: flip(v, training=True)).cache(_tmp.name + "/c")
             """,
             fixed="""
+            import tempfile
+
             import keras
             import tensorflow as tf
 
+            _tmp = tempfile.TemporaryDirectory()
+            x = tf.reshape(tf.range(24, dtype=tf.float32), (4, 2, 3, 1))
             flip = keras.layers.RandomFlip("horizontal")
             ds = tf.data.Dataset.from_tensor_slices(x)
-            ds = ds.map(lambda v: v / 255.0).cache("/tmp/c").map(lambda v: flip(v, training=True))
+            ds = ds.map(lambda v: v / 255.0).cache(_tmp.name + "/c").map(lambda v: flip(v, training=True))
             """,
-            at=[(6, 72, '`cache()` after a `map` that')],
-            note="a Keras random layer; the cache moves right before the random map; cache(filename) too",
+            at=[(10, 72, '`cache()` after a `map` that')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            effect=CHANGES,
+            note="a Keras random layer; the cache moves right before the random map; cache(filename) too; "
+                 "the two epochs now differ",
         ),
         flagged(
             """
@@ -295,22 +317,25 @@ class DatasetCacheMisplaced(Rule):
             """
             import tensorflow as tf
 
-            def load(path):
-                return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), (224, 224))
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
 
-            paths = tf.data.Dataset.list_files("imgs/*.jpg", shuffle=False)
-            ds = paths.cache().map(load, num_parallel_calls=tf.data.AUTOTUNE)
+            def load(image):
+                return tf.image.resize(image, (8, 8))
+
+            ds = tf.data.Dataset.from_tensor_slices(images).cache().map(load, num_parallel_calls=tf.data.AUTOTUNE)
             """,
             fixed="""
             import tensorflow as tf
 
-            def load(path):
-                return tf.image.resize(tf.io.decode_jpeg(tf.io.read_file(path)), (224, 224))
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
 
-            paths = tf.data.Dataset.list_files("imgs/*.jpg", shuffle=False)
-            ds = paths.map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
+            def load(image):
+                return tf.image.resize(image, (8, 8))
+
+            ds = tf.data.Dataset.from_tensor_slices(images).map(load, num_parallel_calls=tf.data.AUTOTUNE).cache()
             """,
-            at=[(7, 20, '`map` after `cache()` runs')],
+            at=[(8, 57, '`map` after `cache()` runs')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
             note="expensive deterministic map after cache (safe fix, arguments kept)",
         ),
         flagged(
@@ -342,7 +367,7 @@ class DatasetCacheMisplaced(Rule):
                 tf.print(x)
                 return tf.io.decode_raw(x, tf.uint8)
 
-            ds = tf.data.TFRecordDataset(files).cache().map(show)
+            ds = tf.data.Dataset.from_tensor_slices([b"ab", b"cd"]).cache().map(show)
             """,
             fixed="""
             import tensorflow as tf
@@ -351,10 +376,11 @@ class DatasetCacheMisplaced(Rule):
                 tf.print(x)
                 return tf.io.decode_raw(x, tf.uint8)
 
-            ds = tf.data.TFRecordDataset(files).map(show).cache()
+            ds = tf.data.Dataset.from_tensor_slices([b"ab", b"cd"]).map(show).cache()
             """,
-            at=[(7, 45, '`map` after `cache()` runs')],
-            note="tf.print would run once instead of every epoch: unsafe fix",
+            at=[(7, 65, '`map` after `cache()` runs')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            note="tf.print would run once instead of every epoch: unsafe fix (the elements stay the same)",
         ),
         flagged(
             """
@@ -377,14 +403,9 @@ class DatasetCacheMisplaced(Rule):
             ds = tf.data.Dataset.range(1000).shuffle(1000)
             sample = ds.cache().take(10)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            ds = tf.data.Dataset.range(1000).shuffle(1000)
-            sample = ds.take(10).cache()
-            """,
             at=[(4, 21, '`cache().take(k)` never')],
-            note="shuffled upstream (through a name): the fix freezes the sample, unsafe",
+            note="shuffled upstream (through a name): take(k).cache() would cache one shuffled sample and replay "
+                 "it every epoch (a shuffle before a cache), so no fix",
         ),
         flagged(
             """
@@ -399,6 +420,7 @@ class DatasetCacheMisplaced(Rule):
             """
             import tensorflow as tf
 
+            x = tf.range(4, dtype=tf.float32)
             rng = tf.random.Generator.from_seed(7)
 
             def jitter(x):
@@ -409,6 +431,7 @@ class DatasetCacheMisplaced(Rule):
             fixed="""
             import tensorflow as tf
 
+            x = tf.range(4, dtype=tf.float32)
             rng = tf.random.Generator.from_seed(7)
 
             def jitter(x):
@@ -416,8 +439,10 @@ class DatasetCacheMisplaced(Rule):
 
             ds = tf.data.Dataset.from_tensor_slices(x).cache().map(jitter).map(tf.math.abs)
             """,
-            at=[(8, 73, '`cache()` after a `map` that')],
-            note="a tf.random.Generator; the deterministic map after it moves with it",
+            at=[(9, 73, '`cache()` after a `map` that')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            effect=CHANGES,
+            note="a tf.random.Generator; the deterministic map after it moves with it; the epochs now differ",
         ),
         clean(
             """
@@ -490,19 +515,155 @@ class DatasetCacheMisplaced(Rule):
             """
             import tensorflow as tf
 
-            paths = tf.data.Dataset.from_tensor_slices(names)
-            ds = paths.cache().map(tf.io.read_file)
+            paths = tf.data.Dataset.from_tensor_slices([b"YWJj", b"ZGVm"])
+            ds = paths.cache().map(tf.io.decode_base64)
             """,
             fixed="""
             import tensorflow as tf
 
-            paths = tf.data.Dataset.from_tensor_slices(names)
-            ds = paths.map(tf.io.read_file).cache()
+            paths = tf.data.Dataset.from_tensor_slices([b"YWJj", b"ZGVm"])
+            ds = paths.map(tf.io.decode_base64).cache()
             """,
             at=[(4, 20, '`map` after `cache()` runs')],
             note="the op itself as the map function",
         ),
+        # -- added with "fixes you can trust" ------------------------------
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.random(seed=4, rerandomize_each_iteration=True)
+            sample = ds.cache().take(3)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.random(seed=4, rerandomize_each_iteration=True)
+            sample = ds.take(3).cache()
+            """,
+            at=[(4, 21, '`cache().take(k)` never')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (sample, sample)]",
+            effect=CHANGES,
+            note="a source that differs every epoch: take(k).cache() freezes the first sample (unsafe)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = (
+                tf.data.Dataset.from_tensor_slices(images)
+                .cache()  # keep the images in memory
+                # upscale
+                .map(lambda v: tf.image.resize(v, (8, 8)))  # bilinear
+                .batch(2)
+            )
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = (
+                tf.data.Dataset.from_tensor_slices(images)
+                # upscale
+                .map(lambda v: tf.image.resize(v, (8, 8)))  # bilinear
+                .cache()  # keep the images in memory
+                .batch(2)
+            )
+            """,
+            at=[(8, 6, '`map` after `cache()` runs')],
+            note="one call per line: each call's comments (above it and at the end of its line) move with it",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            x = tf.range(4, dtype=tf.float32)
+            rng = tf.random.Generator.from_seed(7)
+            ds = (
+                tf.data.Dataset.from_tensor_slices(x)
+                .map(lambda v: v + rng.normal(()))  # jitter
+                .cache()  # reuse across epochs
+            )
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            x = tf.range(4, dtype=tf.float32)
+            rng = tf.random.Generator.from_seed(7)
+            ds = (
+                tf.data.Dataset.from_tensor_slices(x)
+                .cache()  # reuse across epochs
+                .map(lambda v: v + rng.normal(()))  # jitter
+            )
+            """,
+            at=[(8, 6, '`cache()` after a `map` that')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            effect=CHANGES,
+            note="the last call's comment sits before the closing parenthesis: it moves too",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = (tf.data.Dataset.from_tensor_slices(images).cache()  # in memory
+                  .map(lambda v: tf.image.resize(v, (8, 8))).batch(2))
+            """,
+            at=[(5, 8, '`map` after `cache()` runs')],
+            note="the cache's comment has no line break to go to after the map: reported without a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(8).shuffle(8).map(lambda v: v + tf.random.uniform((), 0, 2, tf.int64)).cache()
+            """,
+            at=[(3, 99, '`cache()` after a `map` that')],
+            note="a shuffle before the cache: the fixed pipeline would still replay one order, so no fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = tf.data.Dataset.from_tensor_slices(images).prefetch(1).cache().map(
+                lambda v: tf.image.resize(v, (8, 8))).batch(2)
+            for batch in ds:
+                pass
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = tf.data.Dataset.from_tensor_slices(images).prefetch(1).map(
+                lambda v: tf.image.resize(v, (8, 8))).cache().batch(2)
+            for batch in ds:
+                pass
+            """,
+            at=[(4, 69, '`map` after `cache()` runs')],
+            note="with TFG302 (prefetch mid-pipeline): all rules' fixes together end in "
+                 "map(...).cache().batch(2).prefetch(1)",
+        ),
     ]
+
+
+def _reorder_fix(chain: Chain, span: List[cst.Call], new_order: List[cst.Call], ctx, message: str,
+                 safety: Safety) -> Optional[Fix]:
+    """Rebuild ``span`` (consecutive stages the chain owns) in ``new_order``; None when the
+    fixed pipeline would keep a `shuffle` before a `cache` or a comment cannot follow its call."""
+    start = chain.position(span[0])
+    own = chain.stages
+    names = (upstream(chain, ctx) + [method(s) for s in chain.all_stages()[:chain.index(span[0])]]
+             + [method(s) for s in new_order] + [method(s) for s in own[start + len(span):]]
+             + [method(s) for s in chain.later_stages()])
+    if shuffle_before_cache(names):
+        return None
+    replacement = reorder(own, start, start + len(span), new_order)
+    if replacement is None:
+        return None
+    old, new = replacement
+    return Fix(message, safety, {old: new})
 
 
 def _randomness(stage: cst.Call, scope: ScopeInfo, ctx):

@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.engine.datasets import Chain, chains, method
+from tflint_gpu.engine.datasets import Chain, chains, method, shuffle_before_cache, upstream
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 # `apply(...)` stages that must stay last and that a host prefetch legitimately precedes.
@@ -96,10 +96,10 @@ class DatasetPrefetchMisplaced(Rule):
         else:
             message = (f"`prefetch` is followed by {followers}: it buffers an intermediate stage while the later "
                        "transformations still run in the consumer's thread; prefetch last")
-        ctx.report(stage.func.attr, message, self._fix(chain, stage, ends_with_prefetch))
+        ctx.report(stage.func.attr, message, self._fix(chain, stage, ends_with_prefetch, ctx))
 
     @staticmethod
-    def _fix(chain: Chain, stage: cst.Call, ends_with_prefetch: bool) -> Optional[Fix]:
+    def _fix(chain: Chain, stage: cst.Call, ends_with_prefetch: bool, ctx) -> Optional[Fix]:
         if chain.following is not None:
             return None  # the pipeline goes on in another statement
         position = chain.position(stage)
@@ -110,7 +110,14 @@ class DatasetPrefetchMisplaced(Rule):
         else:
             new_order = affected[1:] + [stage]
             message = "Move `prefetch` to the end of the pipeline"
-        return Fix(message, Safety.SAFE, {affected[-1]: reorder(affected, new_order)})
+        before = upstream(chain, ctx) + [method(s) for s in chain.all_stages()[:chain.index(stage)]]
+        if shuffle_before_cache(before + [method(s) for s in new_order]):
+            return None  # the fixed pipeline would still cache one shuffled order
+        replacement = reorder(chain.stages, position, len(chain.stages), new_order)
+        if replacement is None:
+            return None  # a comment could not stay with its call
+        old, new = replacement
+        return Fix(message, Safety.SAFE, {old: new})
 
     cases = [
         flagged(
@@ -130,28 +137,29 @@ class DatasetPrefetchMisplaced(Rule):
             """
             import tensorflow as tf
 
-            def pipeline(files):
+            def pipeline(n):
                 ds = (
-                    tf.data.TFRecordDataset(files)
+                    tf.data.Dataset.range(n)
                     .prefetch(2)
-                    .map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-                    .batch(32)
+                    .map(lambda x: x * 3, num_parallel_calls=tf.data.AUTOTUNE)
+                    .batch(4)
                 )
                 return ds
             """,
             fixed="""
             import tensorflow as tf
 
-            def pipeline(files):
+            def pipeline(n):
                 ds = (
-                    tf.data.TFRecordDataset(files)
-                    .map(parse, num_parallel_calls=tf.data.AUTOTUNE)
-                    .batch(32)
+                    tf.data.Dataset.range(n)
+                    .map(lambda x: x * 3, num_parallel_calls=tf.data.AUTOTUNE)
+                    .batch(4)
                     .prefetch(2)
                 )
                 return ds
             """,
             at=[(6, 10, '`prefetch` is followed by')],
+            run="out = list(pipeline(10).as_numpy_iterator())",
             note="one call per line stays one call per line; arguments move with their call",
         ),
         flagged(
@@ -183,13 +191,13 @@ class DatasetPrefetchMisplaced(Rule):
             """
             from tensorflow import data
 
-            raw = data.TFRecordDataset("a.tfrecord")
+            raw = data.Dataset.range(6)
             ds = raw.prefetch(4).shuffle(100).prefetch(8).batch(2)
             """,
             fixed="""
             from tensorflow import data
 
-            raw = data.TFRecordDataset("a.tfrecord")
+            raw = data.Dataset.range(6)
             ds = raw.shuffle(100).batch(2).prefetch(4)
             """,
             at=[(4, 10, '`prefetch` is followed by'), (4, 35, '`prefetch` is followed by')],
@@ -272,6 +280,139 @@ class DatasetPrefetchMisplaced(Rule):
                 lambda i: tf.data.Dataset.range(i).prefetch(1), cycle_length=2).batch(2).prefetch(1)
             """,
             note="the inner dataset's prefetch is last in its own chain",
+        ),
+        # -- added with "fixes you can trust" ------------------------------
+        flagged(
+            """
+            import tensorflow as tf
+
+            def double(x):
+                return x * 2
+
+            def pipeline(n):
+                ds = (
+                    tf.data.Dataset.range(n)  # the source
+                    .prefetch(2)  # overlap with the consumer
+                    # double every element
+                    .map(double, num_parallel_calls=tf.data.AUTOTUNE)
+                    .batch(4)  # four per step
+                )
+                return ds
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def double(x):
+                return x * 2
+
+            def pipeline(n):
+                ds = (
+                    tf.data.Dataset.range(n)  # the source
+                    # double every element
+                    .map(double, num_parallel_calls=tf.data.AUTOTUNE)
+                    .batch(4)  # four per step
+                    .prefetch(2)  # overlap with the consumer
+                )
+                return ds
+            """,
+            at=[(9, 10, '`prefetch` is followed by')],
+            run="out = list(pipeline(10).as_numpy_iterator())",
+            note="one call per line with comments: each call keeps its comments",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = (tf.data.Dataset.range(10).prefetch(1)  # overlap
+                  .map(lambda x: x + 1).batch(2))
+            """,
+            at=[(3, 33, '`prefetch` is followed by')],
+            note="the prefetch's comment has no line break to go to at the end: reported without a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = (
+                tf.data.Dataset.range(10)
+                .prefetch(1)  # early
+                .map(lambda x: x + 1)
+                .prefetch(tf.data.AUTOTUNE)
+            )
+            """,
+            at=[(5, 6, '`prefetch` is followed by')],
+            note="removing the misplaced prefetch would delete its comment: reported without a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = (
+                tf.data.Dataset.range(10)
+                .prefetch(1)
+                .map(lambda x: x + 1)  # shift
+                .batch(2)  # pairs
+            )
+            ds2 = ds.map(lambda b: b * 10)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = (
+                tf.data.Dataset.range(10)
+                .map(lambda x: x + 1)  # shift
+                .batch(2)  # pairs
+                .prefetch(1)
+            )
+            ds2 = ds.map(lambda b: b * 10)
+            """,
+            at=[(5, 6, '`prefetch` is followed by')],
+            note="the moved prefetch had no comment: the comment after the last call stays with its call",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(8).shuffle(8).prefetch(2).cache().batch(2)
+            """,
+            at=[(3, 42, '`prefetch` is followed by')],
+            note="moving the prefetch would leave `.shuffle(8).cache()` (one shuffled order replayed every "
+                 "epoch): reported without a fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(8).prefetch(2).map(lambda v: v * 2).shuffle(8)
+            ds = ds.cache().take(4)
+            """,
+            at=[(3, 31, '`prefetch` is followed by')],
+            note="the prefetch is followed by another statement's stages: reported without a fix "
+                 "(TFG301's take fix is also refused: the shuffle would come before the cache)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            x = tf.range(4, dtype=tf.float32)
+            rng = tf.random.Generator.from_seed(7)
+            ds = tf.data.Dataset.from_tensor_slices(x).prefetch(2).map(lambda v: v + rng.normal(())).cache().take(3)
+            for v in ds:
+                pass
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            x = tf.range(4, dtype=tf.float32)
+            rng = tf.random.Generator.from_seed(7)
+            ds = tf.data.Dataset.from_tensor_slices(x).map(lambda v: v + rng.normal(())).cache().take(3).prefetch(2)
+            for v in ds:
+                pass
+            """,
+            at=[(5, 44, '`prefetch` is followed by')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            note="with TFG301 (cache after a random map, then take) on the same pipeline: all rules' fixes "
+                 "together end in cache().map(...).take(3).prefetch(2)",
         ),
     ]
 

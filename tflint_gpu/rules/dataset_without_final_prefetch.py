@@ -4,7 +4,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_gpu.engine.context import DATASET_FACTORIES_PREFIX, argument
-from tflint_gpu.engine.datasets import Chain, chains, is_stage, method
+from tflint_gpu.engine.datasets import Chain, chains, continued, is_stage, method
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 _KERAS_CONSUMERS = frozenset({"fit", "evaluate", "predict"})
@@ -70,8 +70,9 @@ class DatasetWithoutFinalPrefetch(Rule):
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         consumed = self._consumed(ctx)
-        for chain in chains(ctx):
-            if chain.following is not None or not self._source_in_view(chain, ctx):
+        found = chains(ctx)
+        for chain in found:
+            if continued(chain, found) or not self._source_in_view(chain, ctx):
                 continue  # goes on in another statement, or starts from a value we cannot see
             if any(method(stage) == "prefetch" for stage in chain.all_stages()):
                 continue
@@ -163,37 +164,56 @@ class DatasetWithoutFinalPrefetch(Rule):
             """
             import tensorflow as tf
 
-            def train(model, files):
-                ds = tf.data.TFRecordDataset(files)
-                ds = ds.map(parse)
-                ds = ds.batch(32)
-                model.fit(ds, epochs=3)
+            class Trainer:
+                def fit(self, ds, epochs):
+                    return [list(ds.as_numpy_iterator()) for _ in range(epochs)]
+
+            def train(model, n):
+                ds = tf.data.Dataset.range(n)
+                ds = ds.map(lambda v: v * 2)
+                ds = ds.batch(4)
+                return model.fit(ds, epochs=2)
             """,
             fixed="""
             import tensorflow as tf
 
-            def train(model, files):
-                ds = tf.data.TFRecordDataset(files)
-                ds = ds.map(parse)
-                ds = ds.batch(32).prefetch(tf.data.AUTOTUNE)
-                model.fit(ds, epochs=3)
+            class Trainer:
+                def fit(self, ds, epochs):
+                    return [list(ds.as_numpy_iterator()) for _ in range(epochs)]
+
+            def train(model, n):
+                ds = tf.data.Dataset.range(n)
+                ds = ds.map(lambda v: v * 2)
+                ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)
+                return model.fit(ds, epochs=2)
             """,
-            at=[(6, 13, 'This tf.data pipeline is')],
-            note="a pipeline split across statements, consumed by Keras fit",
+            at=[(10, 13, 'This tf.data pipeline is')],
+            run="history = train(Trainer(), 10)",
+            note="a pipeline split across statements, consumed by a Keras-style fit: reported once, at its last stage",
         ),
         flagged(
             """
             from tensorflow import data
 
-            model.evaluate(data.Dataset.from_tensor_slices(x).batch(8))
+            class Model:
+                def evaluate(self, ds):
+                    return list(ds.as_numpy_iterator())
+
+            x = [1.0, 2.0, 3.0]
+            result = Model().evaluate(data.Dataset.from_tensor_slices(x).batch(2))
             """,
             fixed="""
             from tensorflow import data
             import tensorflow as tf
 
-            model.evaluate(data.Dataset.from_tensor_slices(x).batch(8).prefetch(tf.data.AUTOTUNE))
+            class Model:
+                def evaluate(self, ds):
+                    return list(ds.as_numpy_iterator())
+
+            x = [1.0, 2.0, 3.0]
+            result = Model().evaluate(data.Dataset.from_tensor_slices(x).batch(2).prefetch(tf.data.AUTOTUNE))
             """,
-            at=[(3, 51, 'This tf.data pipeline is')],
+            at=[(8, 62, 'This tf.data pipeline is')],
             note="consumed in place; the fix adds the import it needs",
         ),
         clean(
@@ -283,6 +303,117 @@ class DatasetWithoutFinalPrefetch(Rule):
             """,
             at=[(4, 34, 'This tf.data pipeline is')],
             note="a constructor bound to a name, continued where it is consumed",
+        ),
+        # -- added with "fixes you can trust" ------------------------------
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(flag):
+                ds = tf.data.Dataset.range(9)
+                ds = ds.map(lambda v: v + 1)
+                if flag:
+                    ds = ds.filter(lambda v: v > 2)
+                ds = ds.batch(2)
+                batches = []
+                for x in ds:
+                    batches.append(x)
+                return batches
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def make(flag):
+                ds = tf.data.Dataset.range(9)
+                ds = ds.map(lambda v: v + 1)
+                if flag:
+                    ds = ds.filter(lambda v: v > 2)
+                ds = ds.batch(2).prefetch(tf.data.AUTOTUNE)
+                batches = []
+                for x in ds:
+                    batches.append(x)
+                return batches
+            """,
+            at=[(8, 13, 'This tf.data pipeline is')],
+            run="out = [make(True), make(False)]",
+            note="an `if` between the stages: only the last stage is reported and fixed (a prefetch after the "
+                 "map or the filter would be mid-pipeline, TFG302)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(9)
+            ds = ds.map(lambda v: v * 2)
+            for x in ds:
+                pass
+            ds = ds.batch(2)
+            batches = list(ds)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(9)
+            ds = ds.map(lambda v: v * 2)
+            for x in ds:
+                pass
+            ds = ds.batch(2).prefetch(tf.data.AUTOTUNE)
+            batches = list(ds)
+            """,
+            at=[(7, 9, 'This tf.data pipeline is')],
+            note="consumed twice, continued after the first loop: reported once, at the last stage",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            raw = tf.data.Dataset.range(6).map(lambda v: v * 3)
+            ds = raw.batch(2)
+            for x in ds:
+                pass
+            total = sum(int(v) for v in iter(raw))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            raw = tf.data.Dataset.range(6).map(lambda v: v * 3)
+            ds = raw.batch(2).prefetch(tf.data.AUTOTUNE)
+            for x in ds:
+                pass
+            total = sum(int(v) for v in iter(raw))
+            """,
+            at=[(4, 10, 'This tf.data pipeline is')],
+            note="`raw` goes on under another name: the prefetch goes after the batch, not after the map",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+
+            def upscale(v):
+                return tf.image.resize(v, (8, 8))
+
+            ds = tf.data.Dataset.from_tensor_slices(images).cache().map(upscale)
+            for batch in ds:
+                pass
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+
+            def upscale(v):
+                return tf.image.resize(v, (8, 8))
+
+            ds = tf.data.Dataset.from_tensor_slices(images).cache().map(upscale).prefetch(tf.data.AUTOTUNE)
+            for batch in ds:
+                pass
+            """,
+            at=[(8, 57, 'This tf.data pipeline is')],
+            run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
+            note="with TFG301 (an expensive map after cache): all rules' fixes together end in "
+                 "map(...).cache().prefetch(tf.data.AUTOTUNE)",
         ),
     ]
 
