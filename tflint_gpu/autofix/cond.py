@@ -79,16 +79,20 @@ def _pack(ctx, values: Sequence[cst.BaseExpression]) -> str:
     return "(" + ", ".join(_code(ctx, v) for v in values) + ")"
 
 
-def cond_function(ctx, keras: bool) -> Tuple[cst.BaseExpression, Tuple[str, ...]]:
-    """``tf.cond`` (or ``keras.ops.cond``) in the file's own spelling."""
+def cond_function(ctx, keras: bool) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+    """``tf.cond`` (or ``keras.ops.cond``, for an ``import keras`` of Keras 3
+    itself) in the file's own spelling; None if no name can spell it here."""
     if keras:
-        return ctx.module_expr("keras", "ops.cond")
+        return ctx.module_expr("keras", "ops.cond", exact=True)
     return ctx.module_expr("tensorflow", "cond")
 
 
 def cond_text(ctx, keras: bool, test: cst.BaseExpression, true_values: Sequence[cst.BaseExpression],
-              false_values: Sequence[cst.BaseExpression]) -> Tuple[str, Tuple[str, ...]]:
-    func, imports = cond_function(ctx, keras)
+              false_values: Sequence[cst.BaseExpression]) -> Optional[Tuple[str, Tuple[str, ...]]]:
+    spelled = cond_function(ctx, keras)
+    if spelled is None:
+        return None
+    func, imports = spelled
     text = (f"{ctx.module.code_for_node(func)}({ctx.module.code_for_node(test).strip()}, "
             f"lambda: {_pack(ctx, true_values)}, lambda: {_pack(ctx, false_values)})")
     return text, imports
@@ -98,8 +102,10 @@ def if_expression(node: cst.IfExp, ctx, keras: bool) -> Optional[Tuple[cst.BaseE
     """``a if c else b`` -> ``tf.cond(c, lambda: a, lambda: b)``, if both branches are pure."""
     if not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
         return None
-    text, imports = cond_text(ctx, keras, node.test, [node.body], [node.orelse])
-    return cst.parse_expression(text), imports
+    made = cond_text(ctx, keras, node.test, [node.body], [node.orelse])
+    if made is None:
+        return None
+    return cst.parse_expression(made[0]), made[1]
 
 
 def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseStatement, Tuple[str, ...]]]:
@@ -118,8 +124,8 @@ def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseState
     if returns[0] is not None and returns[1] is not None:
         if not all(is_pure(v, ctx) for v in returns):
             return None
-        text, imports = cond_text(ctx, keras, node.test, [returns[0]], [returns[1]])
-        return _statement(f"return {text}", node), imports
+        made = cond_text(ctx, keras, node.test, [returns[0]], [returns[1]])
+        return None if made is None else (_statement(f"return {made[0]}", node), made[1])
     true_assigned = _assignments(body, ctx)
     if true_assigned is None:
         return None
@@ -133,8 +139,8 @@ def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseState
         if false_assigned is None or set(false_assigned) != set(true_assigned):
             return None
         false_values = [false_assigned[name] for name in names]
-    text, imports = cond_text(ctx, keras, node.test, [true_assigned[n] for n in names], false_values)
-    return _statement(f"{', '.join(names)} = {text}", node), imports
+    made = cond_text(ctx, keras, node.test, [true_assigned[n] for n in names], false_values)
+    return None if made is None else (_statement(f"{', '.join(names)} = {made[0]}", node), made[1])
 
 
 def _statement(text: str, node: cst.If) -> cst.BaseStatement:

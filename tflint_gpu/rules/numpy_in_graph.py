@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # NumPy functions with a TensorFlow op of the same meaning and keywords.
 _TF_EQUIVALENT = {
@@ -137,6 +137,8 @@ class NumpyInGraph(Rule):
                 return x - tf.reduce_mean(x)
             """,
             at=[(5, 16, '`.numpy()` on a symbolic')],
+            run="y = f(tf.constant([1.0, 2.0, 4.0]))",
+            effect=FIXES_ERROR,
         ),
         flagged(
             """
@@ -156,6 +158,8 @@ class NumpyInGraph(Rule):
                 return tfl.reduce_mean(x, axis=0)
             """,
             at=[(6, 12, '`np.mean` on a symbolic')],
+            run="y = f(tfl.constant([[1.0, 2.0], [3.0, 5.0]]))",
+            effect=FIXES_ERROR,
             note="aliased imports, decorator called with arguments",
         ),
         flagged(
@@ -178,6 +182,8 @@ class NumpyInGraph(Rule):
                 return y
             """,
             at=[(7, 12, '`np.asarray` on a symbolic')],
+            run="import tensorflow as tf\ny = f(tf.constant([1.0, 2.0]))",
+            effect=FIXES_ERROR,
             note="from-imports; local tensor through a name",
         ),
         flagged(
@@ -202,6 +208,8 @@ class NumpyInGraph(Rule):
                 return helper(x)
             """,
             at=[(4, 12, '`.numpy()` on a symbolic')],
+            run="y = step(tf.constant([1.0, 2.0]))",
+            effect=FIXES_ERROR,
             note="a function called from a tf.function",
         ),
         flagged(
@@ -218,6 +226,7 @@ class NumpyInGraph(Rule):
             ds = ds.map(lambda x: tf.cast(x, tf.float32))
             """,
             at=[(4, 23, '`.numpy()` on a symbolic')],
+            effect=FIXES_ERROR,
             note="a lambda given to Dataset.map",
         ),
         flagged(
@@ -239,6 +248,8 @@ class NumpyInGraph(Rule):
                     return inputs / tf.reduce_max(inputs)
             """,
             at=[(6, 25, '`np.max` on a symbolic')],
+            run="import tensorflow as tf\ny = tf.function(Scale())(tf.constant([[1.0, 2.0]]))",
+            effect=FIXES_ERROR,
             note="Keras call; the fix adds the tensorflow import it needs",
         ),
         flagged(

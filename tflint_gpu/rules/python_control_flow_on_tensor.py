@@ -7,12 +7,23 @@ import libcst as cst
 from tflint_gpu.autofix import cond as cond_fix
 from tflint_gpu.engine.context import TF_FUNCTION, is_false, keyword
 from tflint_gpu.engine.model import PARAM, walk
-from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 _NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
                   cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _ERROR = "OperatorNotAllowedInGraphError"
 _STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
+
+
+# Runs a custom train_step traced with AutoGraph off (as Keras 3's fit does), on
+# a batch whose loss is above 1 and one whose loss is below.
+TRAIN_STEP_RUN = """
+inp = keras.Input((2,))
+model = Net(inp, keras.layers.Dense(1, kernel_initializer="ones")(inp))
+step = tf.function(model.train_step, autograph=False)
+big = step((tf.ones((4, 2)), tf.zeros((4, 1))))
+small = step((tf.ones((4, 2)) * 0.1, tf.zeros((4, 1))))
+"""
 
 
 class PythonControlFlowOnTensor(Rule):
@@ -164,8 +175,12 @@ class PythonControlFlowOnTensor(Rule):
         if id(node) in self._inside_tests(ctx) or self._eager_only(node, ctx):
             return  # the enclosing if/while/and/or/not is reported, or it runs eagerly
         fix = None
-        if _is_bool_tensor(node, ctx):
-            replacement, imports = _logical(node, ctx, _use_keras(graph, ctx))
+        try:
+            replacement, imports = _logical(node, ctx, _use_keras(graph, ctx)) if _is_bool_tensor(node, ctx) \
+                else (None, ())
+        except LookupError:
+            replacement = None
+        if replacement is not None:
             fix = Fix(f"Use `{'keras.ops' if _use_keras(graph, ctx) else 'tf'}.logical_{word}`",
                       Safety.UNSAFE, {node: replacement}, imports)
         ctx.report(node, _off_message(word, graph, f"tf.logical_{word}"), fix)
@@ -229,6 +244,8 @@ class PythonControlFlowOnTensor(Rule):
                 return y
             """,
             at=[(5, 5, 'Python `if` on a tensor: this')],
+            run="a = f(tf.constant([1.0, 2.0]))\nb = f(tf.constant([-1.0, -2.0]))",
+            effect=FIXES_ERROR,
             note="autograph=False; both branches assign y",
         ),
         flagged(
@@ -278,6 +295,8 @@ class PythonControlFlowOnTensor(Rule):
                     return x * s
             """,
             at=[(7, 9, 'Python `if` on a tensor: this')],
+            run="layer = tf.function(Gate())\na = layer(tf.constant([1.0, 2.0]))\nb = layer(tf.constant([-1.0, -2.0]))",
+            effect=FIXES_ERROR,
             note="Keras call: keras.ops.cond, several names, else branch in another order",
         ),
         flagged(
@@ -301,11 +320,42 @@ class PythonControlFlowOnTensor(Rule):
                 def train_step(self, data):
                     x, y = data
                     loss = tf.reduce_mean(tf.square(self(x) - y))
-                    loss = keras.ops.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
+                    loss = tf.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
                     return {"loss": loss}
             """,
             at=[(8, 9, 'Python `if` on a tensor: this')],
-            note="train_step; if without else keeps the old value",
+            run=TRAIN_STEP_RUN,
+            effect=FIXES_ERROR,
+            note="train_step; if without else keeps the old value; tf.keras may be Keras 2: tf.cond",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import tf_keras as keras
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    loss = tf.reduce_mean(tf.square(self(x) - y))
+                    if loss > 1.0:
+                        loss = loss / 2.0
+                    return {"loss": loss}
+            """,
+            fixed="""
+            import tensorflow as tf
+            import tf_keras as keras
+
+            class Net(keras.Model):
+                def train_step(self, data):
+                    x, y = data
+                    loss = tf.reduce_mean(tf.square(self(x) - y))
+                    loss = tf.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
+                    return {"loss": loss}
+            """,
+            at=[(8, 9, 'Python `if` on a tensor: this')],
+            run=TRAIN_STEP_RUN,
+            effect=FIXES_ERROR,
+            note="Keras 2 (tf_keras) has no keras.ops: tf.cond",
         ),
         flagged(
             """
@@ -328,6 +378,8 @@ class PythonControlFlowOnTensor(Rule):
             f = tf.function(pick, autograph=False)
             """,
             at=[(4, 5, 'Python `if` on a tensor: this')],
+            run="a = f(tf.constant([1.0, 4.0]))\nb = f(tf.constant([0.5]))",
+            effect=FIXES_ERROR,
             note="both branches return",
         ),
         flagged(
@@ -346,6 +398,8 @@ class PythonControlFlowOnTensor(Rule):
                 return tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: -x)
             """,
             at=[(5, 12, 'Python `... if ... else ...`')],
+            run="a = f(tf.constant([1.0, 2.0]))\nb = f(tf.constant([-1.0, -2.0]))",
+            effect=FIXES_ERROR,
             note="conditional expression",
         ),
         flagged(
@@ -355,9 +409,12 @@ class PythonControlFlowOnTensor(Rule):
             @tf.function(autograph=False)
             def f(x):
                 ok = tf.reduce_min(x) > 0 and tf.reduce_max(x) < 1
-                bad = not tf.reduce_any(x > 1)
                 big = not (tf.reduce_max(x) > 1 or tf.reduce_min(x) < -1)
-                return ok, bad, big
+                return ok, big
+
+            @tf.function(autograph=False)
+            def g(x):
+                return not tf.reduce_any(x > 1)
             """,
             fixed="""
             import tensorflow as tf
@@ -365,11 +422,16 @@ class PythonControlFlowOnTensor(Rule):
             @tf.function(autograph=False)
             def f(x):
                 ok = tf.logical_and(tf.reduce_min(x) > 0, tf.reduce_max(x) < 1)
-                bad = not tf.reduce_any(x > 1)
                 big = tf.logical_not(tf.logical_or(tf.reduce_max(x) > 1, tf.reduce_min(x) < -1))
-                return ok, bad, big
+                return ok, big
+
+            @tf.function(autograph=False)
+            def g(x):
+                return not tf.reduce_any(x > 1)
             """,
-            at=[(5, 10, 'Python `and` on a tensor:'), (6, 11, 'Python `not` on a tensor:'), (7, 11, 'Python `not` on a tensor:')],
+            at=[(5, 10, 'Python `and` on a tensor:'), (6, 11, 'Python `not` on a tensor:'), (11, 12, 'Python `not` on a tensor:')],
+            run="a = f(tf.constant([0.5, 0.2]))\nb = f(tf.constant([2.0, -3.0]))",
+            effect=FIXES_ERROR,
             note="and/not/or; fix only for comparisons; the inner `or` is reported with its `not`",
         ),
         flagged(
@@ -682,11 +744,18 @@ def _logical(expr: cst.BaseExpression, ctx, keras: bool) -> Tuple[cst.BaseExpres
 
 
 def _module_expr(ctx, keras: bool, name: str):
-    return ctx.module_expr("keras", f"ops.{name}") if keras else ctx.module_expr("tensorflow", name)
+    spelled = ctx.module_expr("keras", f"ops.{name}", exact=True) if keras else ctx.module_expr("tensorflow", name)
+    if spelled is None:
+        raise LookupError(name)  # no name spells the module here: no fix
+    return spelled
 
 
 def _use_keras(graph, ctx) -> bool:
-    return graph.kind == "keras" and ctx.resolver.module_alias("keras", ctx.scope) is not None
+    """Write ``keras.ops.*`` only in a Keras method of a file that imports Keras 3
+    itself (``import keras``): ``tf.keras`` may be Keras 2 on older TensorFlow, and
+    ``tf_keras`` is Keras 2, where ``keras.ops`` does not exist; ``tf.*`` works in both."""
+    return (graph.kind == "keras" and ctx.resolver.module_alias("keras", ctx.scope, exact=True) is not None
+            and not any(target.split(".")[0] == "tf_keras" for target in ctx.model.root.imports.values()))
 
 
 def _off_message(what: str, graph, use: str) -> str:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
 from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
-from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
 # operations when trying to compile graph ... No registered 'X' OpKernel for
@@ -236,6 +236,8 @@ class TfFunctionWithoutJitCompile(Rule):
                 return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
             """,
             at=[(3, 2, '`tf.function` without')],
+            run="y = step(tf.ones((2, 3)), tf.fill((3, 4), 0.5))",
+            effect=CLOSE,
             note="bare decorator",
         ),
         flagged(
@@ -254,6 +256,8 @@ class TfFunctionWithoutJitCompile(Rule):
                 return tfl.nn.relu(x) + 1.0
             """,
             at=[(3, 2, '`tf.function` without')],
+            run="y = step(tfl.constant([-1.0, 2.0]))",
+            effect=CLOSE,
             note="aliased module, decorator called with arguments: the keyword is appended",
         ),
         flagged(
@@ -272,6 +276,8 @@ class TfFunctionWithoutJitCompile(Rule):
                 return x * 2.0
             """,
             at=[(3, 2, '`tf.function` without')],
+            run="import tensorflow as tf\ny = step(tf.constant([1.0, 2.0]))",
+            effect=CLOSE,
             note="from-import spelling kept",
         ),
         flagged(
@@ -292,6 +298,8 @@ class TfFunctionWithoutJitCompile(Rule):
             fast_loss = tf.function(loss, jit_compile=True)
             """,
             at=[(6, 13, '`tf.function` without')],
+            run="y = fast_loss(tf.constant([1.0, 2.0]), tf.constant([0.5, 2.5]))",
+            effect=CLOSE,
             note="wrapper call",
         ),
         flagged(
@@ -323,6 +331,8 @@ class TfFunctionWithoutJitCompile(Rule):
                 return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
             """,
             at=[(3, 2, '`tf.function` without')],
+            run="y = step(tf.ones((2, 3)))",
+            effect=CLOSE,
             note="one argument a line with a trailing comma; a callee with a fixed-size TensorArray is fine",
         ),
         flagged(
@@ -351,6 +361,8 @@ class TfFunctionWithoutJitCompile(Rule):
                     return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
             """,
             at=[(4, 6, '`tf.function` without')],
+            run="y = Trainer().step(tf.ones((2, 2)))",
+            effect=CLOSE,
             note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
         ),
         clean(

@@ -7,7 +7,7 @@ import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from tflint_gpu.engine.model import PARAM, ScopeInfo
-from tflint_gpu.rules.base import GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that
 # change the container in place.
@@ -371,6 +371,8 @@ class TraceTimeSideEffect(Rule):
                 return x * 2
             """,
             at=[(8, 5, '`counter += 1` rebinds the')],
+            run="for _ in range(3):\n    step(tf.constant(1.0))",
+            effect=CHANGES,
             note="the plain global counter: the one case with a fix",
         ),
         flagged(
@@ -407,6 +409,8 @@ class TraceTimeSideEffect(Rule):
                 return float(total)
             """,
             at=[(8, 5, '`total -= 0.5` rebinds the')],
+            run="result = main()\nf = tf.function(update)\nfor _ in range(3):\n    f(tf.constant(1.0))\nfinal = float(total)",
+            effect=CHANGES,
             note="wrapped function; float(total) reads the same value after the fix; one name of two dropped",
         ),
         flagged(
