@@ -141,3 +141,25 @@ def _has_comment(node: cst.CSTNode) -> bool:
 
 def _breaks_line(slot: cst.BaseParenthesizableWhitespace) -> bool:
     return "\n" in _EMPTY_MODULE.code_for_node(slot) or "\r" in _EMPTY_MODULE.code_for_node(slot)
+
+
+def append(last: cst.Call, attr: str, args: Sequence[cst.Arg]) -> cst.Call:
+    """``last.attr(args)``, laid out like the chain: inside the parentheses that
+    close a parenthesised chain, and on a line of its own when ``last`` starts
+    one; the comment that ended ``last``'s line stays there."""
+    func = last.func
+    dot = cst.Dot()
+    rpar = list(last.rpar)
+    if isinstance(func, cst.Attribute) and isinstance(func.dot, cst.Dot) and rpar:
+        own_line = func.dot.whitespace_before
+        closing = rpar[0].whitespace_before
+        if isinstance(own_line, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
+            # `last` ends its line: the new call takes the line after it, at the same indentation.
+            dot = cst.Dot(whitespace_before=own_line.with_changes(first_line=closing.first_line, empty_lines=[]))
+            rpar[0] = rpar[0].with_changes(whitespace_before=closing.with_changes(first_line=cst.TrailingWhitespace()))
+            return cst.Call(func=cst.Attribute(value=last.with_changes(lpar=[], rpar=[]), dot=dot, attr=cst.Name(attr)),
+                            args=args, lpar=last.lpar, rpar=rpar)
+    if rpar:
+        return cst.Call(func=cst.Attribute(value=last.with_changes(lpar=[], rpar=[]), attr=cst.Name(attr)),
+                        args=args, lpar=last.lpar, rpar=rpar)
+    return cst.Call(func=cst.Attribute(value=last, attr=cst.Name(attr)), args=args)

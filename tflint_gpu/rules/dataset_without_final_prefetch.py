@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_gpu.autofix.dataset_chain import append
 from tflint_gpu.engine.context import DATASET_FACTORIES_PREFIX, argument
 from tflint_gpu.engine.datasets import Chain, chains, continued, is_stage, method
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
@@ -83,9 +84,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             fix = None
             if spelled is not None:
                 func, imports = spelled
-                fixed = cst.Call(
-                    func=cst.Attribute(value=outermost, attr=cst.Name("prefetch")), args=[cst.Arg(func)]
-                )
+                fixed = append(outermost, "prefetch", [cst.Arg(func)])
                 fix = Fix("Append `.prefetch(tf.data.AUTOTUNE)`", Safety.SAFE, {outermost: fixed}, imports)
             ctx.report(
                 outermost.func.attr,
