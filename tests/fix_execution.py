@@ -41,8 +41,11 @@ def run_many(sources: Sequence[str], timeout: float = 600) -> List[Outcome]:
 
 def start(sources: Sequence[str], out: str) -> subprocess.Popen:
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1", PYTHONHASHSEED="0")
+    # stderr goes to a file: TensorFlow's warnings would fill a pipe and block the child.
+    stderr = open(out + ".stderr", "w")
     process = subprocess.Popen([sys.executable, __file__, out], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, env=env, text=True)
+                               stderr=stderr, env=env, text=True)
+    stderr.close()
     assert process.stdin is not None
     process.stdin.write(json.dumps(list(sources)))
     process.stdin.close()
@@ -55,7 +58,8 @@ def finish(process: subprocess.Popen, out: str, timeout: float) -> List[Outcome]
     except subprocess.TimeoutExpired:
         process.kill()
         raise
-    stderr = process.stderr.read() if process.stderr else ""
+    with open(out + ".stderr") as handle:
+        stderr = handle.read()
     if process.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(f"the child process failed ({process.returncode}):\n{stderr[-4000:]}")
     with open(out, "rb") as handle:

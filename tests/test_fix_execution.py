@@ -90,10 +90,11 @@ def variant_pairs() -> Tuple[List[Pair], Dict[str, Tuple[int, int]]]:
             if outcome.source == variant.code:
                 continue
             fixed += 1
-            effect = variant.effect if _safety(variant.code, selected) is Safety.UNSAFE else IDENTICAL
+            safety = _safety(variant.code, selected)
+            effect = variant.effect if safety is Safety.UNSAFE or variant.effect == FIXES_ERROR else IDENTICAL
             run = "\n" + variant.run + "\n" if variant.run else ""
             pairs.append(Pair(f"{info.name[len('fix_variants_'):]}-{variant.id}", variant.code + run,
-                              outcome.source + run, _safety(variant.code, selected), effect))
+                              outcome.source + run, safety, effect))
         counts[info.name] = (total, fixed)
     return pairs, counts
 
