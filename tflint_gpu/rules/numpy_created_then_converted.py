@@ -93,8 +93,7 @@ class NumpyCreatedThenConverted(Rule):
             return
         short = creator[len("numpy."):]
         converter = qualname.split(".", 1)[1]
-        message = (f"`np.{short}` builds the array on the host and `tf.{converter}` copies it to the device; "
-                   "create it with TensorFlow")
+        message = f"`np.{short}` builds the array on the host and `tf.{converter}` copies it to the device"
         ctx.report(node, message, self._fix(node, qualname, value, via_name is not None, ctx))
 
     @staticmethod
@@ -161,7 +160,7 @@ class NumpyCreatedThenConverted(Rule):
             x = tfl.ones(8, dtype=tfl.float32, name="ones")
             """,
             at=[(4, 5, '`np.ones` builds the array on')],
-        ),
+            ),
         flagged(
             """
             from numpy import arange as ar
@@ -259,7 +258,7 @@ class NumpyCreatedThenConverted(Rule):
             x = tf.cast(tf.range(0.5, 3, dtype=tf.float64), tf.int32)
             y = tf.cast(tf.fill(3, tf.constant(1.5, dtype=tf.float64)), tf.int32)
             """,
-            at=[(4, 5, '`np.arange` builds'), (5, 5, '`np.full` builds')],
+            at=[(4, 5, '`np.arange` builds the array'), (5, 5, '`np.full` builds the array on')],
             note="the conversion casts NumPy's float64 values: made as float64, then cast",
         ),
         flagged(
@@ -279,8 +278,8 @@ class NumpyCreatedThenConverted(Rule):
             y = tf.random.normal((), dtype=tf.float32)
             z = tf.Variable(tf.cast(tf.random.uniform((2,), dtype=tf.float64), tf.int32), dtype=tf.int32)
             """,
-            at=[(4, 5, '`np.random.normal` builds'), (5, 5, '`np.random.randn` builds'),
-                (6, 5, '`np.random.rand` builds')],
+            at=[(4, 5, '`np.random.normal` builds the'), (5, 5, '`np.random.randn` builds the'),
+                (6, 5, '`np.random.rand` builds the')],
             effect=RANDOM,
             note="an int size becomes a shape; no size gives a Python float, which converts to float32",
         ),
@@ -292,7 +291,7 @@ class NumpyCreatedThenConverted(Rule):
             def noise(n):
                 return tf.constant(np.random.normal(size=n))
             """,
-            at=[(5, 12, '`np.random.normal` builds')],
+            at=[(5, 12, '`np.random.normal` builds the')],
             note="a size we cannot see: an int or a shape; no fix",
         ),
         flagged(
@@ -325,7 +324,8 @@ class NumpyCreatedThenConverted(Rule):
             def make_both(tf, tensorflow):
                 return constant(np.ones(2)) * tf * tensorflow
             """,
-            at=[(5, 12, '`np.zeros` builds'), (9, 12, '`np.ones` builds'), (12, 12, '`np.ones` builds')],
+            at=[(5, 12, '`np.zeros` builds the array'), (9, 12, '`np.ones` builds the array on'),
+                (12, 12, '`np.ones` builds the array on')],
             run="x, y, z = make(2.0), make_local(), make_both(2.0, 3.0)",
             note="`tf` is a parameter or a local where the fix stands: spell TensorFlow another way, or no fix",
         ),

@@ -87,8 +87,7 @@ class NumpyInGraph(Rule):
             if ctx.qualname(func) is None and ctx.is_tensor(func.value):
                 ctx.report(
                     node,
-                    f"`.numpy()` on a symbolic tensor: this code runs as a graph ({graph.reason}), "
-                    "where it raises AttributeError at trace time; use TensorFlow ops on the tensor",
+                    "`.numpy()` on a symbolic tensor in graph code: AttributeError at trace time",
                     Fix("Use the tensor itself", Safety.UNSAFE, {node: func.value}),
                 )
             return
@@ -99,8 +98,7 @@ class NumpyInGraph(Rule):
         if not positional or not any(ctx.is_tensor(a.value) for a in positional):
             return
         short = qualname.split(".", 1)[1]
-        message = (f"`np.{short}` on a symbolic tensor: this code runs as a graph ({graph.reason}), "
-                   "where NumPy cannot read the tensor (NotImplementedError at trace time)")
+        message = f"`np.{short}` on a symbolic tensor in graph code: NotImplementedError at trace time"
         ctx.report(node, message, self._fix(node, qualname, positional, ctx))
 
     @staticmethod
@@ -247,7 +245,7 @@ class NumpyInGraph(Rule):
                 def call(self, inputs, training=False):
                     return inputs / tf.reduce_max(inputs)
             """,
-            at=[(6, 25, '`np.max` on a symbolic')],
+            at=[(6, 25, '`np.max` on a symbolic tensor')],
             run="import tensorflow as tf\ny = tf.function(Scale())(tf.constant([[1.0, 2.0]]))",
             effect=FIXES_ERROR,
             note="Keras call; the fix adds the tensorflow import it needs",

@@ -243,7 +243,7 @@ class PythonControlFlowOnTensor(Rule):
                 y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2, lambda: x * 3)
                 return y
             """,
-            at=[(5, 5, 'Python `if` on a tensor: this')],
+            at=[(5, 5, 'Python `if` on a tensor where')],
             run="a = f(tf.constant([1.0, 2.0]))\nb = f(tf.constant([-1.0, -2.0]))",
             effect=FIXES_ERROR,
             note="autograph=False; both branches assign y",
@@ -265,7 +265,7 @@ class PythonControlFlowOnTensor(Rule):
                         z = -total
                     return y, z, w
             """,
-            at=[(7, 9, 'Python `if` on a tensor: this')],
+            at=[(7, 9, 'Python `if` on a tensor where')],
             note="Keras call; tuple assignment in a branch: flagged, no fix",
         ),
         flagged(
@@ -294,7 +294,7 @@ class PythonControlFlowOnTensor(Rule):
                     x, s = keras.ops.cond(tf.reduce_sum(x) > 0, lambda: (x * 2.0, tf.ones([])), lambda: (x * 3.0, tf.zeros([])))
                     return x * s
             """,
-            at=[(7, 9, 'Python `if` on a tensor: this')],
+            at=[(7, 9, 'Python `if` on a tensor where')],
             run="layer = tf.function(Gate())\na = layer(tf.constant([1.0, 2.0]))\nb = layer(tf.constant([-1.0, -2.0]))",
             effect=FIXES_ERROR,
             note="Keras call: keras.ops.cond, several names, else branch in another order",
@@ -323,7 +323,7 @@ class PythonControlFlowOnTensor(Rule):
                     loss = tf.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
                     return {"loss": loss}
             """,
-            at=[(8, 9, 'Python `if` on a tensor: this')],
+            at=[(8, 9, 'Python `if` on a tensor where')],
             run=TRAIN_STEP_RUN,
             effect=FIXES_ERROR,
             note="train_step; if without else keeps the old value; tf.keras may be Keras 2: tf.cond",
@@ -352,7 +352,7 @@ class PythonControlFlowOnTensor(Rule):
                     loss = tf.cond(loss > 1.0, lambda: loss / 2.0, lambda: loss)
                     return {"loss": loss}
             """,
-            at=[(8, 9, 'Python `if` on a tensor: this')],
+            at=[(8, 9, 'Python `if` on a tensor where')],
             run=TRAIN_STEP_RUN,
             effect=FIXES_ERROR,
             note="Keras 2 (tf_keras) has no keras.ops: tf.cond",
@@ -377,7 +377,7 @@ class PythonControlFlowOnTensor(Rule):
 
             f = tf.function(pick, autograph=False)
             """,
-            at=[(4, 5, 'Python `if` on a tensor: this')],
+            at=[(4, 5, 'Python `if` on a tensor where')],
             run="a = f(tf.constant([1.0, 4.0]))\nb = f(tf.constant([0.5]))",
             effect=FIXES_ERROR,
             note="both branches return",
@@ -429,7 +429,8 @@ class PythonControlFlowOnTensor(Rule):
             def g(x):
                 return not tf.reduce_any(x > 1)
             """,
-            at=[(5, 10, 'Python `and` on a tensor:'), (6, 11, 'Python `not` on a tensor:'), (11, 12, 'Python `not` on a tensor:')],
+            at=[(5, 10, 'Python `and` on a tensor'), (6, 11, 'Python `not` on a tensor'),
+                (11, 12, 'Python `not` on a tensor')],
             run="a = f(tf.constant([0.5, 0.2]))\nb = f(tf.constant([2.0, -3.0]))",
             effect=FIXES_ERROR,
             note="and/not/or; fix only for comparisons; the inner `or` is reported with its `not`",
@@ -445,7 +446,7 @@ class PythonControlFlowOnTensor(Rule):
                     i += 1
                 return i
             """,
-            at=[(6, 5, 'Python `while` on a tensor:')],
+            at=[(6, 5, 'Python `while` on a tensor')],
             note="while: flagged, no fix",
         ),
         flagged(
@@ -459,7 +460,7 @@ class PythonControlFlowOnTensor(Rule):
                 elif tf.reduce_sum(x) < 0:
                     tf.print("negative")
             """,
-            at=[(5, 5, 'Python `if` on a tensor: this'), (7, 5, 'Python `if` on a tensor: this')],
+            at=[(5, 5, 'Python `if` on a tensor where'), (7, 5, 'Python `if` on a tensor where')],
             note="if and elif each bool() a tensor; a call branch gets no fix; the `and` is not reported twice",
         ),
         flagged(
@@ -472,7 +473,7 @@ class PythonControlFlowOnTensor(Rule):
                     y = x * 2
                 return y
             """,
-            at=[(5, 5, '`y` is set in only one branch')],
+            at=[(5, 5, '`y` set in one branch of an')],
             note="AutoGraph: 'y' must also be initialized in the else branch",
         ),
         flagged(
@@ -490,7 +491,7 @@ class PythonControlFlowOnTensor(Rule):
                     x = y
                 return x
             """,
-            at=[(6, 9, '`y` is set in only one branch')],
+            at=[(6, 9, '`y` set in one branch of an')],
             note="AutoGraph: 'y' must also be initialized in the main branch; used in a later if",
         ),
         flagged(
@@ -503,7 +504,7 @@ class PythonControlFlowOnTensor(Rule):
                 if tf.reduce_sum(x) > 0:
                     return x * 2
             """,
-            at=[(6, 5, '`return` in only one branch')],
+            at=[(6, 5, '`return` in one branch of an')],
             note="AutoGraph: the else branch must also have a return statement",
         ),
         clean(
@@ -638,7 +639,7 @@ class PythonControlFlowOnTensor(Rule):
                         self.optimizer.minimize(loss, self.trainable_variables)
                     return {"loss": loss}
             """,
-            at=[(8, 9, 'Python `if` on a tensor: this')],
+            at=[(8, 9, 'Python `if` on a tensor where')],
             note="but not train_step: fails under tf_keras too; a call in the branch: no fix",
         ),
         clean(
@@ -759,8 +760,7 @@ def _use_keras(graph, ctx) -> bool:
 
 
 def _off_message(what: str, graph, use: str) -> str:
-    return (f"Python `{what}` on a tensor: this code runs as a graph without AutoGraph ({graph.reason}), "
-            f"where it raises {_ERROR} at trace time; use `{use}`")
+    return f"Python `{what}` on a tensor where AutoGraph is off: {_ERROR}"
 
 
 def _fix_message(graph, ctx) -> str:
@@ -790,10 +790,7 @@ def _autograph_if_problem(node: cst.If, ctx) -> Optional[str]:
                 if any(name in _mentions(s) for s in _before(path)):
                     continue
                 if _read_after(name, path):
-                    branch = "else" if i == 0 else "main"
-                    return (f"`{name}` is set in only one branch of an `if` on a tensor and used after it: "
-                            f"AutoGraph raises `ValueError: '{name}' must also be initialized in the {branch} "
-                            "branch`; set it before the `if` or in both branches")
+                    return f"`{name}` set in one branch of an `if` on a tensor only: AutoGraph fails at trace time"
     # A return in one branch only, when the function then ends.
     if any(index + 1 < len(statements) for statements, index in path):
         return None
@@ -802,10 +799,7 @@ def _autograph_if_problem(node: cst.If, ctx) -> Optional[str]:
         other = branches[1] if returns[0] else branches[0]
         if other is not None and _has(other, (cst.Return, cst.Raise)):
             return None
-        branch = "else" if returns[0] else "main"
-        return ("`return` in only one branch of an `if` on a tensor, and the function ends after it: "
-                f"AutoGraph raises `ValueError: the {branch} branch must also have a return statement.`; "
-                "return in both branches or after the `if`")
+        return "`return` in one branch of an `if` on a tensor only: AutoGraph fails at trace time"
     return None
 
 

@@ -157,8 +157,7 @@ class TfFunctionWithoutJitCompile(Rule):
             return
         ctx.report(
             origin,
-            "`tf.function` without `jit_compile`: nothing in its body is known to be rejected by XLA; "
-            "`jit_compile=True` fuses its ops (check that it compiles, and the cost of a compile per input shape)",
+            "`tf.function` without `jit_compile` around code XLA could compile and fuse",
             Fix("Add `jit_compile=True`", Safety.UNSAFE, {origin: _with_jit_compile(origin)}),
         )
 

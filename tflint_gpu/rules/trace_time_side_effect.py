@@ -141,14 +141,14 @@ class TraceTimeSideEffect(Rule):
         target = node.target
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx):
-                what = f"`{_code(ctx, node)}` rebinds the {_declaration(target.value, function, ctx)} `{target.value}`"
-                fix, why_not = self._counter_fix(node, function, ctx)
-                ctx.report(node, self._message(what, ctx) + _VARIABLE_ADVICE + why_not, fix)
+                what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
+                fix, _why_not = self._counter_fix(node, function, ctx)
+                ctx.report(node, self._message(what, ctx), fix)
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
             if attr is not None and self._attr_kind(attr, function, ctx) in (SCALAR, CONTAINER):
-                what = f"`{_code(ctx, node)}` changes an attribute of `{_code(ctx, target.value)}`"
-                ctx.report(node, self._message(what, ctx) + _ATTRIBUTE_ADVICE)
+                what = f"`{_code(ctx, node)}` changes `{_code(ctx, target)}`"
+                ctx.report(node, self._message(what, ctx))
         elif isinstance(target, cst.Subscript):
             self._check_item(node, target, function, ctx)
 
@@ -167,15 +167,15 @@ class TraceTimeSideEffect(Rule):
         function = self._graph_function(ctx)
         if function is None or self._container_kind(func.value, function, ctx) != CONTAINER:
             return
-        what = f"`{_code(ctx, func)}(...)` changes `{_code(ctx, func.value)}`, which outlives the call,"
-        ctx.report(node, self._message(what, ctx) + _CONTAINER_ADVICE)
+        what = f"`{_code(ctx, func)}(...)` changes `{_code(ctx, func.value)}`"
+        ctx.report(node, self._message(what, ctx))
 
     # -- checks -----------------------------------------------------------
     def _check_assign_target(self, node: cst.Assign, target: cst.BaseExpression, function: ScopeInfo, ctx) -> None:
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx) and not _creates_variable(node.value, ctx):
-                what = f"`{_code(ctx, node)}` rebinds the {_declaration(target.value, function, ctx)} `{target.value}`"
-                ctx.report(node, self._message(what, ctx) + _VARIABLE_ADVICE)
+                what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
+                ctx.report(node, self._message(what, ctx))
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
             if attr is None or self._attr_kind(attr, function, ctx) not in (SCALAR, CONTAINER):
@@ -183,14 +183,14 @@ class TraceTimeSideEffect(Rule):
             reads_itself = m.findall(node.value, m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1])))
             if reads_itself:
                 what = f"`{_code(ctx, target)} = ...{attr[0]}.{attr[1]}...` updates an attribute"
-                ctx.report(node, self._message(what, ctx) + _ATTRIBUTE_ADVICE)
+                ctx.report(node, self._message(what, ctx))
         elif isinstance(target, cst.Subscript):
             self._check_item(node, target, function, ctx)
 
     def _check_item(self, node: cst.CSTNode, target: cst.Subscript, function: ScopeInfo, ctx) -> None:
         if self._container_kind(target.value, function, ctx) == CONTAINER:
-            what = f"`{_code(ctx, node)}` changes `{_code(ctx, target.value)}`, which outlives the call,"
-            ctx.report(node, self._message(what, ctx) + _CONTAINER_ADVICE)
+            what = f"`{_code(ctx, node)}` changes `{_code(ctx, target.value)}`"
+            ctx.report(node, self._message(what, ctx))
 
     @staticmethod
     def _graph_function(ctx) -> Optional[ScopeInfo]:
@@ -205,8 +205,7 @@ class TraceTimeSideEffect(Rule):
 
     @staticmethod
     def _message(what: str, ctx) -> str:
-        return (f"{what} while TensorFlow traces this code ({ctx.graph().reason}): "
-                "it runs once per trace, not once per call")
+        return f"{what} in graph code: runs once per trace, not per call"
 
     def _global_state(self, name: str, function: ScopeInfo, ctx) -> bool:
         """``name`` is declared global/nonlocal here and lives beyond one trace,
@@ -370,7 +369,7 @@ class TraceTimeSideEffect(Rule):
                 counter.assign_add(1)
                 return x * 2
             """,
-            at=[(8, 5, '`counter += 1` rebinds the')],
+            at=[(8, 5, '`counter += 1` rebinds global')],
             run="for _ in range(3):\n    step(tf.constant(1.0))",
             effect=CHANGES,
             note="the plain global counter: the one case with a fix",
@@ -408,7 +407,7 @@ class TraceTimeSideEffect(Rule):
                 f(tf.constant(1.0))
                 return float(total)
             """,
-            at=[(8, 5, '`total -= 0.5` rebinds the')],
+            at=[(8, 5, '`total -= 0.5` rebinds global')],
             run="result = main()\nf = tf.function(update)\nfor _ in range(3):\n    f(tf.constant(1.0))\nfinal = float(total)",
             effect=CHANGES,
             note="wrapped function; float(total) reads the same value after the fix; one name of two dropped",
@@ -428,7 +427,7 @@ class TraceTimeSideEffect(Rule):
             def report():
                 print(counter)
             """,
-            at=[(8, 5, '`counter += 1` rebinds the')],
+            at=[(8, 5, '`counter += 1` rebinds global')],
             note="print(counter) would show a Variable after the change: no fix",
         ),
         flagged(
@@ -446,7 +445,7 @@ class TraceTimeSideEffect(Rule):
                     count -= 1
                 return x
             """,
-            at=[(9, 9, '`count += 1` rebinds the'), (11, 9, '`count -= 1` rebinds the')],
+            at=[(9, 9, '`count += 1` rebinds global'), (11, 9, '`count -= 1` rebinds global')],
             note="both branches of a tensor if run at trace; two changes of one global: no fix",
         ),
         flagged(
@@ -461,7 +460,7 @@ class TraceTimeSideEffect(Rule):
                 cache = x * 2
                 return cache
             """,
-            at=[(8, 5, '`cache = x * 2` rebinds the')],
+            at=[(8, 5, '`cache = x * 2` rebinds')],
             note="rebinding a global",
         ),
         flagged(
@@ -478,7 +477,7 @@ class TraceTimeSideEffect(Rule):
                     return x
                 return step
             """,
-            at=[(9, 9, '`calls += 1` rebinds the')],
+            at=[(9, 9, '`calls += 1` rebinds nonlocal')],
             note="nonlocal counter of an eager closure",
         ),
         flagged(
@@ -494,7 +493,7 @@ class TraceTimeSideEffect(Rule):
                     self.calls += 1
                     return x
             """,
-            at=[(9, 9, '`self.calls += 1` changes an')],
+            at=[(9, 9, '`self.calls += 1` changes')],
             note="self.attr counter: message only",
         ),
         flagged(
@@ -531,7 +530,8 @@ class TraceTimeSideEffect(Rule):
                 seen["x"] = 1
                 return x
             """,
-            at=[(10, 5, '`log.append(...)` changes'), (11, 5, '`stats["n"] += 1` changes'), (12, 5, '`seen["x"] = 1` changes')],
+            at=[(10, 5, '`log.append(...)` changes'), (11, 5, '`stats["n"] += 1` changes'),
+                (12, 5, '`seen["x"] = 1` changes')],
             note="module-level list, dict and defaultdict",
         ),
         flagged(
@@ -690,11 +690,6 @@ class TraceTimeSideEffect(Rule):
             note="state set up by a lazy `build` called from graph code runs once on purpose",
         ),
     ]
-
-
-_VARIABLE_ADVICE = "; keep the state in a `tf.Variable` and change it with `assign_add`/`assign`"
-_ATTRIBUTE_ADVICE = "; create a `tf.Variable` in `__init__`/`build` and use `assign_add`/`assign`"
-_CONTAINER_ADVICE = "; return the values, or use a `tf.TensorArray` or `tf.Variable`"
 
 
 class _CounterRewrite(cst.CSTTransformer):
