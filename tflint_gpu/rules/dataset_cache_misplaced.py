@@ -119,9 +119,10 @@ class DatasetCacheMisplaced(Rule):
        change on purpose (fresh augmentation every epoch). Offered when only
        `map`s lie between the first random map and the cache. Caveat: with
        `tf.random.set_seed` set and a fresh iterator every epoch, plain
-       `tf.random.*` ops restart their sequence each epoch even uncached
-       (observed on TF 2.21); Keras random layers and `tf.random.Generator`
-       do vary per epoch.
+       `tf.random.*`/`tf.image.random_*` ops restart their sequence each
+       epoch even uncached (observed on TF 2.21), so there the values do not
+       change; Keras random layers and `tf.random.Generator` do vary per
+       epoch.
     2. `cache().map(f)` -> `map(f).cache()` is safe when `f` is deterministic
        and has no effects: the same values, computed once. The cache now holds
        the map's output, which may be larger (decoded images). Unsafe when `f`
@@ -130,11 +131,23 @@ class DatasetCacheMisplaced(Rule):
        `deterministic=False`. Offered only when the map directly follows the
        cache; otherwise reported without a fix.
     3. `cache().take(k)` -> `take(k).cache()` is safe when what comes before
-       the cache is the same every epoch. When it has a `shuffle`, a random or
-       unresolved map, `Dataset.list_files` or `Dataset.random`, the fix is
-       unsafe: today each epoch takes a fresh sample; after it, the first
-       sample is cached and repeated. Offered when `take` directly follows
-       the cache.
+       the cache is the same every epoch. When it has a random or unresolved
+       map, a `filter`/`interleave`/`flat_map`/`apply`, or `Dataset.random`,
+       the fix is unsafe: today each epoch takes a fresh sample; after it, the
+       first sample is cached and repeated. Offered when `take` directly
+       follows the cache.
+
+    No fix is offered when a `shuffle` comes before the cache (in the same
+    expression, in earlier statements, or in what a name is bound to; a
+    `Dataset.list_files` shuffles unless `shuffle=False`): the fixed pipeline
+    would still cache one shuffled order and replay it every epoch (checked on
+    TF 2.21), so it is reported without a fix.
+
+    Each call keeps its comments: in a chain written one call per line, the
+    comment ending a call's line and the comment lines just above it move
+    with the call. Where that is impossible (the comment would land between
+    two calls on one line, or after the last call of a chain that is not
+    parenthesised and spans lines), the finding has no fix.
 
     ## Measured effect
     TF 2.21, CPU (2 cores): 64 PNG images of 128x128, decoded and resized to

@@ -55,8 +55,15 @@ class DatasetPrefetchMisplaced(Rule):
     the end (keeping its argument) yields the same values. Its buffer now
     holds final elements (after `batch`, `prefetch(2)` buffers two batches
     instead of two elements), so memory use changes. When the chain already
-    ends with a `prefetch`, the fix removes the misplaced one. Pipelines split
-    across statements are reported without a fix.
+    ends with a `prefetch`, the fix removes the misplaced one. Each call keeps
+    its comments (the comment ending its line, the comment lines above it).
+
+    Reported without a fix: a pipeline split across statements; a pipeline
+    with a `shuffle` before a `cache` (the fix could leave
+    `.shuffle(...).cache()`, which replays one shuffled order every epoch);
+    a misplaced `prefetch` that would be removed with its comment; and a
+    layout where a comment could not stay with its call (two calls on one
+    line, or a multi-line chain that is not parenthesised).
 
     ## Measured effect
     TF 2.21, CPU, 40 elements, a map with 10 ms of work per element and a

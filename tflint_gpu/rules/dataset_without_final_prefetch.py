@@ -21,6 +21,11 @@ class DatasetWithoutFinalPrefetch(Rule):
     (iterated by `for`, `iter()`/`enumerate()`/`list()`, or passed to a Keras
     `fit`/`evaluate`/`predict`) and has no `prefetch` stage at all.
 
+    A pipeline built over several statements is reported once, at its last
+    stage: a stage whose dataset is taken further later (`ds = ds.batch(2)`
+    after `ds = ds.map(f)`, also past a loop or an `if`, or `other =
+    ds.batch(2)`) is not an end, even when it is consumed on the way.
+
     This rule is **off by default**: select it with `--select TFG303`.
 
     ## Why is this bad?
@@ -48,8 +53,11 @@ class DatasetWithoutFinalPrefetch(Rule):
 
     ## Fix safety
     Safe: `prefetch` does not change the elements or their order. It appends
-    `.prefetch(tf.data.AUTOTUNE)` to the last stage; a pipeline whose last
-    stage is not a single expression gets no fix.
+    `.prefetch(tf.data.AUTOTUNE)` to the last stage only, never after an
+    intermediate one (a prefetch followed by more stages is TFG302's
+    finding); in a parenthesised chain written one call per line, on a line
+    of its own inside the parentheses. No fix where no name can spell
+    `tensorflow` at that place.
 
     ## Measured effect
     TF 2.21, CPU, 40 elements, a map doing 10 ms of work per element and a
@@ -413,6 +421,33 @@ class DatasetWithoutFinalPrefetch(Rule):
             run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
             note="with TFG301 (an expensive map after cache): all rules' fixes together end in "
                  "map(...).cache().prefetch(tf.data.AUTOTUNE)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = (
+                tf.data.Dataset.range(6)
+                .map(lambda v: v + 1)  # shift
+                .batch(2)  # pairs
+            )
+            for x in ds:
+                pass
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = (
+                tf.data.Dataset.range(6)
+                .map(lambda v: v + 1)  # shift
+                .batch(2)  # pairs
+                .prefetch(tf.data.AUTOTUNE)
+            )
+            for x in ds:
+                pass
+            """,
+            at=[(6, 6, 'This tf.data pipeline is')],
+            note="one call per line: the prefetch gets a line of its own inside the parentheses",
         ),
     ]
 
