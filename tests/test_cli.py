@@ -158,6 +158,24 @@ def test_diff_writes_nothing(project, run_cli):
     assert run_cli("--diff", "b.py")[0] == 0
 
 
+@pytest.mark.parametrize("ending", ["", "\n"], ids=["no-final-newline", "final-newline"])
+def test_diff_applies_with_git_apply(project, run_cli, ending):
+    """No final newline gets the `\\ No newline at end of file` marker; a form
+    feed inside a line does not split it."""
+    source = SAMPLE.replace("import numpy as np\n", "import numpy as np  # \x0c page\n").rstrip("\n") + ending
+    path = project / "a.py"
+    path.write_text(source)
+    code, diff, _ = run_cli("--diff", "--unsafe-fixes", "--select", "TFG1", "a.py")
+    assert code == 1 and diff.startswith("--- a.py\n+++ a.py\n")
+    assert diff.count("\\ No newline at end of file") == (2 if not ending else 0)
+    (project / "fix.diff").write_text(diff)
+    applied = subprocess.run(["git", "apply", "fix.diff"], cwd=project, capture_output=True, text=True)
+    assert applied.returncode == 0, applied.stderr
+    (project / "b.py").write_text(source)
+    run_cli("--fix", "--unsafe-fixes", "--select", "TFG1", "b.py")
+    assert path.read_text() == (project / "b.py").read_text()
+
+
 def test_fix_keeps_bom_crlf_and_permissions(project, run_cli):
     path = project / "a.py"
     path.write_bytes(b"\xef\xbb\xbf" + SAMPLE.replace("\n", "\r\n").encode())

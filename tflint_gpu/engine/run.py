@@ -13,6 +13,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,12 +66,29 @@ def process_text(source: str, path: str, codes: Sequence[str], mode: str, unsafe
     if outcome.source != source:
         result.output = outcome.source
         if mode == DIFF:
-            result.diff = "".join(
-                difflib.unified_diff(
-                    source.splitlines(keepends=True), outcome.source.splitlines(keepends=True), path, path
-                )
-            )
+            result.diff = unified_diff(source, outcome.source, path)
     return result
+
+
+_LINE_END = re.compile(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)")
+
+
+def _lines(text: str) -> List[str]:
+    """Lines as Python counts them (``\n``, ``\r\n``, ``\r``), ends kept: a form
+    feed or U+2028 inside a line does not split it as ``str.splitlines`` would."""
+    lines = _LINE_END.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def unified_diff(before: str, after: str, path: str) -> str:
+    """A unified diff that ``patch`` and ``git apply`` accept, with the
+    ``\\ No newline at end of file`` marker where a side lacks a final newline."""
+    out = []
+    for line in difflib.unified_diff(_lines(before), _lines(after), path, path):
+        out.append(line)
+        if not line.endswith(("\n", "\r")):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
 
 
 def process_file(path: str, codes: Sequence[str], mode: str, unsafe: bool) -> FileResult:
@@ -193,4 +211,3 @@ def _map(todo: List[Tuple[str, Tuple[str, ...], str, bool]], jobs: int) -> Itera
     chunk = max(1, min(16, len(todo) // (jobs * 4)))
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         return list(pool.map(_process_star, todo, chunksize=chunk))
-
