@@ -311,3 +311,24 @@ def test_keras_call_parameters_after_the_data_are_python_values():
     inference = TensorInference(resolver, graphs)
     scope = next(s for s in model.scopes if s.name == "call")
     assert [inference.is_tensor(scope.assigned[n][0], scope) for n in "abc"] == [True, False, False]
+
+
+def test_fixer_says_whether_it_reached_a_fixed_point():
+    """A fix that always changes the code never converges: the fixer stops after
+    MAX_ROUNDS and says so; an ordinary fix converges."""
+
+    class Grows(Rule):
+        name = "grows"
+        message = "grows"
+
+        def visit_Integer(self, node, ctx):
+            ctx.report(node, fix=Fix("grow", Safety.SAFE, {node: cst.Integer(node.value + "1")}))
+
+    Grows.code = "TFG999"  # set after the class statement: not registered as a real rule
+    source = "import tensorflow as tf\nx = 1\n"
+    endless = fix_source(source, "a.py", [Grows])
+    assert not endless.converged and endless.applied > 1
+    ordinary = fix_source("import numpy as np\nimport tensorflow as tf\nx = tf.constant(np.zeros(3))\n",
+                          "a.py", [REGISTRY["TFG201"]])
+    assert ordinary.converged and ordinary.applied == 1
+    assert "TFG999" not in REGISTRY

@@ -24,6 +24,7 @@ class FixOutcome:
     findings: List[Finding] = field(default_factory=list)  # what remains after fixing
     applied_codes: List[str] = field(default_factory=list)
     refused: bool = False  # a round produced code that does not parse
+    converged: bool = False  # a round found nothing left to apply (not stopped by MAX_ROUNDS)
 
 
 def applicable(fix: Fix, unsafe: bool) -> bool:
@@ -86,6 +87,7 @@ def fix_source(source: str, path: str, rules: Sequence[Type[Rule]], *, unsafe: b
     for _ in range(MAX_ROUNDS):
         accepted = _choose(result, unsafe)
         if not accepted or result.module is None:
+            outcome.converged = True
             break
         replacements: Dict[cst.CSTNode, cst.CSTNode] = {}
         imports: List[str] = []
@@ -101,6 +103,7 @@ def fix_source(source: str, path: str, rules: Sequence[Type[Rule]], *, unsafe: b
             outcome.refused = True
             break
         if new_source == outcome.source:
+            outcome.converged = True
             break
         outcome.source = new_source
         outcome.applied += len(accepted)
