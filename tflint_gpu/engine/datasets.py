@@ -204,7 +204,7 @@ def _blocks(stmt: cst.BaseCompoundStatement) -> Iterator[List[cst.BaseStatement]
             parts.append(case)
 
 
-def continued(chain: Chain, chains_found: List[Chain]) -> bool:
+def continued(chain: Chain, ctx) -> bool:
     """Does a later stage take this chain's dataset further (``ds = ds.batch(2)``
     after ``ds = ds.map(f)``, also past a loop or an ``if``, or ``other =
     ds.batch(2)``)? Then the chain is an intermediate stage, not a pipeline's end."""
@@ -214,17 +214,25 @@ def continued(chain: Chain, chains_found: List[Chain]) -> bool:
     if name is None:
         return False
     binding = chain.scope.binding_scope(name)
-    seen_self = False
-    for other in chains_found:
-        if other is chain:
-            seen_self = True
-            continue
-        source = other.source
-        if not (isinstance(source, cst.Name) and source.value == name and other.previous is None):
-            continue
-        if other.scope.binding_scope(name) is binding and (seen_self or other.scope is not chain.scope):
-            return True
-    return False
+    index = _ORDER.get(ctx.model)
+    if index is None:  # once per file: chains in source order, and by the name they start from
+        found = chains(ctx)
+        starting: Dict[str, List[Chain]] = {}
+        for c in found:
+            if isinstance(c.source, cst.Name) and c.previous is None:
+                starting.setdefault(c.source.value, []).append(c)
+        index = _ORDER[ctx.model] = ({id(c): i for i, c in enumerate(found)}, starting)
+    positions, by_source = index
+    here = positions[id(chain)]
+    return any(
+        other is not chain and other.scope.binding_scope(name) is binding
+        and (positions[id(other)] > here or other.scope is not chain.scope)
+        for other in by_source.get(name, ())
+    )
+
+
+_ORDER: "weakref.WeakKeyDictionary[ModuleModel, Tuple[Dict[int, int], Dict[str, List[Chain]]]]" = \
+    weakref.WeakKeyDictionary()
 
 
 def upstream(chain: Chain, ctx) -> List[str]:

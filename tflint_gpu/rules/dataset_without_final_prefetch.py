@@ -79,9 +79,8 @@ class DatasetWithoutFinalPrefetch(Rule):
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         consumed = self._consumed(ctx)
-        found = chains(ctx)
-        for chain in found:
-            if continued(chain, found) or not self._source_in_view(chain, ctx):
+        for chain in chains(ctx):
+            if continued(chain, ctx) or not self._source_in_view(chain, ctx):
                 continue  # goes on in another statement, or starts from a value we cannot see
             if any(method(stage) == "prefetch" for stage in chain.all_stages()):
                 continue
