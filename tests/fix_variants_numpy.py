@@ -23,7 +23,8 @@ RANDOM = (
     "np.random.rand()", "np.random.rand(3)", "np.random.rand(2, 3)", "np.random.randn()", "np.random.randn(2, 3)",
     "np.random.random()", "np.random.random(3)", "np.random.random((2, 3))", "np.random.random_sample(size=(2,))",
     "np.random.uniform()", "np.random.uniform(0, 1)", "np.random.uniform(-1, 1, size=3)",
-    "np.random.uniform(size=(2, 2))", "np.random.normal()", "np.random.normal(size=3)", "np.random.normal(0, 1, (2, 3))",
+    "np.random.uniform(size=(2, 2))", "np.random.normal()", "np.random.normal(size=3)",
+    "np.random.normal(0, 1, (2, 3))",
     "np.random.normal(loc=1.0, scale=2.0, size=(2,))", "np.random.standard_normal(3)", "np.random.standard_normal()",
     "np.random.standard_normal(size=(2, 3))", "np.random.uniform(0, 1, 4)", "np.random.normal(size=[2, 2])",
 )

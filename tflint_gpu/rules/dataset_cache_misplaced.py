@@ -193,8 +193,7 @@ class DatasetCacheMisplaced(Rule):
                     first, why = i, found
         if first is None:
             return
-        message = (f"`cache()` after a `map` that uses {why}: the augmented elements of the first epoch are "
-                   "replayed from the cache, identical every epoch; cache before the random map")
+        message = f"`cache()` after a `map` that uses {why}: every epoch replays the first epoch's augmentation"
         fix = None
         between = stages[first:k]
         if all(method(s) == "map" for s in between) and all(chain.owns(s) for s in between):
@@ -222,8 +221,7 @@ class DatasetCacheMisplaced(Rule):
         if not costly:
             return
         costly = costly[0][1]
-        message = (f"`map` after `cache()` runs `{short_name(costly)}` again on every element every epoch; "
-                   "map first and cache its output")
+        message = f"`map` after `cache()` runs `{short_name(costly)}` again every epoch"
         fix = None
         cache, mapping = stages[cache_at], stages[k]
         if cache_at == k - 1 and chain.owns(cache) and chain.owns(mapping):
@@ -241,8 +239,7 @@ class DatasetCacheMisplaced(Rule):
         if isinstance(count, cst.UnaryOperation) and isinstance(count.expression, cst.Integer) \
                 and count.expression.value == "1":
             return  # take(-1) takes everything: the cache completes
-        message = ("`cache().take(k)` never completes the cache: TF discards the partial cache and reads the "
-                   "input again every epoch; take before caching")
+        message = "`cache().take(k)` never completes the cache: the input is read again every epoch"
         fix = None
         cache, take = stages[cache_at], stages[k]
         if cache_at == k - 1 and chain.owns(cache) and chain.owns(take):

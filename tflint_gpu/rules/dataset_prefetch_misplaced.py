@@ -101,8 +101,7 @@ class DatasetPrefetchMisplaced(Rule):
         if ends_with_prefetch and not followers:
             message = "A second `prefetch` right after this one: the first buffers nothing useful"
         else:
-            message = (f"`prefetch` is followed by {followers}: it buffers an intermediate stage while the later "
-                       "transformations still run in the consumer's thread; prefetch last")
+            message = f"`prefetch` is followed by {followers}: the later stages still run in the consumer's thread"
         ctx.report(stage.func.attr, message, self._fix(chain, stage, ends_with_prefetch, ctx))
 
     @staticmethod
@@ -139,7 +138,7 @@ class DatasetPrefetchMisplaced(Rule):
             ds = tf.data.Dataset.range(10).map(lambda x: x * 2).batch(4).prefetch(tf.data.AUTOTUNE)
             """,
             at=[(3, 32, '`prefetch` is followed by')],
-        ),
+            ),
         flagged(
             """
             import tensorflow as tf

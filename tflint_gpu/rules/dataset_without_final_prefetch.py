@@ -95,9 +95,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                 fix = Fix("Append `.prefetch(tf.data.AUTOTUNE)`", Safety.SAFE, {outermost: fixed}, imports)
             ctx.report(
                 outermost.func.attr,
-                "This tf.data pipeline is consumed without a `prefetch`: tf.data adds one itself while "
-                "autotuning is on (the default); end it with `.prefetch(tf.data.AUTOTUNE)` to say so, "
-                "and to keep the overlap if autotuning or `inject_prefetch` is turned off",
+                "tf.data pipeline consumed without a final `prefetch`",
                 fix,
             )
 
@@ -164,8 +162,8 @@ class DatasetWithoutFinalPrefetch(Rule):
             for batch in ds:
                 print(batch)
             """,
-            at=[(3, 54, 'This tf.data pipeline is')],
-        ),
+            at=[(3, 54, 'tf.data pipeline consumed')],
+            ),
         flagged(
             """
             import tensorflow as tf
@@ -193,7 +191,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                 ds = ds.batch(4).prefetch(tf.data.AUTOTUNE)
                 return model.fit(ds, epochs=2)
             """,
-            at=[(10, 13, 'This tf.data pipeline is')],
+            at=[(10, 13, 'tf.data pipeline consumed')],
             run="history = train(Trainer(), 10)",
             note="a pipeline split across statements, consumed by a Keras-style fit: reported once, at its last stage",
         ),
@@ -219,7 +217,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             x = [1.0, 2.0, 3.0]
             result = Model().evaluate(data.Dataset.from_tensor_slices(x).batch(2).prefetch(tf.data.AUTOTUNE))
             """,
-            at=[(8, 62, 'This tf.data pipeline is')],
+            at=[(8, 62, 'tf.data pipeline consumed')],
             note="consumed in place; the fix adds the import it needs",
         ),
         clean(
@@ -307,7 +305,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             for x in ds.map(lambda v: v * 2).take(3).prefetch(tf.data.AUTOTUNE):
                 pass
             """,
-            at=[(4, 34, 'This tf.data pipeline is')],
+            at=[(4, 34, 'tf.data pipeline consumed')],
             note="a constructor bound to a name, continued where it is consumed",
         ),
         # -- added with "fixes you can trust" ------------------------------
@@ -340,7 +338,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                     batches.append(x)
                 return batches
             """,
-            at=[(8, 13, 'This tf.data pipeline is')],
+            at=[(8, 13, 'tf.data pipeline consumed')],
             run="out = [make(True), make(False)]",
             note="an `if` between the stages: only the last stage is reported and fixed (a prefetch after the "
                  "map or the filter would be mid-pipeline, TFG302)",
@@ -366,7 +364,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             ds = ds.batch(2).prefetch(tf.data.AUTOTUNE)
             batches = list(ds)
             """,
-            at=[(7, 9, 'This tf.data pipeline is')],
+            at=[(7, 9, 'tf.data pipeline consumed')],
             note="consumed twice, continued after the first loop: reported once, at the last stage",
         ),
         flagged(
@@ -388,7 +386,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                 pass
             total = sum(int(v) for v in iter(raw))
             """,
-            at=[(4, 10, 'This tf.data pipeline is')],
+            at=[(4, 10, 'tf.data pipeline consumed')],
             note="`raw` goes on under another name: the prefetch goes after the batch, not after the map",
         ),
         flagged(
@@ -416,7 +414,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             for batch in ds:
                 pass
             """,
-            at=[(8, 57, 'This tf.data pipeline is')],
+            at=[(8, 57, 'tf.data pipeline consumed')],
             run="epochs = [list(d.as_numpy_iterator()) for d in (ds, ds)]",
             note="with TFG301 (an expensive map after cache): all rules' fixes together end in "
                  "map(...).cache().prefetch(tf.data.AUTOTUNE)",
@@ -445,7 +443,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             for x in ds:
                 pass
             """,
-            at=[(6, 6, 'This tf.data pipeline is')],
+            at=[(6, 6, 'tf.data pipeline consumed')],
             note="one call per line: the prefetch gets a line of its own inside the parentheses",
         ),
     ]
