@@ -223,7 +223,8 @@ def _apply_json_edits(source: str, items) -> str:
     for line in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
     offset = lambda loc: starts[loc["row"] - 1] + loc["column"] - 1  # noqa: E731
-    edits = sorted((e for item in items for e in item["fix"]["edits"]), key=lambda e: offset(e["location"]))
+    unique = {json.dumps(e, sort_keys=True): e for item in items for e in item["fix"]["edits"]}  # a shared import
+    edits = sorted(unique.values(), key=lambda e: offset(e["location"]))
     for edit in reversed(edits):
         source = source[: offset(edit["location"])] + edit["content"] + source[offset(edit["end_location"]):]
     return source
@@ -244,8 +245,31 @@ def step(x):
 """
 
 
-@pytest.mark.parametrize("source,select", [(SAMPLE, "TFG201"), (SAMPLE, "TFG101"), (GLOBAL_COUNTER, "TFG103")])
+NEEDS_IMPORT_AFTER_IMPORTS = """\
+\"\"\"A module.\"\"\"
+from numpy import arange as ar
+from tensorflow import constant
+
+idx = constant(ar(5))
+twice = constant(ar(3))
+"""
+
+NEEDS_IMPORT_FIRST = """\
+# A header comment.
+
+def make():
+    import numpy as np
+    from tensorflow import constant
+    return constant(np.zeros(3))
+"""
+
+
+@pytest.mark.parametrize("source,select", [
+    (SAMPLE, "TFG201"), (SAMPLE, "TFG101"), (GLOBAL_COUNTER, "TFG103"),
+    (NEEDS_IMPORT_AFTER_IMPORTS, "TFG201"), (NEEDS_IMPORT_FIRST, "TFG201"),
+])
 def test_json_edits_apply_to_the_same_result_as_fix(project, run_cli, source, select):
+    """Including the import a fix needs (once, however many findings need it)."""
     path = write(project, "a.py", source)
     _, out, _ = run_cli("--format", "json", "--select", select, "a.py")
     items = [item for item in json.loads(out) if item["fix"]]

@@ -11,6 +11,7 @@ from typing import Dict, List, Sequence, Tuple, Type
 
 import libcst as cst
 
+from tflint_gpu.engine.imports import add_imports
 from tflint_gpu.engine.lint import LintResult, lint_source
 from tflint_gpu.rules.base import Finding, Fix, Rule, Safety
 
@@ -61,25 +62,6 @@ def _choose(result: LintResult, unsafe: bool) -> List[Tuple[Finding, Fix]]:
     return accepted
 
 
-def _add_imports(module: cst.Module, imports: Sequence[str]) -> cst.Module:
-    existing = {module.code_for_node(stmt).strip() for stmt in module.body}
-    missing = [text for text in dict.fromkeys(imports) if text not in existing]
-    if not missing:
-        return module
-    body = list(module.body)
-    position = 0
-    for i, stmt in enumerate(body):
-        if isinstance(stmt, cst.SimpleStatementLine) and any(
-            isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
-        ):
-            position = i + 1
-        elif i == 0 and isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Expr) \
-                and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-            position = 1  # after the module docstring
-    new = [cst.parse_statement(text + module.default_newline) for text in missing]
-    return module.with_changes(body=body[:position] + new + body[position:])
-
-
 def fix_source(source: str, path: str, rules: Sequence[Type[Rule]], *, unsafe: bool = False) -> FixOutcome:
     """Apply every applicable fix until nothing changes; return the final text."""
     outcome = FixOutcome(source)
@@ -95,7 +77,7 @@ def fix_source(source: str, path: str, rules: Sequence[Type[Rule]], *, unsafe: b
             replacements.update(fix.replacements)
             imports.extend(fix.imports)
         module = result.module.visit(_Replacer(replacements))
-        module = _add_imports(module, imports)
+        module = add_imports(module, imports)
         new_source = module.code
         try:
             cst.parse_module(new_source)

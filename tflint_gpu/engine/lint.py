@@ -14,6 +14,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
+from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
 from tflint_gpu.engine.names import Resolver
 from tflint_gpu.engine.tensors import TensorInference
@@ -212,6 +213,9 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
         fix_info = None
         if report.fix is not None:
             edits = []
+            missing = missing_imports(module, report.fix.imports)
+            if missing:
+                edits.append(_import_edit(module, missing, where, extent))
             for old, new in report.fix.replacements.items():
                 start, end = extent(old)
                 edits.append(Edit(module.code_for_node(new), start, end))
@@ -225,6 +229,17 @@ def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bo
     result.findings = [result.findings[i] for i in order]
     result.fixes = [result.fixes[i] for i in order]
     return result
+
+
+def _import_edit(module: cst.Module, missing: List[str], where, extent) -> Edit:
+    """The edit inserting ``missing`` imports where the fixer puts them."""
+    text = "".join(line + module.default_newline for line in missing)
+    index = insertion_index(module)
+    if index == 0:
+        point = extent(module.body[0])[0]  # before the first statement and its leading lines
+    else:
+        point = (where(module.body[index - 1])[1][0] + 1, 0)  # the line after the last import
+    return Edit(text, point, point)
 
 
 def _suppressed(lines: List[str], row: int, code: str) -> bool:
