@@ -100,6 +100,8 @@ class DatasetPrefetchMisplaced(Rule):
         followers = ", ".join(f"`{method(s)}`" for s in working if method(s) != "prefetch")
         if ends_with_prefetch and not followers:
             message = "A second `prefetch` right after this one: the first buffers nothing useful"
+        elif ends_with_prefetch:
+            message = f"`prefetch` followed by {followers}: redundant, the pipeline ends with a `prefetch`"
         else:
             message = f"`prefetch` is followed by {followers}: the later stages still run in the consumer's thread"
         ctx.report(stage.func.attr, message, self._fix(chain, stage, ends_with_prefetch, ctx))
@@ -179,7 +181,7 @@ class DatasetPrefetchMisplaced(Rule):
 
             ds = tf.data.Dataset.range(10).map(lambda x: x + 1).prefetch(tf.data.AUTOTUNE)
             """,
-            at=[(3, 32, '`prefetch` is followed by')],
+            at=[(3, 32, '`prefetch` followed by `map`:')],
             note="already ends with a prefetch: the misplaced one is removed",
         ),
         flagged(
@@ -346,7 +348,7 @@ class DatasetPrefetchMisplaced(Rule):
                 .prefetch(tf.data.AUTOTUNE)
             )
             """,
-            at=[(5, 6, '`prefetch` is followed by')],
+            at=[(5, 6, '`prefetch` followed by `map`:')],
             note="removing the misplaced prefetch would delete its comment: reported without a fix",
         ),
         flagged(
