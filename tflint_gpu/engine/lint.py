@@ -88,6 +88,13 @@ class RuleContext:
         scope = scope or self.scope
         alias = self.resolver.module_alias(module, scope, exact)
         imports: Tuple[str, ...] = ()
+        if alias is None and not exact:
+            # A submodule the file already names (`from tensorflow import data as tf_data`).
+            parts = attribute.split(".")
+            for cut in range(len(parts) - 1, 0, -1):
+                sub = self.resolver.module_alias(".".join([module] + parts[:cut]), scope)
+                if sub is not None:
+                    return cst.parse_expression(".".join([sub] + parts[cut:])), ()
         if alias is None:
             short = {"tensorflow": "tf", "numpy": "np"}.get(module)
             candidates = ([short] if short else []) + ([module] if "." not in module else [])

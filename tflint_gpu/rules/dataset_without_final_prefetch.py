@@ -197,17 +197,17 @@ class DatasetWithoutFinalPrefetch(Rule):
         ),
         flagged(
             """
-            from tensorflow import data
+            from tensorflow.data import Dataset
 
             class Model:
                 def evaluate(self, ds):
                     return list(ds.as_numpy_iterator())
 
             x = [1.0, 2.0, 3.0]
-            result = Model().evaluate(data.Dataset.from_tensor_slices(x).batch(2))
+            result = Model().evaluate(Dataset.from_tensor_slices(x).batch(2))
             """,
             fixed="""
-            from tensorflow import data
+            from tensorflow.data import Dataset
             import tensorflow as tf
 
             class Model:
@@ -215,10 +215,29 @@ class DatasetWithoutFinalPrefetch(Rule):
                     return list(ds.as_numpy_iterator())
 
             x = [1.0, 2.0, 3.0]
-            result = Model().evaluate(data.Dataset.from_tensor_slices(x).batch(2).prefetch(tf.data.AUTOTUNE))
+            result = Model().evaluate(Dataset.from_tensor_slices(x).batch(2).prefetch(tf.data.AUTOTUNE))
             """,
-            at=[(8, 62, 'tf.data pipeline consumed')],
+            at=[(8, 57, 'tf.data pipeline consumed')],
             note="consumed in place; the fix adds the import it needs",
+        ),
+        flagged(
+            """
+            from tensorflow import data as tf_data
+
+            def load():
+                ds = tf_data.Dataset.range(10).map(lambda x: x * 2)
+                return list(ds)
+            """,
+            fixed="""
+            from tensorflow import data as tf_data
+
+            def load():
+                ds = tf_data.Dataset.range(10).map(lambda x: x * 2).prefetch(tf_data.AUTOTUNE)
+                return list(ds)
+            """,
+            at=[(4, 36, 'tf.data pipeline consumed')],
+            run="values = load()",
+            note="the file names tf.data as `tf_data`: the fix uses it instead of adding an import",
         ),
         clean(
             """
