@@ -689,6 +689,221 @@ class TraceTimeSideEffect(Rule):
             """,
             note="state set up by a lazy `build` called from graph code runs once on purpose",
         ),
+        clean(
+            """
+            import keras
+
+            class Backbone(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.blocks = [keras.layers.Dense(4), keras.layers.Dense(4)]
+                    self.endpoints = {}
+
+                def call(self, inputs):
+                    self.endpoints = {}
+                    self.features = []
+                    self.shapes = dict()
+                    x = inputs
+                    for i, block in enumerate(self.blocks):
+                        x = block(x)
+                        self.endpoints[f"block_{i}"] = x
+                        self.features.append(x)
+                        self.shapes.update({i: x.shape})
+                    return x, self.endpoints
+            """,
+            note="per-call scratch: a fresh container at the top of call, then filled in the same call",
+        ),
+        flagged(
+            """
+            import keras
+
+            class Backbone(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.features = []
+
+                def call(self, inputs, training=False):
+                    if training:
+                        self.features = []
+                    self.features.append(inputs)
+                    return inputs
+            """,
+            at=[(11, 9, '`self.features.append(...)` changes')],
+            note="a reset under an if is not a fresh container on every call",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Attention(keras.layers.Layer):
+                def __init__(self, heads):
+                    super().__init__()
+                    self.heads = heads
+                    self._built_from_signature = False
+                    self._output_dense = []
+
+                def _build_from_signature(self, query):
+                    self._built_from_signature = True
+                    with tf.init_scope():
+                        self._query_dense = keras.layers.Dense(self.heads)
+                        self._output_dense = []
+                        for _ in range(self.heads):
+                            self._output_dense.append(keras.layers.Dense(1))
+
+                def call(self, query):
+                    if not self._built_from_signature:
+                        self._build_from_signature(query)
+                    x = self._query_dense(query)
+                    return tf.add_n([dense(x) for dense in self._output_dense])
+            """,
+            note="lazy sublayer creation behind a flag the helper sets: runs once, at the first trace",
+        ),
+        clean(
+            """
+            import keras
+
+            class Nested(keras.losses.Loss):
+                def __init__(self):
+                    super().__init__()
+                    self.flat = []
+                    self.count = 0
+
+                def _add(self, y):
+                    self.flat.append(y)
+                    self.count += 1
+
+                def _build_nested(self, y, depth):
+                    if depth > 0:
+                        self._build_nested(y, depth - 1)
+                    self._add(y)
+
+                def build(self, y_true):
+                    self._build_nested(y_true, 2)
+
+                def call(self, y_true, y_pred):
+                    if not self.built:
+                        self.build(y_true)
+                    return y_pred - y_true
+            """,
+            note="helpers called only from build (transitively, recursively) run once, at build time",
+        ),
+        flagged(
+            """
+            import keras
+
+            class Log(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.seen = []
+                    self.frozen = False
+                    self.steps = 0
+
+                def _remember(self, x):
+                    self.seen.append(x)
+
+                def build(self, shape):
+                    self._remember(shape)
+
+                def call(self, x):
+                    self._remember(x)
+                    if not self.frozen:
+                        self.steps += 1
+                    return x
+            """,
+            at=[(11, 9, '`self.seen.append(...)` changes'), (19, 13, '`self.steps += 1` changes')],
+            note="a helper of build also called from call; a guard whose block never sets its flag",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def make():
+                mod = [None]
+
+                @tf.function
+                def f(x):
+                    if mod[0] is None:
+                        mod[0] = tf.Module()
+                    return x
+                return f
+            """,
+            note="the lazy singleton through a list cell",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Decay(keras.layers.Layer):
+                def __init__(self, beta=1.0, decay=0.5):
+                    super().__init__()
+                    self.beta = beta
+                    self.decay = decay
+
+                def call(self, inputs):
+                    self.beta *= self.decay
+                    return inputs * self.beta
+
+            class Scale(tf.Module):
+                def __init__(self, scale):
+                    self.scale = scale
+
+                @tf.function
+                def __call__(self, x):
+                    self.scale = self.scale * 0.9
+                    return x * self.scale
+            """,
+            at=[(11, 9, '`self.beta *= self.decay` changes'), (20, 9, '`self.scale = ...self.scale...` updates')],
+            note="attributes set from constructor arguments (a number): decayed once per trace",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Reshaped(keras.layers.Layer):
+                def build(self, shape):
+                    self.w = self.add_weight(shape=(4,), initializer="ones")
+
+                def call(self, inputs):
+                    self.w = tf.reshape(self.w, (2, 2))
+                    return tf.matmul(inputs, self.w)
+
+            class Module(tf.Module):
+                def __init__(self):
+                    self.v = tf.Variable(tf.ones(4))
+
+                @tf.function
+                def __call__(self, x):
+                    self.v = self.v * 2.0
+                    return x * self.v
+            """,
+            at=[(9, 9, '`self.w = tf.reshape(self.w, (2, 2))` rebinds variable'),
+                (18, 9, '`self.v = self.v * 2.0` rebinds variable')],
+            note="a weight rebound to a tensor in graph code: the variable is lost",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Reshaped(keras.layers.Layer):
+                def __init__(self, units=4):
+                    super().__init__()
+                    self.units = units
+
+                def build(self, shape):
+                    self.w = self.add_weight(shape=(self.units,), initializer="ones")
+                    self.units *= 1
+
+                def call(self, inputs):
+                    w = tf.reshape(self.w, (2, 2))
+                    units = self.units * 2
+                    return tf.matmul(inputs, w) * units
+            """,
+            note="reading a weight or a constructor argument into a local; build is eager",
+        ),
     ]
 
 
