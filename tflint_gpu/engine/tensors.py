@@ -4,28 +4,49 @@ A small, local data-flow that errs toward "not a tensor": rules that fire on
 tensors stay silent when unsure. A value is a tensor when it is
 
 * the result of a TensorFlow op (``tf.reduce_sum(x)``, ``tf.math.exp(x)``,
-  ``tf.random.normal(...)``, ``keras.ops.*``), or ``tf.Variable(...)``;
-* arithmetic, comparison or indexing involving a tensor;
+  ``tf.random.normal(...)``, ``keras.ops.*``), or ``tf.Variable(...)``; of a
+  Keras loss or metric function (``keras.losses.mean_squared_error(y, p)``);
+* arithmetic, comparison or indexing involving a tensor; an element of a list
+  of tensors (``tape.gradient(loss, vars)[0]``, ``tf.split(x, 2)[1]``, a loop
+  over either, unpacking either);
 * a parameter of a graph function, unless its default or annotation marks
   it as a Python value (``training=False``, ``mask=None``, ``n: int``) or it
   is ``self``/``cls``; in Keras ``call``/``train_step``, only the first (the
   data); for helpers called from a graph function, only if every graph call
   site passes a tensor in that position;
 * a local name whose every binding in the function is a tensor (a binding
-  that reads the name itself, ``x = x * 2``, keeps the kind the others give).
+  that reads the name itself, ``x = x * 2``, keeps the kind the others give);
+* the result of calling a known object (see below): a Keras model or layer
+  (``model(x)``, ``self.dense(x)``, ``self(x)`` in a Keras model, ``.call``,
+  ``self.compute_loss``), a Keras loss object, a Keras metric (its call and
+  ``result()``), a TensorFlow Probability distribution's ``sample``,
+  ``log_prob``, ``mean``..., a ``tf.GradientTape``'s ``gradient`` with a
+  tensor as sources (with a list of sources, a list of tensors);
+* the result of a same-module function (or lambda) whose every ``return``
+  returns a tensor (followed one level).
 
-``x.shape``, ``x.dtype``, ``x.ndim``, ``len(x)`` and ``x.numpy()`` are not
-tensors: they are static or host values.
+Known objects are names (local, enclosing or module-level; every binding must
+agree, ``None`` aside) and ``self`` attributes (every assignment in the class
+and its same-module bases must agree) bound to a constructor call
+(``keras.Sequential(...)``, ``keras.layers.Dense(...)``, a same-module
+subclass of a Keras layer/model/loss/metric, ``keras.losses.*`` classes,
+``keras.models.load_model``, ``tfd.Normal(...)``, ``tf.GradientTape()`` also
+as ``with ... as tape``), a parameter annotated with such a class, or ``self``
+in a method of such a class. Module aliases made by assignment
+(``tfd = tfp.distributions``) resolve like imports.
+
+``x.shape``, ``x.dtype``, ``x.ndim``, ``len(x)``, ``x.numpy()`` and
+``model.predict(x)`` (NumPy) are not tensors: they are static or host values.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import AUGMENTED, PARAM, UNPACKED, ScopeInfo
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.model import AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, walk
+from tflint_gpu.engine.names import Resolver, normalize
 
 # Top-level tf.* names that return something other than a tensor.
 _NOT_TENSOR_TOP = frozenset(
@@ -107,6 +128,122 @@ PY_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "bytes", "list", "tup
 _COMPARISONS_NOT_TENSOR = (cst.Is, cst.IsNot, cst.In, cst.NotIn)
 
 
+# tf.* calls that return a Python list (or tuple) of tensors.
+_TENSOR_SEQUENCE_APIS = frozenset(
+    {"tensorflow.gradients", "tensorflow.unstack", "tensorflow.split", "tensorflow.meshgrid",
+     "tensorflow.dynamic_partition"}
+)
+
+# Kinds of objects whose calls or methods give tensors in graph code.
+KERAS = "keras"  # a Keras model or layer: calling it gives a tensor
+LOSS = "loss"  # a Keras loss object
+METRIC = "metric"  # a Keras metric object
+DISTRIBUTION = "distribution"  # a TensorFlow Probability distribution
+TAPE = "tape"  # a tf.GradientTape
+_CALLABLE_KINDS = frozenset({KERAS, LOSS, METRIC})
+# Methods that return a tensor, by kind (Keras 3 and tf_keras alike).
+_TENSOR_METHODS = {
+    KERAS: frozenset({"call", "compute_loss"}),
+    LOSS: frozenset({"call"}),
+    METRIC: frozenset({"result"}),
+    DISTRIBUTION: frozenset(
+        {
+            "sample", "log_prob", "prob", "mean", "mode", "stddev", "variance", "entropy", "cdf", "log_cdf",
+            "survival_function", "log_survival_function", "quantile", "cross_entropy", "kl_divergence",
+            "covariance", "unnormalized_log_prob", "batch_shape_tensor", "event_shape_tensor",
+        }
+    ),
+    TAPE: frozenset(),
+}
+_TAPE_METHODS = frozenset({"gradient", "jacobian", "batch_jacobian"})
+_TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+# keras.losses / keras.metrics names that are functions though capitalised (tf_keras aliases).
+_KERAS_FUNCTION_ALIASES = frozenset({"MSE", "MAE", "MAPE", "MSLE", "KLD"})
+_KERAS_NOT_TENSOR_FUNCTIONS = frozenset({"get", "serialize", "deserialize"})
+_KERAS_MODEL_CLASSES = frozenset({"Model", "Sequential", "Functional", "Layer"})
+_KERAS_MODEL_FACTORIES = frozenset(
+    {
+        "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+        "keras.models.model_from_json", "keras.models.model_from_config", "keras.models.model_from_yaml",
+    }
+)
+_KERAS_LAYERS_NOT_LAYERS = frozenset({"Input", "InputSpec"})
+# Abstract bases: instances of them are not usable objects (but subclasses are).
+_ABSTRACT_BASES = frozenset({"Layer", "Loss", "Metric", "Distribution"})
+_TFP_DISTRIBUTIONS = ("tensorflow_probability.distributions.", "tensorflow_probability.python.distributions.")
+_TFP_NOT_DISTRIBUTIONS = frozenset({"ReparameterizationType", "RegisterKL"})
+_TENSOR_PARAMETERS_CONTAINERS = frozenset(
+    {"trainable_variables", "trainable_weights", "variables", "weights", "non_trainable_variables"}
+)
+
+
+def _is_class_name(name: str) -> bool:
+    return name[:1].isupper() and "_" not in name
+
+
+def base_kind(qualname: Optional[str]) -> Optional[str]:
+    """The kind of object an instance of this (normalized) class is: a Keras
+    model/layer, loss or metric, a TFP distribution, a gradient tape; None."""
+    if qualname is None:
+        return None
+    if qualname in _TAPES:
+        return TAPE
+    if qualname.startswith(_TFP_DISTRIBUTIONS):
+        name = qualname.rsplit(".", 1)[1]
+        if _is_class_name(name) and not name.startswith("Joint") and name not in _TFP_NOT_DISTRIBUTIONS:
+            return DISTRIBUTION
+        return None
+    parts = qualname.split(".")
+    if parts[0] != "keras" or len(parts) < 2:
+        return None
+    name = parts[-1]
+    if not _is_class_name(name):
+        return None
+    if len(parts) == 2:
+        if name in _KERAS_MODEL_CLASSES:
+            return KERAS
+        return {"Loss": LOSS, "Metric": METRIC}.get(name)
+    area = parts[1]
+    if area == "layers":
+        return KERAS if name not in _KERAS_LAYERS_NOT_LAYERS else None
+    if area in ("models", "engine"):
+        return KERAS if name in _KERAS_MODEL_CLASSES else None
+    if area == "applications":
+        return KERAS
+    if area == "losses":
+        return LOSS if name != "Reduction" and name not in _KERAS_FUNCTION_ALIASES else None
+    if area == "metrics":
+        return METRIC if name not in _KERAS_FUNCTION_ALIASES else None
+    return None
+
+
+def constructor_kind(qualname: Optional[str]) -> Optional[str]:
+    """The kind of object a call of this API returns (a class, or a factory)."""
+    if qualname is None:
+        return None
+    if qualname in _KERAS_MODEL_FACTORIES:
+        return KERAS
+    if qualname == "keras.losses.get":
+        return LOSS
+    kind = base_kind(qualname)
+    if kind is not None and qualname.rsplit(".", 1)[1] in _ABSTRACT_BASES:
+        return None
+    return kind
+
+
+def api_returns_tensor(qualname: Optional[str]) -> bool:
+    """Non-TensorFlow APIs whose call returns a tensor: Keras loss and metric
+    functions (``keras.losses.mean_squared_error``), ``tfd.kl_divergence``."""
+    if qualname is None:
+        return False
+    parts = qualname.split(".")
+    if len(parts) == 3 and parts[0] == "keras" and parts[1] in ("losses", "metrics"):
+        name = parts[2]
+        return (name[:1].islower() and name not in _KERAS_NOT_TENSOR_FUNCTIONS) or name in _KERAS_FUNCTION_ALIASES
+    return qualname in ("tensorflow_probability.distributions.kl_divergence",
+                        "tensorflow_probability.python.distributions.kl_divergence")
+
+
 def is_tf_op(qualname: Optional[str]) -> bool:
     """Does a call of this API return a tensor?"""
     if qualname is None:
@@ -131,6 +268,9 @@ class TensorInference:
         self.resolver = resolver
         self.graphs = graphs
         self._cache: Dict[Tuple[int, int], bool] = {}
+        self._class_kinds: Dict[int, Optional[str]] = {}
+        self._attributes: Dict[int, Dict[str, List[Any]]] = {}
+        self._globals: Optional[Dict[str, List[Any]]] = None
 
     def is_tensor(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
         key = (id(expr), id(scope))
@@ -140,20 +280,15 @@ class TensorInference:
             self._cache[key] = cached
         return cached
 
+    def object_kind(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        """What known object ``expr`` is (``KERAS``, ``LOSS``, ``METRIC``,
+        ``DISTRIBUTION``, ``TAPE``), or None."""
+        return self._object_kind(expr, scope, set())
+
+    # -- tensors ----------------------------------------------------------
     def _is_tensor(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> bool:
         if isinstance(expr, cst.Call):
-            func = expr.func
-            if isinstance(func, cst.Attribute):
-                method = func.attr.value
-                qualname = self.resolver.qualname(func, scope)
-                if qualname is not None:
-                    return is_tf_op(qualname)
-                if method in HOST_METHODS:
-                    return False
-                if method in ("assign", "assign_add", "assign_sub", "read_value", "value"):
-                    return self._is_tensor(func.value, scope, seen)
-                return False
-            return is_tf_op(self.resolver.qualname(func, scope))
+            return self._call_is_tensor(expr, scope, seen)
         if isinstance(expr, cst.BinaryOperation):
             return self._is_tensor(expr.left, scope, seen) or self._is_tensor(expr.right, scope, seen)
         if isinstance(expr, cst.UnaryOperation):
@@ -166,18 +301,122 @@ class TensorInference:
             operands = [expr.left] + [t.comparator for t in expr.comparisons]
             return any(self._is_tensor(o, scope, seen) for o in operands)
         if isinstance(expr, cst.Subscript):
-            return self._is_tensor(expr.value, scope, seen)
+            if self._is_tensor(expr.value, scope, seen):
+                return True
+            return _single_index(expr) is not None and self._is_sequence(expr.value, scope, seen)
         if isinstance(expr, cst.Attribute):
             return False  # x.shape, x.dtype, self.anything: static or unknown
         if isinstance(expr, cst.Name):
             return self._name_is_tensor(expr.value, scope, seen)
         return False
 
+    def _call_is_tensor(self, expr: cst.Call, scope: ScopeInfo, seen: Set) -> bool:
+        func = expr.func
+        qualname = self._qualname(func, scope)
+        if qualname is not None:
+            return is_tf_op(qualname) or api_returns_tensor(qualname)
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in HOST_METHODS:
+                return False
+            if method in ("assign", "assign_add", "assign_sub", "read_value", "value"):
+                return self._is_tensor(func.value, scope, seen)
+            kind = self._object_kind(func.value, scope, seen)
+            if kind == TAPE and method in _TAPE_METHODS:
+                # A tensor for a tensor (or variable) source; a list for a list of sources.
+                sources = _argument_for(expr, 1, "source" if method == "batch_jacobian" else "sources")
+                return sources is not None and self._is_tensor(sources, scope, seen)
+            if kind is not None and method in _TENSOR_METHODS[kind]:
+                return True
+        if self._object_kind(func, scope, seen) in _CALLABLE_KINDS:
+            return True  # model(x), self.dense(x), self(x), loss_fn(y, p), metric(y, p)
+        target = self._callee(func, scope)
+        if target is not None:
+            return self._returns_tensor(target, seen)
+        return False
+
+    def _callee(self, func: cst.BaseExpression, scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """The same-module function or lambda a call calls: as the graph analysis
+        finds it, or a name bound once, to a lambda (``square = lambda t: ...``)."""
+        target = self.graphs.function_scope(func, scope)
+        if target is None and isinstance(func, cst.Name):
+            found = self._bindings(func.value, scope)
+            if found is not None and len(found[1]) == 1 and isinstance(found[1][0], cst.Lambda):
+                target = self.graphs.model.scope_of_node.get(found[1][0])
+        return target
+
+    def _returns_tensor(self, function: ScopeInfo, seen: Set) -> bool:
+        """Does every ``return`` of this same-module function (or lambda) return
+        a tensor? Followed one level: no further calls are followed from there."""
+        if _FOLLOWING in seen:
+            return False
+        node = function.node
+        if isinstance(node, cst.Lambda):
+            values: List[cst.BaseExpression] = [node.body]
+        elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
+            if not _always_returns(node.body.body):
+                return False
+            values = []
+            for inner in walk(node.body, skip=SCOPE_TYPES):
+                if isinstance(inner, (cst.Yield, cst.Await)):
+                    return False
+                if isinstance(inner, cst.Return):
+                    if inner.value is None:
+                        return False
+                    values.append(inner.value)
+            if not values:
+                return False
+        else:
+            return False
+        seen.add(_FOLLOWING)
+        try:
+            return all(self._is_tensor(value, function, seen) for value in values)
+        finally:
+            seen.discard(_FOLLOWING)
+
+    def _is_sequence(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> bool:
+        """Is ``expr`` a Python list or tuple of tensors?"""
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if self._qualname(func, scope) in _TENSOR_SEQUENCE_APIS:
+                return True
+            return (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _TAPE_METHODS
+                and self._object_kind(func.value, scope, seen) == TAPE
+            )
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return bool(expr.elements) and all(
+                not isinstance(e, cst.StarredElement) and self._is_tensor(e.value, scope, seen)
+                for e in expr.elements
+            )
+        if isinstance(expr, cst.ListComp):
+            masked = {(_COMPREHENSION, name) for name in _comprehension_names(expr)} - seen
+            seen.update(masked)
+            try:
+                return self._is_tensor(expr.elt, scope, seen)
+            finally:
+                seen.difference_update(masked)
+        if isinstance(expr, cst.Name):
+            function = scope.function()
+            if function is None or expr.value in function.globals or (_COMPREHENSION, expr.value) in seen:
+                return False
+            values = function.assigned.get(expr.value)
+            key = (_SEQUENCE, expr.value, id(function))
+            if not values or key in seen:
+                return False
+            seen.add(key)
+            try:
+                return all(isinstance(v, cst.BaseExpression) and self._is_sequence(v, function, seen) for v in values)
+            finally:
+                seen.discard(key)
+        return False
+
     def _name_is_tensor(self, name: str, scope: ScopeInfo, seen: Set) -> bool:
         # Only the innermost function's own bindings: module globals captured by
         # a graph function are concrete Python objects at trace time.
         function = scope.function()
-        if function is None or name in function.globals:
+        if function is None or name in function.globals or (_COMPREHENSION, name) in seen:
             return False
         values = function.assigned.get(name)
         if not values:
@@ -201,7 +440,12 @@ class TensorInference:
             return self._param_is_tensor(value[1], value[2], function, seen)
         if marker == UNPACKED:
             inner = value[1]
-            return isinstance(inner, cst.BaseExpression) and self._is_tensor(inner, function, seen)
+            return isinstance(inner, cst.BaseExpression) and (
+                self._is_tensor(inner, function, seen) or self._is_sequence(inner, function, seen)
+            )
+        if marker == ITERATED:
+            inner = value[1]
+            return isinstance(inner, cst.BaseExpression) and self._is_sequence(inner, function, seen)
         if marker == AUGMENTED:
             return True  # keeps the kind of value it already had
         return False
@@ -238,6 +482,341 @@ class TensorInference:
             if arg is None or not self._is_tensor(arg, caller, seen):
                 return False
         return True
+
+    # -- known objects ----------------------------------------------------
+    def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> Optional[str]:
+        """The resolver's qualified name, also through a module alias made by
+        assignment (``tfd = tfp.distributions``; ``tfd.Normal``)."""
+        qualname = self.resolver.qualname(expr, scope)
+        if qualname is not None or depth > 3:
+            return qualname
+        attrs = []
+        base = expr
+        while isinstance(base, cst.Attribute):
+            attrs.append(base.attr.value)
+            base = base.value
+        if not isinstance(base, cst.Name):
+            return None
+        found = self._bindings(base.value, scope)
+        if found is None:
+            return None
+        current, values = found
+        if len(values) != 1 or not isinstance(values[0], (cst.Name, cst.Attribute)):
+            return None
+        target = self._qualname(values[0], current, depth + 1)
+        if target is None:
+            return None
+        return normalize(".".join([target] + list(reversed(attrs))))
+
+    def _object_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Optional[str]:
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            qualname = self._qualname(func, scope)
+            if qualname is not None:
+                return constructor_kind(qualname)
+            if isinstance(func, cst.Name):
+                cls = _lookup_class(func.value, scope)
+                if cls is not None:
+                    return self.class_kind(cls)
+            return None
+        if isinstance(expr, cst.Name):
+            return self._name_kind(expr.value, scope, seen)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) == KERAS:
+                return None  # a list of layers, not a layer
+            return self._attribute_kind(expr, scope, seen)
+        if isinstance(expr, cst.Subscript):
+            if _single_index(expr) is None:
+                return None
+            return self._element_kind(expr.value, scope, seen)
+        return None
+
+    def _element_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Optional[str]:
+        """The kind shared by every element of the list or tuple ``expr``."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            if not expr.elements or any(isinstance(e, cst.StarredElement) for e in expr.elements):
+                return None
+            return _common(self._object_kind(e.value, scope, seen) for e in expr.elements)
+        if isinstance(expr, cst.ListComp):
+            masked = {(_COMPREHENSION, name) for name in _comprehension_names(expr)} - seen
+            seen.update(masked)
+            try:
+                return self._object_kind(expr.elt, scope, seen)
+            finally:
+                seen.difference_update(masked)
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) == KERAS:
+                return KERAS  # model.layers
+            return self._attribute_kind(expr, scope, seen, elements=True)
+        if isinstance(expr, cst.Name):
+            return self._name_kind(expr.value, scope, seen, elements=True)
+        return None
+
+    def _value_kind(self, value: Any, scope: ScopeInfo, seen: Set, elements: bool) -> Optional[str]:
+        """The kind of one binding (an expression or a binding marker); ``_NONE`` for ``None``."""
+        if isinstance(value, cst.BaseExpression):
+            if isinstance(value, cst.Name) and value.value == "None":
+                return _NONE
+            if elements:
+                return self._element_kind(value, scope, seen)
+            return self._object_kind(value, scope, seen)
+        if elements:
+            return None
+        marker = value[0]
+        if marker == PARAM:
+            return self._param_kind(value[1], value[2], scope)
+        if marker == OPAQUE and isinstance(value[1], cst.WithItem):
+            item = value[1]
+            if item.asname is not None and isinstance(item.asname.name, cst.Name):
+                # `with tf.GradientTape() as tape`: the tape's __enter__ returns the tape.
+                kind = self._object_kind(item.item, scope, seen)
+                return kind if kind == TAPE else None
+            return None
+        if marker == ITERATED and isinstance(value[1], cst.BaseExpression):
+            return self._element_kind(value[1], scope, seen)  # for layer in self.blocks
+        return None
+
+    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, elements: bool = False) -> Optional[str]:
+        if (_COMPREHENSION, name) in seen:
+            return None
+        found = self._bindings(name, scope)
+        if found is None:
+            return None
+        current, values = found
+        key = (_OBJECT, name, id(current), elements)
+        if key in seen:
+            return None
+        seen.add(key)
+        try:
+            return _common(self._value_kind(value, current, seen, elements) for value in values)
+        finally:
+            seen.discard(key)
+
+    def _param_kind(self, param: cst.Param, position: int, function: ScopeInfo) -> Optional[str]:
+        if param.star:
+            return None
+        cls = function.enclosing_class
+        if position == 0 and cls is not None and isinstance(function.node, cst.FunctionDef):
+            for decorator in function.node.decorators:
+                if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in (
+                        "staticmethod", "classmethod"):
+                    return None
+            return self.class_kind(cls)  # self in a method of a Keras model, layer, loss, metric
+        annotation = param.annotation
+        if annotation is None or param.default is not None:
+            return None
+        return base_kind(self._qualname(annotation.annotation, function))
+
+    def class_kind(self, cls: ScopeInfo, _depth: int = 0) -> Optional[str]:
+        """The kind of an instance of a same-module class, from its bases."""
+        key = id(cls)
+        if key in self._class_kinds:
+            return self._class_kinds[key]
+        self._class_kinds[key] = None  # a cycle of bases gives nothing
+        kind = None
+        if isinstance(cls.node, cst.ClassDef) and _depth < 20:
+            parent = cls.parent or cls
+            for base in cls.node.bases:
+                if base.keyword is not None or base.star:
+                    continue
+                qualname = self._qualname(base.value, parent)
+                if qualname is not None:
+                    kind = base_kind(qualname)
+                elif isinstance(base.value, cst.Name):
+                    local = _lookup_class(base.value.value, parent)
+                    if local is not None and local is not cls:
+                        kind = self.class_kind(local, _depth + 1)
+                if kind is not None:
+                    break
+        if kind == TAPE:
+            kind = None
+        self._class_kinds[key] = kind
+        return kind
+
+    def _attribute_kind(self, expr: cst.Attribute, scope: ScopeInfo, seen: Set,
+                        elements: bool = False) -> Optional[str]:
+        """``self.dense``: the kind every assignment of ``self.dense`` in the class
+        (and its same-module bases) gives it; ``None`` assignments aside."""
+        if not isinstance(expr.value, cst.Name):
+            return None
+        found = self._bindings(expr.value.value, scope)
+        if found is None:
+            return None
+        method, values = found
+        if len(values) != 1 or isinstance(values[0], cst.BaseExpression) or values[0][0] != PARAM \
+                or values[0][2] != 0:
+            return None
+        cls = method.enclosing_class
+        if cls is None:
+            return None
+        assigned = self._instance_attributes(cls).get(expr.attr.value)
+        if not assigned:
+            return None
+        key = (_OBJECT, "self." + expr.attr.value, id(cls), elements)
+        if key in seen:
+            return None
+        seen.add(key)
+        try:
+            return _common(
+                None if value is _UNKNOWN else self._value_kind(value, where, seen, elements)
+                for value, where in assigned
+            )
+        finally:
+            seen.discard(key)
+
+    def _bindings(self, name: str, scope: ScopeInfo) -> Optional[Tuple[ScopeInfo, List[Any]]]:
+        """The innermost scope visible from ``scope`` that assigns ``name``, with the
+        values bound there (for a module-level name, also those bound by functions
+        that declare it ``global``); None if an import, def or class binds it
+        first, or it is declared global/nonlocal on the way."""
+        for current in scope.chain():
+            if current.kind == "class" and current is not scope:
+                continue
+            if name in current.globals:
+                return None
+            if name in current.assigned:
+                if current.kind == "module":
+                    return current, current.assigned[name] + self._global_rebindings().get(name, [])
+                return current, current.assigned[name]
+            if name in current.imports or name in current.defs or name in current.classes:
+                return None
+        return None
+
+    def _global_rebindings(self) -> Dict[str, List[Any]]:
+        """name -> values bound to it by functions that declare it ``global``
+        (as opaque bindings: they are read in another scope)."""
+        if self._globals is None:
+            self._globals = {}
+            for current in self.graphs.model.scopes:
+                for name in current.globals:
+                    if name in current.assigned:
+                        self._globals.setdefault(name, []).append((OPAQUE, current.node))
+        return self._globals
+
+    def _instance_attributes(self, cls: ScopeInfo, _depth: int = 0) -> Dict[str, List[Any]]:
+        """attribute -> [(value, scope)] for every ``self.attribute = value`` in the
+        methods of ``cls`` and its same-module bases, and class-level assignments;
+        a method or property of that name, or a binding that cannot be read
+        (``self.a, self.b = ...``, ``self.a += 1``) is ``_UNKNOWN``."""
+        cached = self._attributes.get(id(cls))
+        if cached is not None:
+            return cached
+        found: Dict[str, List[Any]] = {}
+        self._attributes[id(cls)] = found  # a cycle of bases adds nothing
+        for name, values in cls.assigned.items():
+            found.setdefault(name, []).extend((value, cls) for value in values)
+        for name, method in cls.defs.items():
+            found.setdefault(name, []).append((_UNKNOWN, cls))
+            node = method.node
+            params = node.params.params if isinstance(node, cst.FunctionDef) else ()
+            if not params or not isinstance(node.body, cst.IndentedBlock):
+                continue
+            self_name = params[0].name.value
+            for inner in walk(node.body, skip=SCOPE_TYPES):
+                if isinstance(inner, cst.Assign):
+                    for target in inner.targets:
+                        _record_attribute(found, target.target, inner.value, self_name, method)
+                elif isinstance(inner, cst.AnnAssign) and inner.value is not None:
+                    _record_attribute(found, inner.target, inner.value, self_name, method)
+                elif isinstance(inner, cst.AugAssign):
+                    _record_attribute(found, inner.target, _UNKNOWN, self_name, method)
+        if isinstance(cls.node, cst.ClassDef) and _depth < 20:
+            for base in cls.node.bases:
+                if isinstance(base.value, cst.Name):
+                    local = _lookup_class(base.value.value, cls.parent or cls)
+                    if local is not None and local is not cls:
+                        for name, values in self._instance_attributes(local, _depth + 1).items():
+                            found.setdefault(name, []).extend(values)
+        return found
+
+
+# Markers kept in the `seen` set of one inference.
+_FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
+_COMPREHENSION = "comprehension"  # (marker, name): a comprehension variable, not the function's binding
+_SEQUENCE = "sequence"
+_OBJECT = "object"
+_NONE = "none"  # a binding to None, which does not decide an object's kind
+_UNKNOWN = object()
+
+
+def _common(kinds) -> Optional[str]:
+    """The one kind every binding gives (None bindings aside), else None."""
+    result = None
+    for kind in kinds:
+        if kind is None:
+            return None
+        if kind == _NONE:
+            continue
+        if result is not None and kind != result:
+            return None
+        result = kind
+    return result
+
+
+def _lookup_class(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
+    """The same-module class ``name`` refers to, unless something else binds it first."""
+    for current in scope.chain():
+        if current.kind == "class" and current is not scope:
+            continue
+        if name in current.classes:
+            return current.classes[name]
+        if name in current.assigned or name in current.imports or name in current.defs \
+                or name in current.globals:
+            return None
+    return None
+
+
+def _record_attribute(found: Dict[str, List[Any]], target: cst.BaseExpression, value: Any, self_name: str,
+                      method: ScopeInfo) -> None:
+    if isinstance(target, cst.Attribute):
+        if isinstance(target.value, cst.Name) and target.value.value == self_name:
+            found.setdefault(target.attr.value, []).append((value, method))
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _record_attribute(found, element.value, _UNKNOWN, self_name, method)
+    elif isinstance(target, cst.StarredElement):
+        _record_attribute(found, target.value, _UNKNOWN, self_name, method)
+
+
+def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """The index of ``a[i]`` (one plain index, not a slice), else None."""
+    if len(expr.slice) != 1:
+        return None
+    inner = expr.slice[0].slice
+    if isinstance(inner, cst.Index) and inner.star is None:
+        return inner.value
+    return None
+
+
+def _comprehension_names(expr: cst.BaseComp) -> Set[str]:
+    names: Set[str] = set()
+    clause: Optional[cst.CompFor] = expr.for_in
+    while clause is not None:
+        for node in walk(clause.target):
+            if isinstance(node, cst.Name):
+                names.add(node.value)
+        clause = clause.inner_for_in
+    return names
+
+
+def _always_returns(body) -> bool:
+    """Does this statement list end in a ``return`` (or ``raise``) on every path?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (cst.Return, cst.Raise)):  # in a one-line suite
+        return True
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        orelse = last.orelse
+        rest = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
+        return _always_returns(last.body.body) and _always_returns(rest)
+    if isinstance(last, cst.With):
+        return _always_returns(last.body.body)
+    return False
 
 
 def _argument_for(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
