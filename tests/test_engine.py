@@ -332,3 +332,127 @@ def test_fixer_says_whether_it_reached_a_fixed_point():
                           "a.py", [REGISTRY["TFG201"]])
     assert ordinary.converged and ordinary.applied == 1
     assert "TFG999" not in REGISTRY
+
+
+def _graphs_of(source):
+    model, _, _ = analysed(textwrap.dedent(source))
+    return {s.name if s.enclosing_class is None else f"{s.enclosing_class.name}.{s.name}": s.graph
+            for s in model.scopes if s.kind == "function"}
+
+
+def test_a_function_rebound_to_its_tf_function_is_graph_code():
+    graphs = _graphs_of("""
+        import tensorflow as tf
+
+        def step(x):
+            return x * 2
+
+        step = tf.function(step)
+    """)
+    assert graphs["step"] is not None and graphs["step"].kind == "tf.function"
+
+
+@pytest.mark.parametrize("source,graph", [
+    ("from tensorflow import function\n\ndef function(f):\n    return f\n\n@function\ndef g(x):\n    return x\n", False),
+    ("from tensorflow import function\n\nclass function:\n    pass\n\n@function\ndef g(x):\n    return x\n", False),
+    ("def function(f):\n    return f\n\nfrom tensorflow import function\n\n@function\ndef g(x):\n    return x\n", True),
+], ids=["def-after-import", "class-after-import", "import-after-def"])
+def test_the_last_definition_of_a_name_wins_over_an_import(source, graph):
+    assert (_graphs_of(source)["g"] is not None) is graph
+
+
+def test_functions_traced_by_group_by_window_and_tf_data_experimental():
+    graphs = _graphs_of("""
+        import tensorflow as tf
+
+        def key(x):
+            return x % 2
+
+        def reduce(k, window):
+            return window.batch(2)
+
+        def load(path):
+            return tf.data.TFRecordDataset(path)
+
+        ds = tf.data.Dataset.range(8).group_by_window(key, reduce, window_size=2)
+        files = tf.data.Dataset.list_files("*.tfrecord")
+        records = files.apply(tf.data.experimental.parallel_interleave(load, cycle_length=2))
+    """)
+    assert all(graphs[name] is not None and graphs[name].kind == "dataset" for name in ("key", "reduce", "load"))
+
+
+def test_autograph_is_decided_per_function():
+    """A tf.function converts its own body even when a Keras 3 call (no AutoGraph)
+    calls it; a plain helper of that call is not converted."""
+    graphs = _graphs_of("""
+        import keras
+        import tensorflow as tf
+
+        @tf.function
+        def converted(x):
+            return x
+
+        def plain(x):
+            return x
+
+        class Block(keras.layers.Layer):
+            def call(self, x):
+                return converted(x) + plain(x)
+    """)
+    assert graphs["converted"].kind == "tf.function" and graphs["converted"].autograph is True
+    assert graphs["plain"].kind == "called" and graphs["plain"].autograph is False
+    assert graphs["Block.call"].autograph is False
+
+
+def test_keras_flavour_is_decided_per_class():
+    graphs = _graphs_of("""
+        import keras
+        import tf_keras
+        from tensorflow.python import keras as legacy
+
+        class New(keras.layers.Layer):
+            def call(self, x):
+                return x
+
+        class Old(tf_keras.layers.Layer):
+            def call(self, x):
+                return x
+
+            def train_step(self, data):
+                return data
+
+        class OldChild(Old):
+            def call(self, x):
+                return x
+
+        class Legacy(legacy.layers.Layer):
+            def call(self, x):
+                return x
+    """)
+    assert (graphs["New.call"].keras, graphs["New.call"].autograph) == ("keras3", False)
+    assert (graphs["Old.call"].keras, graphs["Old.call"].autograph) == ("tf_keras", True)
+    assert (graphs["Old.train_step"].keras, graphs["Old.train_step"].autograph) == ("tf_keras", False)
+    assert graphs["OldChild.call"].keras == "tf_keras" and graphs["Legacy.call"].keras == "tf_keras"
+
+
+@pytest.mark.parametrize("imports,graph", [
+    ("import keras\nimport jax\n", False),
+    ("import keras\nfrom openvino import Core\n", False),
+    ("import keras\nimport jax\nimport tensorflow as tf\n", True),
+    ("import keras\n", True),
+], ids=["jax-only", "openvino-only", "jax-and-tensorflow", "keras-only"])
+def test_keras3_code_of_another_backend_is_not_tensorflow_graph_code(imports, graph):
+    graphs = _graphs_of(imports + "\nclass L(keras.layers.Layer):\n    def call(self, x):\n        return x\n")
+    assert (graphs["L.call"] is not None) is graph
+
+
+def test_text_prefilter_changes_no_result_over_all_rule_cases():
+    """The prefilter skips files that cannot hold a finding: over every rule case,
+    findings with and without it are the same."""
+    rules = list(all_rules())
+    for rule in rules:
+        for case in rule.cases:
+            for selected in ([rule], rules):
+                filtered = lint_source(case.code, "case.py", selected).findings
+                unfiltered = lint_source(case.code, "case.py", selected, prefilter_text=False).findings
+                assert [(f.code, f.row, f.col) for f in filtered] == [(f.code, f.row, f.col) for f in unfiltered]

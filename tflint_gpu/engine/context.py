@@ -25,21 +25,43 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.names import Resolver, normalize
 
 TF_FUNCTION = "tensorflow.function"
 EAGER_WRAPPERS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"})
-# Dataset method -> (positional index, keyword) of the function it traces.
-DATASET_FUNCTION_ARGS: Dict[str, Tuple[int, str]] = {
-    "map": (0, "map_func"),
-    "filter": (0, "predicate"),
-    "flat_map": (0, "map_func"),
-    "interleave": (0, "map_func"),
-    "parallel_interleave": (0, "map_func"),
-    "reduce": (1, "reduce_func"),
-    "scan": (1, "scan_func"),
-    "group_by_window": (0, "key_func"),
+# Dataset method -> (positional index, keyword) of each function it traces.
+DATASET_FUNCTION_ARGS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    "map": ((0, "map_func"),),
+    "filter": ((0, "predicate"),),
+    "flat_map": ((0, "map_func"),),
+    "interleave": ((0, "map_func"),),
+    "parallel_interleave": ((0, "map_func"),),
+    "reduce": ((1, "reduce_func"),),
+    "scan": ((1, "scan_func"),),
+    "group_by_window": ((0, "key_func"), (1, "reduce_func"), (2, "window_size_func")),
+    "take_while": ((0, "predicate"),),
+    "bucket_by_sequence_length": ((0, "element_length_func"),),
 }
+# Functions of tf.data.experimental that trace the functions they are given
+# (used as ``ds.apply(tf.data.experimental.parallel_interleave(f, 4))``).
+TRACING_FUNCTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    "tensorflow.data.experimental.parallel_interleave": ((0, "map_func"),),
+    "tensorflow.data.experimental.map_and_batch": ((0, "map_func"),),
+    "tensorflow.data.experimental.group_by_window": ((0, "key_func"), (1, "reduce_func"), (2, "window_size_func")),
+    "tensorflow.data.experimental.scan": ((1, "scan_func"),),
+    "tensorflow.data.experimental.take_while": ((0, "predicate"),),
+}
+KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+# Text without which no function body in a file can run as a graph (the rules'
+# text prefilter): derived from the lists above, so the two cannot drift apart.
+GRAPH_TEXT: Tuple[str, ...] = tuple(dict.fromkeys(
+    ("function", "_step", "def call")
+    + tuple(f".{method}(" for method in DATASET_FUNCTION_ARGS)
+    + tuple(name.rsplit(".", 1)[1] + "(" for name in TRACING_FUNCTIONS)
+))
+# Imports of another Keras 3 backend: a module with one of these and no
+# TensorFlow import is backend-specific code that TensorFlow never traces.
+OTHER_BACKENDS = ("jax", "torch", "openvino", "mlx")
 DATASET_METHODS = frozenset(
     {
         "map",
@@ -94,7 +116,6 @@ DATASET_FACTORIES = frozenset(
         "keras.preprocessing.text_dataset_from_directory",
     }
 )
-KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
 
 
 @dataclass
@@ -109,6 +130,9 @@ class GraphInfo:
     jit_compile: Optional[cst.Arg] = None
     # For kind == "called": the call sites (call, caller scope) reaching it.
     call_sites: List[Tuple[cst.Call, ScopeInfo]] = field(default_factory=list)
+    # For kind == "keras": "keras3" (Keras 3, or tf.keras in TF 2.16+) or
+    # "tf_keras" (Keras 2: it converts `call` with AutoGraph).
+    keras: Optional[str] = None
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -188,13 +212,17 @@ class GraphAnalysis:
                 self._mark_decorator(inner, decorator.decorator, scope)
             if node.name.value in KERAS_GRAPH_METHODS:
                 cls = inner.enclosing_class
-                if cls is not None and self.is_keras_class(cls):
+                flavour = self.keras_flavour(cls) if cls is not None else None
+                if flavour is not None and not (flavour == "keras3" and self._other_backend_module()):
                     self._mark(
                         inner,
                         GraphInfo(
                             reason=f"Keras traces `{node.name.value}` into a graph under fit/evaluate/predict",
                             kind="keras",
-                            autograph=False,
+                            # Keras 3 runs no AutoGraph on user code; Keras 2 (tf_keras)
+                            # converts `call` (and what it calls), not the step methods.
+                            autograph=flavour == "tf_keras" and node.name.value == "call",
+                            keras=flavour,
                         ),
                     )
         for call, scope in model.index.get("Call", ()):
@@ -251,32 +279,38 @@ class GraphAnalysis:
                 target.excluded = True
             return
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in DATASET_FUNCTION_ARGS:
-            position, name = DATASET_FUNCTION_ARGS[func.attr.value]
-            function_expr = argument(call, position, name)
-            if function_expr is None:
-                return
-            target = self.function_scope(function_expr, scope)
-            if target is not None and self.is_dataset(func.value, scope):
-                self._mark(
-                    target,
-                    GraphInfo(
-                        reason=f"tf.data traces functions given to `Dataset.{func.attr.value}`",
-                        kind="dataset",
-                    ),
-                )
+        if qualname in TRACING_FUNCTIONS:
+            self._mark_traced_arguments(call, TRACING_FUNCTIONS[qualname], scope, qualname.rsplit(".", 1)[1])
+        elif isinstance(func, cst.Attribute) and func.attr.value in DATASET_FUNCTION_ARGS \
+                and self.is_dataset(func.value, scope):
+            self._mark_traced_arguments(call, DATASET_FUNCTION_ARGS[func.attr.value], scope,
+                                        f"Dataset.{func.attr.value}")
+
+    def _mark_traced_arguments(self, call: cst.Call, parameters, scope: ScopeInfo, what: str) -> None:
+        for position, name in parameters:
+            target = self.function_scope(argument(call, position, name), scope)
+            if target is not None:
+                self._mark(target, GraphInfo(reason=f"tf.data traces functions given to `{what}`", kind="dataset"))
 
     def _mark(self, scope: ScopeInfo, info: GraphInfo) -> None:
+        """Record why ``scope`` runs as a graph, keeping the strongest evidence.
+
+        AutoGraph is a property of each function: a ``tf.function`` (or a
+        tf.data function) converts its own body whoever calls it, and a Keras 3
+        method is never converted; only a function that runs inside its
+        callers' graphs ("called", "nested") is converted if every caller's is."""
         existing = scope.graph
         if existing is None:
             scope.graph = info
             return
-        # Keep the strongest evidence; AutoGraph is on only if on for every caller.
-        existing.autograph = existing.autograph and info.autograph
-        if existing.kind in ("called", "nested") and info.kind not in ("called", "nested"):
-            info.autograph = existing.autograph
+        own = ("tf.function", "dataset", "keras")
+        if existing.kind in own:
+            return
+        if info.kind in own:
             scope.graph = info
-        elif existing.kind == "called" and info.kind == "called":
+            return
+        existing.autograph = existing.autograph and info.autograph
+        if existing.kind == "called" and info.kind == "called":
             existing.call_sites.extend(info.call_sites)
 
     def _propagate(self) -> None:
@@ -339,21 +373,38 @@ class GraphAnalysis:
         return f"{cls.name}.{scope.name}" if cls is not None else scope.name
 
     # -- Keras ----------------------------------------------------------
-    def is_keras_class(self, cls: ScopeInfo, _depth: int = 0) -> bool:
+    def is_keras_class(self, cls: ScopeInfo) -> bool:
+        return self.keras_flavour(cls) is not None
+
+    def keras_flavour(self, cls: ScopeInfo, _depth: int = 0) -> Optional[str]:
+        """Which Keras a class derives from, decided per class by its bases:
+        "tf_keras" (Keras 2: ``tf_keras``, ``tensorflow.python.keras``) or
+        "keras3" (``keras``, and ``tf.keras`` as in TensorFlow 2.16+); None
+        if it is not a Keras class."""
         if _depth > 20 or not isinstance(cls.node, cst.ClassDef):
-            return False
+            return None
         parent = cls.parent or cls
         for base in cls.node.bases:
-            qualname = self.resolver.qualname(base.value, parent)
-            if qualname is not None:
+            raw = self.resolver.raw_qualname(base.value, parent)
+            if raw is not None:
+                qualname = normalize(raw)
                 if qualname.startswith("keras."):
-                    return True
+                    return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
                 continue
             if isinstance(base.value, cst.Name):
                 local = parent.lookup_class(base.value.value)
-                if local is not None and local is not cls and self.is_keras_class(local, _depth + 1):
-                    return True
-        return False
+                if local is not None and local is not cls:
+                    flavour = self.keras_flavour(local, _depth + 1)
+                    if flavour is not None:
+                        return flavour
+        return None
+
+    def _other_backend_module(self) -> bool:
+        """Does this module import another Keras backend and not TensorFlow?"""
+        targets = [normalize(t) for scope in self.model.scopes for t in scope.imports.values()]
+        return not any(t == "tensorflow" or t.startswith("tensorflow.") for t in targets) and any(
+            t.split(".", 1)[0] in OTHER_BACKENDS for t in targets
+        )
 
 
 def _method_class(scope: ScopeInfo) -> Optional[ScopeInfo]:

@@ -284,8 +284,10 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
             if kind == "function":
                 scope.defs[name] = inner
                 scope.assigned.pop(name, None)
+                scope.imports.pop(name, None)  # a def after an import shadows it
             elif kind == "class":
                 scope.classes[name] = inner
+                scope.imports.pop(name, None)
             if kind != "class":
                 for position, param in enumerate(_all_params(node.params)):
                     inner.assigned.setdefault(param.name.value, []).append((PARAM, param, position))
@@ -402,10 +404,10 @@ def _record(node: Any, type_name: str, scope: ScopeInfo) -> None:
             if full is None:
                 continue
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                scope.imports[alias.asname.name.value] = full
+                _bind_import(scope, alias.asname.name.value, full)
             else:
                 top = full.split(".", 1)[0]
-                scope.imports[top] = top
+                _bind_import(scope, top, top)
     elif type_name == "ImportFrom":
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
@@ -419,13 +421,29 @@ def _record(node: Any, type_name: str, scope: ScopeInfo) -> None:
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            scope.imports[local] = f"{base}.{name}"
+            _bind_import(scope, local, f"{base}.{name}")
+
+
+def _bind_import(scope: ScopeInfo, local: str, target: str) -> None:
+    """An import binds ``local``; a def or class of that name before it is shadowed."""
+    scope.imports[local] = target
+    scope.defs.pop(local, None)
+    scope.classes.pop(local, None)
+
+
+def _wraps_itself(name: str, value: Any) -> bool:
+    """``f = wrapper(f, ...)`` (``f = tf.function(f)``): the name still leads to
+    the function defined before, now wrapped, so its definition stays known."""
+    return isinstance(value, cst.Call) and any(
+        isinstance(arg.value, cst.Name) and arg.value.value == name for arg in value.args
+    )
 
 
 def _bind_target(scope: ScopeInfo, target: cst.BaseExpression, value: Any) -> None:
     if isinstance(target, cst.Name):
         scope.assigned.setdefault(target.value, []).append(value)
-        scope.defs.pop(target.value, None)
+        if not _wraps_itself(target.value, value):
+            scope.defs.pop(target.value, None)
     elif isinstance(target, (cst.Tuple, cst.List)):
         inner = value if isinstance(value, tuple) else (UNPACKED, value)
         for element in target.elements:

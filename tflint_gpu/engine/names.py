@@ -56,6 +56,12 @@ class Resolver:
         return result
 
     def _resolve(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        raw = self.raw_qualname(expr, scope)
+        return normalize(raw) if raw is not None else None
+
+    def raw_qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        """The qualified name as imported, not normalized (``tf_keras.layers.Layer``
+        stays apart from ``keras.layers.Layer``)."""
         attrs = []
         while isinstance(expr, cst.Attribute):
             attrs.append(expr.attr.value)
@@ -67,7 +73,7 @@ class Resolver:
             return None
         if attrs:
             base = base + "." + ".".join(reversed(attrs))
-        return normalize(base)
+        return base
 
     @staticmethod
     def binding(name: str, scope: ScopeInfo) -> Optional[str]:

@@ -17,6 +17,8 @@ from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Ty
 
 import libcst as cst
 
+from tflint_gpu.engine import context
+
 
 class Safety(str, enum.Enum):
     """How much a fix may change: the same two levels Ruff users know."""
@@ -129,8 +131,8 @@ class Rule:
 
 REGISTRY: Dict[str, Type[Rule]] = {}
 
-# Text without which no function body in a file can run as a graph.
-GRAPH_TEXT = ("function", ".map(", ".filter(", ".flat_map(", ".interleave(", ".reduce(", ".scan(", "_step", "def call")
+# Text without which no function body in a file can run as a graph (the engine's own lists).
+GRAPH_TEXT = context.GRAPH_TEXT
 
 
 @dataclass

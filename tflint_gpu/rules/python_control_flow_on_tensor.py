@@ -5,7 +5,6 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
-from tflint_gpu.engine.context import TF_FUNCTION, is_false, keyword
 from tflint_gpu.engine.model import PARAM, walk
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
@@ -429,8 +428,7 @@ class PythonControlFlowOnTensor(Rule):
             def g(x):
                 return not tf.reduce_any(x > 1)
             """,
-            at=[(5, 10, 'Python `and` on a tensor'), (6, 11, 'Python `not` on a tensor'),
-                (11, 12, 'Python `not` on a tensor')],
+            at=[(5, 10, 'Python `and` on a tensor'), (6, 11, 'Python `not` on a tensor'), (11, 12, 'Python `not` on a tensor')],
             run="a = f(tf.constant([0.5, 0.2]))\nb = f(tf.constant([2.0, -3.0]))",
             effect=FIXES_ERROR,
             note="and/not/or; fix only for comparisons; the inner `or` is reported with its `not`",
@@ -506,6 +504,58 @@ class PythonControlFlowOnTensor(Rule):
             """,
             at=[(6, 5, '`return` in one branch of an')],
             note="AutoGraph: the else branch must also have a return statement",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+            import tf_keras
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    if tf.reduce_sum(x) > 0:
+                        x = x * 2.0
+                    return x
+
+            class OldGate(tf_keras.layers.Layer):
+                def call(self, x):
+                    if tf.reduce_sum(x) > 0:
+                        x = x * 2.0
+                    return x
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+            import tf_keras
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    x = keras.ops.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x)
+                    return x
+
+            class OldGate(tf_keras.layers.Layer):
+                def call(self, x):
+                    if tf.reduce_sum(x) > 0:
+                        x = x * 2.0
+                    return x
+            """,
+            at=[(7, 9, 'Python `if` on a tensor where')],
+            run="a = tf.function(Gate())(tf.constant([1.0, 2.0]))\nb = tf.function(OldGate())(tf.constant([-1.0]))",
+            effect=FIXES_ERROR,
+            note="Keras flavour is per class: an `import tf_keras` elsewhere in the file does not silence a Keras 3 layer",
+        ),
+        clean(
+            """
+            import jax
+            import keras
+
+            class Gate(keras.layers.Layer):
+                def call(self, x):
+                    if jax.numpy.sum(x) > 0:
+                        x = x * 2.0
+                    return x
+            """,
+            note="a Keras 3 layer in a JAX module (no TensorFlow import): not TensorFlow graph code",
         ),
         clean(
             """
@@ -664,26 +714,10 @@ class PythonControlFlowOnTensor(Rule):
 
 # -- conditions -----------------------------------------------------------
 def _autograph(graph, ctx) -> bool:
-    """Does AutoGraph convert this function? A function decorated with `tf.function`
-    (autograph left on) is converted even when called from Keras or autograph=False code."""
-    if graph.autograph:
-        return True
-    function = ctx.scope.function()
-    if graph.kind != "tf.function" and not (graph.kind == "keras" and function.name in _STEP_METHODS) and any(
-        target.split(".")[0] == "tf_keras" for target in ctx.model.root.imports.values()
-    ):
-        return True  # Keras 2 (tf_keras) converts `call`, and what it calls, with AutoGraph
-    if not isinstance(function.node, cst.FunctionDef):
-        return False
-    for decorator in function.node.decorators:
-        expr = decorator.decorator
-        call = expr if isinstance(expr, cst.Call) else None
-        if ctx.qualname(call.func if call is not None else expr, function.parent) != TF_FUNCTION:
-            continue
-        autograph = keyword(call, "autograph") if call is not None else None
-        if autograph is None or not is_false(autograph.value):
-            return True
-    return False
+    """Does AutoGraph convert this function? The engine decides it per function:
+    a `tf.function` converts its own body whoever calls it; Keras 3 methods are
+    not converted; tf_keras converts `call` and what it calls."""
+    return graph.autograph
 
 
 def _bool_of_tensor(expr: cst.BaseExpression, ctx) -> bool:
@@ -755,8 +789,8 @@ def _use_keras(graph, ctx) -> bool:
     """Write ``keras.ops.*`` only in a Keras method of a file that imports Keras 3
     itself (``import keras``): ``tf.keras`` may be Keras 2 on older TensorFlow, and
     ``tf_keras`` is Keras 2, where ``keras.ops`` does not exist; ``tf.*`` works in both."""
-    return (graph.kind == "keras" and ctx.resolver.module_alias("keras", ctx.scope, exact=True) is not None
-            and not any(target.split(".")[0] == "tf_keras" for target in ctx.model.root.imports.values()))
+    return (graph.kind == "keras" and graph.keras == "keras3"
+            and ctx.resolver.module_alias("keras", ctx.scope, exact=True) is not None)
 
 
 def _off_message(what: str, graph, use: str) -> str:
