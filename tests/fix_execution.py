@@ -115,18 +115,23 @@ def _child(out: str) -> None:
 
     sources = json.loads(sys.stdin.read())
     outcomes: List[Dict[str, Any]] = []  # plain data: the parent has no __main__.Outcome
-    for source in sources:
+    folder = tempfile.mkdtemp(prefix="cases-")
+    for number, source in enumerate(sources):
+        # A real file: AutoGraph reads a function's source to convert it.
+        path = os.path.join(folder, f"case_{number}.py")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
         if "keras" in source:
             tf.keras.backend.clear_session()  # ~160 ms: only where Keras state can leak
         tf.random.set_seed(SEED)
         np.random.seed(SEED)
         random.seed(SEED)
         tf.config.run_functions_eagerly(False)
-        namespace: Dict[str, Any] = {"__name__": "__case__"}
+        namespace: Dict[str, Any] = {"__name__": "__case__", "__file__": path}
         outcome = {"values": {}, "error": None}
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(source, "<case>", "exec"), namespace)
+                exec(compile(source, path, "exec"), namespace)
         except BaseException as error:  # noqa: B902 - any failure is an outcome
             outcome["error"] = describe_error(error)
         else:
