@@ -6,7 +6,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that
@@ -41,6 +41,12 @@ _GRAPH_READS = frozenset({"tensorflow.print", "tensorflow.identity", "tensorflow
 CONTAINER = "container"
 SCALAR = "scalar"
 NONE = "none"
+ARG = "argument"  # a constructor argument of unknown type, kept in an attribute
+VARIABLE = "variable"  # a tf.Variable / Keras weight
+# How the first parameter of a method is spelt in state keys (``self.attr``).
+SELF = "<self>"
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
 class TraceTimeSideEffect(Rule):
@@ -132,6 +138,9 @@ class TraceTimeSideEffect(Rule):
 
     def __init__(self) -> None:
         self._attr_kinds: Dict[Tuple[int, str], Optional[str]] = {}
+        self._setup: Optional[Set[int]] = None
+        self._once: Dict[int, Set[int]] = {}
+        self._scratch: Dict[Tuple[int, str], bool] = {}
 
     # -- visitors ---------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
@@ -142,13 +151,15 @@ class TraceTimeSideEffect(Rule):
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx):
                 what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
-                fix, _why_not = self._counter_fix(node, function, ctx)
-                ctx.report(node, self._message(what, ctx), fix)
+                if not self._runs_once(node, function, ctx):
+                    fix, _why_not = self._counter_fix(node, function, ctx)
+                    ctx.report(node, self._message(what, ctx), fix)
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
-            if attr is not None and self._attr_kind(attr, function, ctx) in (SCALAR, CONTAINER):
+            if attr is not None and self._attr_kind(attr, function, ctx) in (SCALAR, CONTAINER, ARG) \
+                    and not self._is_scratch(attr, function, ctx):
                 what = f"`{_code(ctx, node)}` changes `{_code(ctx, target)}`"
-                ctx.report(node, self._message(what, ctx))
+                self._report(node, self._message(what, ctx), function, ctx)
         elif isinstance(target, cst.Subscript):
             self._check_item(node, target, function, ctx)
 
@@ -168,45 +179,162 @@ class TraceTimeSideEffect(Rule):
         if function is None or self._container_kind(func.value, function, ctx) != CONTAINER:
             return
         what = f"`{_code(ctx, func)}(...)` changes `{_code(ctx, func.value)}`"
-        ctx.report(node, self._message(what, ctx))
+        self._report(node, self._message(what, ctx), function, ctx)
 
     # -- checks -----------------------------------------------------------
     def _check_assign_target(self, node: cst.Assign, target: cst.BaseExpression, function: ScopeInfo, ctx) -> None:
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx) and not _creates_variable(node.value, ctx):
                 what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
-                ctx.report(node, self._message(what, ctx))
+                self._report(node, self._message(what, ctx), function, ctx)
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
-            if attr is None or self._attr_kind(attr, function, ctx) not in (SCALAR, CONTAINER):
+            if attr is None:
                 return
+            kind = self._attr_kind(attr, function, ctx)
             reads_itself = m.findall(node.value, m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1])))
+            if kind == VARIABLE:
+                if reads_itself or ctx.is_tensor(node.value):
+                    what = f"`{_code(ctx, node)}` rebinds variable `{_code(ctx, target)}` to a traced tensor"
+                    self._report(node, what, function, ctx)
+                return
+            if kind not in (SCALAR, CONTAINER, ARG) or self._is_scratch(attr, function, ctx):
+                return
             if reads_itself:
                 what = f"`{_code(ctx, target)} = ...{attr[0]}.{attr[1]}...` updates an attribute"
-                ctx.report(node, self._message(what, ctx))
+                self._report(node, self._message(what, ctx), function, ctx)
         elif isinstance(target, cst.Subscript):
             self._check_item(node, target, function, ctx)
 
     def _check_item(self, node: cst.CSTNode, target: cst.Subscript, function: ScopeInfo, ctx) -> None:
+        if isinstance(node, cst.Assign) and isinstance(target.value, cst.Attribute) and _literal_key(target) \
+                and not any(n.deep_equals(target.value) for n in walk(node.value)):
+            return  # `self.cache["k"] = x`: caching, like a plain `self.attr = x`
         if self._container_kind(target.value, function, ctx) == CONTAINER:
             what = f"`{_code(ctx, node)}` changes `{_code(ctx, target.value)}`"
-            ctx.report(node, self._message(what, ctx))
+            self._report(node, self._message(what, ctx), function, ctx)
+
+    def _report(self, node: cst.CSTNode, message: str, function: ScopeInfo, ctx) -> None:
+        if not self._runs_once(node, function, ctx):
+            ctx.report(node, message)
 
     @staticmethod
     def _graph_function(ctx) -> Optional[ScopeInfo]:
         graph = ctx.graph()
         if graph is None:
             return None
-        function = ctx.scope.function()
-        if graph.kind == "called" and function is not None and function.name == "build" \
-                and function.enclosing_class is not None:
-            return None  # the lazy-build pattern: meant to run once, at the first call
-        return function
+        return ctx.scope.function()
 
     @staticmethod
     def _message(what: str, ctx) -> str:
         return f"{what} in graph code: runs once per trace, not per call"
 
+    # -- code that runs once, not once per trace --------------------------
+    def _runs_once(self, node: cst.CSTNode, function: ScopeInfo, ctx) -> bool:
+        """``node`` runs once in the program's life, on purpose: in a setup
+        function (``build`` and what only it calls) or in a lazy block
+        (``if not self.flag:`` whose body sets the flag)."""
+        return id(function) in self._setup_functions(ctx) or id(node) in self._once_nodes(function, ctx)
+
+    def _setup_functions(self, ctx) -> Set[int]:
+        """Graph functions that run only once: a ``build`` method reached from
+        graph code (the lazy-build pattern), and functions every graph call of
+        which is made from a setup function or a lazy block (the greatest such
+        set, so helpers calling each other or themselves stay in it)."""
+        if self._setup is None:
+            candidates = [s for s in ctx.model.scopes
+                          if s.is_function and s.graph is not None and s.graph.kind in ("called", "nested")]
+            setup = {id(s) for s in candidates}
+            changed = True
+            while changed:
+                changed = False
+                for scope in candidates:
+                    if id(scope) in setup and not self._only_from_setup(scope, setup, ctx):
+                        setup.discard(id(scope))
+                        changed = True
+            self._setup = setup
+        return self._setup
+
+    def _only_from_setup(self, scope: ScopeInfo, setup: Set[int], ctx) -> bool:
+        graph = scope.graph
+        if graph.kind == "nested":
+            parent = scope.parent.function() if scope.parent is not None else None
+            return parent is not None and id(parent) in setup
+        if scope.name == "build" and scope.enclosing_class is not None:
+            return True
+        if not graph.call_sites:
+            return False
+        for call, caller in graph.call_sites:
+            caller_function = caller.function()
+            if caller_function is None:
+                return False
+            if id(caller_function) not in setup and id(call) not in self._once_nodes(caller_function, ctx):
+                return False
+        return True
+
+    def _once_nodes(self, function: ScopeInfo, ctx) -> Set[int]:
+        """Nodes of ``function`` inside lazy blocks: the body of ``if not E:``,
+        ``if E is None:`` or ``if not hasattr(obj, "a"):`` that sets ``E``
+        itself or through a same-module helper it calls (``self.build()``
+        sets ``self.built``)."""
+        found = self._once.get(id(function))
+        if found is None:
+            found = set()
+            for node in walk(function.node, skip=SCOPE_TYPES):
+                if not isinstance(node, cst.If):
+                    continue
+                key = _unset_test(node.test, function, ctx)
+                if key is not None and _outlives_call(key, function) \
+                        and self._block_sets(node.body, key, function, ctx):
+                    found.update(id(inner) for inner in walk(node.body, skip=SCOPE_TYPES))
+            self._once[id(function)] = found
+        return found
+
+    @staticmethod
+    def _block_sets(body: cst.CSTNode, key: str, function: ScopeInfo, ctx) -> bool:
+        helpers: List[ScopeInfo] = []
+        for node in walk(body, skip=SCOPE_TYPES):
+            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, function, ctx):
+                return True
+            if isinstance(node, cst.Call):
+                if key == SELF + ".built" and _state_key(node.func, function, ctx) == SELF + ".build":
+                    return True  # Keras sets `built` when `build` returns
+                helper = ctx.graphs.function_scope(node.func, function)
+                if helper is not None:
+                    helpers.append(helper)
+        for helper in helpers:
+            for scope in ctx.graphs.reachable(helper):
+                if scope.is_function and any(
+                    isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, scope, ctx)
+                    for node in walk(scope.node, skip=SCOPE_TYPES)
+                ):
+                    return True
+        return False
+
+    def _is_scratch(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> bool:
+        """``self.attr`` is per-call scratch in ``function``: a statement of
+        its body (not nested in an ``if``, loop, ``with`` or ``try``) binds it
+        to a fresh Python value before anything in the function touches it, so
+        every call and every trace starts again from that value."""
+        key = (id(function), attr[1])
+        if key not in self._scratch:
+            self._scratch[key] = False
+            this = m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1]))
+            body = function.node.body if isinstance(function.node, cst.FunctionDef) else None
+            statements = body.body if isinstance(body, cst.IndentedBlock) else ()
+            for statement in statements:
+                small = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
+                for part in small:
+                    if isinstance(part, cst.Assign) and not m.findall(part.value, this) \
+                            and any(m.matches(t.target, this) for t in part.targets) \
+                            and _kind(part.value, function, ctx) in (SCALAR, CONTAINER):
+                        self._scratch[key] = True
+                        return True
+                    if m.findall(part, this):
+                        return False
+        return self._scratch[key]
+
+    # -- what state is ----------------------------------------------------
     def _global_state(self, name: str, function: ScopeInfo, ctx) -> bool:
         """``name`` is declared global/nonlocal here and lives beyond one trace,
         and is not a tf.Variable."""
@@ -228,7 +356,7 @@ class TraceTimeSideEffect(Rule):
             return _kinds(scope.assigned.get(expr.value, ()), scope, ctx)
         if isinstance(expr, cst.Attribute):
             attr = self._self_attr(expr, function, ctx)
-            if attr is not None:
+            if attr is not None and not self._is_scratch(attr, function, ctx):
                 return self._attr_kind(attr, function, ctx)
         return None
 
@@ -245,13 +373,12 @@ class TraceTimeSideEffect(Rule):
         return first, target.attr.value
 
     def _attr_kind(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> Optional[str]:
-        """What the class binds ``self.attr`` to: SCALAR/CONTAINER if only Python values."""
+        """What the class binds ``self.attr`` to: SCALAR/CONTAINER if only
+        Python values, ARG if a constructor argument, VARIABLE if variables."""
         cls = function.enclosing_class
         key = (id(cls), attr[1])
         if key not in self._attr_kinds:
-            values: List[Tuple[cst.BaseExpression, ScopeInfo]] = [
-                (v, cls) for v in cls.assigned.get(attr[1], ())
-            ]
+            kinds = [_kind(v, cls, ctx) for v in cls.assigned.get(attr[1], ())]
             for type_name in ("Assign", "AnnAssign"):
                 for node, scope in ctx.model.index.get(type_name, ()):
                     method = scope.function()
@@ -266,8 +393,7 @@ class TraceTimeSideEffect(Rule):
                         continue  # an update of the attribute from itself: not what it holds
                     for target in targets:
                         if any(m.matches(element, this) for element in _flatten(target)):
-                            values.append((node.value, scope))
-            kinds = [_kind(value, scope, ctx) for value, scope in values]
+                            kinds.append(_attr_value_kind(node.value, method, first, ctx))
             self._attr_kinds[key] = _combine(kinds)
         return self._attr_kinds[key]
 
@@ -832,6 +958,87 @@ class TraceTimeSideEffect(Rule):
         ),
         flagged(
             """
+            import tensorflow as tf
+
+            log = []
+
+            @tf.function
+            def step(xs):
+                first = None
+                for x in xs:
+                    if first is None:
+                        first = x
+                        log.append(x)
+                return first
+            """,
+            at=[(11, 13, '`log.append(...)` changes')],
+            note="a guard on a local flag runs once per call, so once per trace",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Model(tf.Module):
+                def __init__(self):
+                    self.v = tf.Variable(0)
+                    self.counter = 0
+                    self.ready = False
+
+                @tf.function
+                def __call__(self):
+                    if self.counter == 0:
+                        with tf.init_scope():
+                            self.counter += 1
+                            self.v.assign_add(1)
+                    if self.ready is False:
+                        self.ready = True
+                    return self.v
+            """,
+            note="a block guarded by a flag it changes runs once, eager or traced (from the tf.function guide)",
+        ),
+        clean(
+            """
+            import keras
+
+            class Head(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.endpoints = {}
+                    self.dense = keras.layers.Dense(2)
+
+                def call(self, inputs):
+                    x = self.dense(inputs)
+                    self.endpoints["head"] = x
+                    self.endpoints["logits"] = x
+                    return x
+            """,
+            note="a constant key of a dict attribute set in call: caching, like `self.last = x`",
+        ),
+        flagged(
+            """
+            import keras
+
+            class Counts(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.counts = {"n": 0}
+                    self.seen = {}
+                    self.steps = 0
+
+                def call(self, inputs):
+                    self.counts["n"] = self.counts["n"] + 1
+                    self.seen[len(self.seen)] = inputs
+                    if self.steps < 10:
+                        self.steps += 1
+                    return inputs
+            """,
+            at=[(11, 9, '`self.counts["n"] = self.counts["n"] + 1` changes'),
+                (12, 9, '`self.seen[len(self.seen)] = inputs` changes'),
+                (14, 13, '`self.steps += 1` changes')],
+            note="an entry updated from the dict, a growing key; a guard that holds for ten calls",
+        ),
+        flagged(
+            """
             import keras
             import tensorflow as tf
 
@@ -1058,11 +1265,121 @@ def _kinds(values, scope: ScopeInfo, ctx) -> Optional[str]:
 
 
 def _combine(kinds: List[Optional[str]]) -> Optional[str]:
-    """One kind if every binding is a Python value of that kind (None aside)."""
+    """One kind if every binding is a value of that kind (None aside; a
+    constructor argument takes the kind of the other bindings)."""
     if not kinds or any(k is None for k in kinds):
         return None
     found = {k for k in kinds if k != NONE}
+    if len(found) > 1:
+        found.discard(ARG)
     return found.pop() if len(found) == 1 else None
+
+
+def _attr_value_kind(value, method: ScopeInfo, first: str, ctx) -> Optional[str]:
+    """The kind of a value a method binds to ``self.attr``: also VARIABLE for
+    ``self.add_weight(...)``/``tf.Variable(...)``, and for a parameter of
+    ``__init__`` (never rebound there) the kind its default or annotation
+    gives, ARG when it has neither."""
+    if isinstance(value, cst.Call):
+        func = value.func
+        if (isinstance(func, cst.Attribute) and m.matches(func.value, m.Name(first))
+                and func.attr.value in _WEIGHT_METHODS) or _creates_variable(value, ctx, method):
+            return VARIABLE
+    if isinstance(value, cst.Name) and method.name == "__init__" and isinstance(method.node, cst.FunctionDef):
+        bindings = method.assigned.get(value.value, ())
+        if len(bindings) == 1 and isinstance(bindings[0], tuple) and bindings[0][0] == PARAM:
+            param = bindings[0][1]
+            params = method.node.params
+            if param is params.star_arg or param is params.star_kwarg:
+                return None
+            if param.default is not None:
+                return _kind(param.default, method, ctx)
+            if param.annotation is not None:
+                note = param.annotation.annotation
+                if isinstance(note, cst.Name) and note.value in _SCALAR_ANNOTATIONS:
+                    return SCALAR
+                return None
+            return ARG
+    return _kind(value, method, ctx)
+
+
+def _state_key(expr, function: ScopeInfo, ctx) -> Optional[str]:
+    """A name for the state ``expr`` spells (``<self>.built``, ``cache``,
+    ``mod[0]``), with a method's first parameter written ``<self>``."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _state_key(expr.value, function, ctx)
+        if base is None:
+            return None
+        if isinstance(expr.value, cst.Name) and function.enclosing_class is not None \
+                and expr.value.value == _first_param(function):
+            base = SELF
+        return f"{base}.{expr.attr.value}"
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 \
+            and isinstance(expr.slice[0].slice, cst.Index):
+        base = _state_key(expr.value, function, ctx)
+        index = expr.slice[0].slice.value
+        if base is not None and isinstance(index, (cst.Integer, cst.SimpleString, cst.Name)):
+            return f"{base}[{ctx.module.code_for_node(index)}]"
+    return None
+
+
+def _unset_test(test, function: ScopeInfo, ctx) -> Optional[str]:
+    """The state a lazy-block test checks: ``not E``, ``E is None``,
+    ``E == 0`` (``is``/``==`` a literal), ``not hasattr(obj, "a")``."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = test.expression
+        if isinstance(inner, cst.Call) and m.matches(inner.func, m.Name("hasattr")) and len(inner.args) == 2 \
+                and isinstance(inner.args[1].value, cst.SimpleString):
+            base = _state_key(inner.args[0].value, function, ctx)
+            name = inner.args[1].value.evaluated_value
+            if base is not None and isinstance(name, str):
+                if isinstance(inner.args[0].value, cst.Name) and function.enclosing_class is not None \
+                        and inner.args[0].value.value == _first_param(function):
+                    base = SELF
+                return f"{base}.{name}"
+            return None
+        return _state_key(inner, function, ctx)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        comparison = test.comparisons[0]
+        literal = comparison.comparator
+        if isinstance(comparison.operator, (cst.Is, cst.Equal)) and (
+                isinstance(literal, (cst.Integer, cst.SimpleString))
+                or m.matches(literal, m.Name("None") | m.Name("False") | m.Name("True"))):
+            return _state_key(test.left, function, ctx)
+    return None
+
+
+def _literal_key(target: cst.Subscript) -> bool:
+    """``d["k"]`` or ``d[0]``: one literal key."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    return isinstance(target.slice[0].slice.value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString))
+
+
+def _outlives_call(key: str, function: ScopeInfo) -> bool:
+    """The state a key names lives beyond one call of ``function``: an
+    attribute of ``self``, or a name bound at module level or in an eager
+    enclosing function."""
+    root = key.split(".", 1)[0].split("[", 1)[0]
+    if root == SELF:
+        return True
+    scope = _binding_scope(root, function)
+    if scope is None:
+        return root in function.globals
+    return scope is not function and _outlives_trace(scope)
+
+
+def _target_keys(node, function: ScopeInfo, ctx) -> Set[str]:
+    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+    keys = set()
+    for target in targets:
+        for element in _flatten(target):
+            key = _state_key(element, function, ctx)
+            if key is not None:
+                keys.add(key)
+    return keys
 
 
 def _number(value) -> Optional[cst.BaseExpression]:
