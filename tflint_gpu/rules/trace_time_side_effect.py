@@ -61,19 +61,31 @@ class TraceTimeSideEffect(Rule):
     * rebinding a `global` or `nonlocal` name (`counter += 1`, `cache = x`);
     * `self.attr += ...`, and `self.attr = <expression reading self.attr>`,
       where the class sets `self.attr` to a Python value (number, string,
-      list, dict, set);
+      list, dict, set) or, in `__init__`, to a constructor argument
+      (`self.beta = beta`; then `self.beta *= decay` in `call`);
     * item assignment (`stats["n"] += 1`, `stats[k] = v`) and in-place methods
       (`append`, `extend`, `insert`, `remove`, `pop`, `clear`, `sort`,
       `reverse`, `update`, `setdefault`, `popitem`, `add`, `discard`,
       `*_update`, `appendleft`, `extendleft`, `popleft`, `rotate`) on a list,
       dict, set or deque bound at module level, in an eager enclosing
-      function, or to `self.attr`.
+      function, or to `self.attr`;
+    * a weight (`self.w = self.add_weight(...)` or a `tf.Variable`) rebound
+      in graph code to a tensor: `self.w = tf.reshape(self.w, ...)`.
 
     Not flagged: local variables and containers (also those of an enclosing
     graph function, which live only for one trace); `tf.Variable` methods
     (`assign`, `assign_add`) and globals or attributes holding a `tf.Variable`;
-    the lazy `if self.v is None: self.v = tf.Variable(...)` pattern (and its
-    `global` twin); plain `self.attr = value` caching in a Keras `call`;
+    plain `self.attr = value` caching in a Keras `call`, and its dict form
+    `self.endpoints["head"] = x` (one literal key); per-call scratch state:
+    `self.endpoints = {}` (or `[]`, `dict()`, a number) as a statement of the
+    function's own body, before anything there touches it, and then filled in
+    that function (every call and every trace starts afresh); code that runs
+    once on purpose: a lazy block (`if self.v is None:`, `if not
+    self._built:`, `if self.counter == 0:`, `if not hasattr(self, "a"):`, on
+    state outliving the call) whose body, or a same-module helper it calls,
+    sets that state (`self._build_from_signature(query)` setting
+    `self._built_from_signature = True`), a `build` method called from graph
+    code, and helpers that only `build` or lazy blocks call (transitively);
     `__init__`/`build` and other eager code; functions handed to
     `tf.py_function`/`tf.numpy_function`; `print` (a separate rule).
 
@@ -89,7 +101,10 @@ class TraceTimeSideEffect(Rule):
     AutoGraph either restores it (`c += 1` / `c -= 1` in the two branches
     leaves `c == 0`), or, when it is read after the `if`, makes it an output
     of the `tf.cond`, so it ends up holding a symbolic tensor leaked out of
-    the graph (`Tensor("cond/Identity:0", shape=(), dtype=int32)`).
+    the graph (`Tensor("cond/Identity:0", shape=(), dtype=int32)`). A weight
+    rebound to a tensor in graph code is lost the same way: the attribute
+    holds a symbolic tensor from the trace, the variable no longer takes part
+    in the computation, and the next trace fails.
 
     ## Example
     ```python
@@ -127,7 +142,18 @@ class TraceTimeSideEffect(Rule):
     ## Measured effect
     TensorFlow 2.21, CPU: a global counter incremented in a `tf.function`
     called 3 times with one input signature is 1; after the fix it is 3
-    (examples/TFG103, `tflint-gpu verify --rule TFG103`).
+    (examples/TFG103, `tflint-gpu verify --rule TFG103`). Keras 3.15: a layer
+    whose `call` does `self.beta *= 0.5` (`beta=1.0` from the constructor)
+    ends with `beta` 0.5 after 3 calls through one `tf.function` (eagerly:
+    0.125), and 0.25 after a 16-step `fit` (one trace for the functional
+    build, one for training); every traced call multiplies by the value baked
+    in at trace. `self.w = tf.reshape(self.w, (2, 2))` in `call`, with `self.w`
+    from `add_weight`: eagerly the attribute silently becomes an EagerTensor;
+    traced, it holds a `SymbolicTensor`, `fit` raises `ValueError: No
+    gradients provided for any variable`, and the next trace (a new input
+    shape, `predict`) raises `TypeError: <tf.Tensor 'Reshape:0' ...> is out of
+    scope and cannot be used here`; a `tf.Module` doing this in a
+    `tf.function` has 0 trainable variables afterwards.
     """
 
     code = "TFG103"
