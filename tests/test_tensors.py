@@ -95,6 +95,32 @@ def f(x):
     )
 
 
+def test_layers_that_return_lists_or_tuples():
+    check(
+        PRELUDE
+        + """
+cell = keras.layers.LSTMCell(10)
+stateful = keras.layers.LSTM(4, return_state=True)
+lstm = keras.layers.LSTM(4, return_state=False)
+mha = keras.layers.MultiHeadAttention(num_heads=2, key_dim=2)
+
+@tf.function
+def f(x, state):
+    out, scores = mha(x, x, return_attention_scores=True)
+    probe1 = out
+    probe2 = lstm(x)
+    probe3 = mha(x, x)
+    probe_a = cell(x, state)
+    probe_b = stateful(x)
+    probe_c = mha(x, x, return_attention_scores=True)
+""",
+        {
+            "out": True, "lstm(x)": True, "mha(x, x)": True,
+            "cell(x, state)": False, "stateful(x)": False, "mha(x, x, return_attention_scores=True)": False,
+        },
+    )
+
+
 def test_self_attributes_assigned_keras_objects():
     check(
         PRELUDE

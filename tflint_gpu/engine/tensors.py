@@ -168,6 +168,8 @@ _KERAS_MODEL_FACTORIES = frozenset(
     }
 )
 _KERAS_LAYERS_NOT_LAYERS = frozenset({"Input", "InputSpec"})
+# Keyword arguments (of a layer's constructor or call) that make it return a list or tuple.
+_RETURNS_SEQUENCE_KEYWORDS = ("return_state", "return_attention_scores")
 # Abstract bases: instances of them are not usable objects (but subclasses are).
 _ABSTRACT_BASES = frozenset({"Layer", "Loss", "Metric", "Distribution"})
 _TFP_DISTRIBUTIONS = ("tensorflow_probability.distributions.", "tensorflow_probability.python.distributions.")
@@ -205,7 +207,8 @@ def base_kind(qualname: Optional[str]) -> Optional[str]:
         return {"Loss": LOSS, "Metric": METRIC}.get(name)
     area = parts[1]
     if area == "layers":
-        return KERAS if name not in _KERAS_LAYERS_NOT_LAYERS else None
+        # An RNN cell returns (output, states), not a tensor.
+        return KERAS if name not in _KERAS_LAYERS_NOT_LAYERS and not name.endswith(("Cell", "Cells")) else None
     if area in ("models", "engine"):
         return KERAS if name in _KERAS_MODEL_CLASSES else None
     if area == "applications":
@@ -328,8 +331,10 @@ class TensorInference:
                 return sources is not None and self._is_tensor(sources, scope, seen)
             if kind is not None and method in _TENSOR_METHODS[kind]:
                 return True
-        if self._object_kind(func, scope, seen) in _CALLABLE_KINDS:
-            return True  # model(x), self.dense(x), self(x), loss_fn(y, p), metric(y, p)
+        kind = self._object_kind(func, scope, seen)
+        if kind in _CALLABLE_KINDS:
+            # model(x), self.dense(x), self(x), loss_fn(y, p), metric(y, p)
+            return not (kind == KERAS and _returns_sequence_keyword(expr))
         target = self._callee(func, scope)
         if target is not None:
             return self._returns_tensor(target, seen)
@@ -380,11 +385,10 @@ class TensorInference:
             func = expr.func
             if self._qualname(func, scope) in _TENSOR_SEQUENCE_APIS:
                 return True
-            return (
-                isinstance(func, cst.Attribute)
-                and func.attr.value in _TAPE_METHODS
-                and self._object_kind(func.value, scope, seen) == TAPE
-            )
+            if isinstance(func, cst.Attribute) and func.attr.value in _TAPE_METHODS:
+                return self._object_kind(func.value, scope, seen) == TAPE
+            # attention(q, v, return_attention_scores=True): (outputs, scores)
+            return _returns_sequence_keyword(expr) and self._object_kind(func, scope, seen) == KERAS
         if isinstance(expr, (cst.List, cst.Tuple)):
             return bool(expr.elements) and all(
                 not isinstance(e, cst.StarredElement) and self._is_tensor(e.value, scope, seen)
@@ -513,7 +517,10 @@ class TensorInference:
             func = expr.func
             qualname = self._qualname(func, scope)
             if qualname is not None:
-                return constructor_kind(qualname)
+                kind = constructor_kind(qualname)
+                if kind == KERAS and _returns_sequence_keyword(expr):
+                    return None  # keras.layers.LSTM(4, return_state=True) returns a list
+                return kind
             if isinstance(func, cst.Name):
                 cls = _lookup_class(func.value, scope)
                 if cls is not None:
@@ -776,6 +783,13 @@ def _record_attribute(found: Dict[str, List[Any]], target: cst.BaseExpression, v
             _record_attribute(found, element.value, _UNKNOWN, self_name, method)
     elif isinstance(target, cst.StarredElement):
         _record_attribute(found, target.value, _UNKNOWN, self_name, method)
+
+
+def _returns_sequence_keyword(call: cst.Call) -> bool:
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value in _RETURNS_SEQUENCE_KEYWORDS:
+            return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
+    return False
 
 
 def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
