@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import List, Optional, Tuple
 
 import libcst as cst
-import libcst.matchers as m
 
 from tflint_gpu.autofix.numpy_to_tf import CREATORS, rewrite, tf_dtype_of
+from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import argument, keyword
 from tflint_gpu.rules.base import RANDOM, Fix, Rule, Safety, clean, flagged
 
@@ -103,7 +103,7 @@ class NumpyCreatedThenConverted(Rule):
         values = scope.assigned.get(name)
         if not values or len(values) != 1 or not isinstance(values[0], cst.Call) or name in scope.globals:
             return None
-        loads = len(m.findall(scope.node, m.Name(name)))
+        loads = bindings.count_name(scope.node, name)
         # One Name for the binding target, one for the conversion.
         return values[0] if loads == 2 else None
 

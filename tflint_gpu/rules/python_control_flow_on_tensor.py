@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
-from tflint_gpu.engine.model import PARAM, walk
+from tflint_gpu.engine import bindings
+from tflint_gpu.engine.model import PARAM
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
-_NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
-                  cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
 _ERROR = "OperatorNotAllowedInGraphError"
 _STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
 
@@ -187,38 +186,18 @@ class PythonControlFlowOnTensor(Rule):
     def _eager_only(self, node: cst.CSTNode, ctx) -> bool:
         """Is ``node`` under `if tf.executing_eagerly():` (or `if not tf.inside_function():`)?"""
         function = ctx.scope.function()
-        key = id(function)
-        found = self._eager_blocks.get(key)
+        found = self._eager_blocks.get(id(function))
         if found is None:
-            found = set()
-            for statement in _walk(function.node):
-                if isinstance(statement, cst.If):
-                    eager = _eager_test(statement.test, ctx)
-                    block = statement.body if eager else statement.orelse if eager is False else None
-                    if block is not None:
-                        found.update(id(n) for n in _walk(block))
-            self._eager_blocks[key] = found
+            found = bindings.guarded_nodes(function.node, lambda test: _eager_test(test, ctx))
+            self._eager_blocks[id(function)] = found
         return id(node) in found
 
     def _inside_tests(self, ctx) -> Set[int]:
         """Boolean operations inside a test or another boolean operation of this function."""
         function = ctx.scope.function()
-        key = id(function)
-        found = self._inner_tests.get(key)
+        found = self._inner_tests.get(id(function))
         if found is None:
-            found = set()
-            for node in _walk(function.node):
-                if isinstance(node, (cst.If, cst.While, cst.IfExp)):
-                    roots: Sequence[cst.CSTNode] = (node.test,)
-                elif isinstance(node, cst.BooleanOperation):
-                    roots = (node.left, node.right)
-                elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-                    roots = (node.expression,)
-                else:
-                    continue
-                for root in roots:
-                    found.update(id(n) for n in _walk(root))
-            self._inner_tests[key] = found
+            found = self._inner_tests[id(function)] = bindings.condition_operands(function.node)
         return found
 
     cases = [
@@ -806,175 +785,32 @@ def _autograph_if_problem(node: cst.If, ctx) -> Optional[str]:
     function = ctx.scope.function()
     if function is None or not isinstance(function.node, cst.FunctionDef):
         return None
-    path = _block_path(_statements(function.node.body), node)
+    path = bindings.block_path(bindings.block_statements(function.node.body), node)
     if path is None:
         return None  # inside a loop or another if: out of this rule's depth
     orelse = node.orelse
     if isinstance(orelse, cst.If):
         return None
     branches = [node.body, orelse.body if orelse is not None else None]
-    exits = [_has(b, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for b in branches]
+    exits = [bindings.contains(b, (cst.Return, cst.Raise, cst.Break, cst.Continue)) for b in branches]
     # A name set in one branch and read after the `if`.
     if not any(exits):
-        stored = [_stored(b) for b in branches]
+        stored = [bindings.bound_names(b) for b in branches]
         for i, other in ((0, 1), (1, 0)):
             for name in sorted(stored[i] - stored[other]):
                 if name in function.globals or _is_parameter(name, ctx):
                     continue
-                if any(name in _mentions(s) for s in _before(path)):
+                if any(name in bindings.mentions(s) for s in bindings.statements_before(path)):
                     continue
-                if _read_after(name, path):
+                if bindings.read_after(name, path):
                     return f"`{name}` set in one branch of an `if` on a tensor only: AutoGraph fails at trace time"
     # A return in one branch only, when the function then ends.
     if any(index + 1 < len(statements) for statements, index in path):
         return None
-    returns = [b is not None and _ends_in_return(b) for b in branches]
+    returns = [b is not None and bindings.ends_in_return(b) for b in branches]
     if returns[0] != returns[1]:
         other = branches[1] if returns[0] else branches[0]
-        if other is not None and _has(other, (cst.Return, cst.Raise)):
+        if other is not None and bindings.contains(other, (cst.Return, cst.Raise)):
             return None
         return "`return` in one branch of an `if` on a tensor only: AutoGraph fails at trace time"
     return None
-
-
-def _statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
-    return block.body if isinstance(block, cst.IndentedBlock) else ()
-
-
-def _block_path(statements: Sequence[cst.BaseStatement], target: cst.If) -> Optional[List[Tuple[Sequence, int]]]:
-    """(statements, index) from the block holding ``target`` out to the function body,
-    through `with` blocks only."""
-    for index, statement in enumerate(statements):
-        if statement is target:
-            return [(statements, index)]
-        if isinstance(statement, cst.With):
-            inner = _block_path(_statements(statement.body), target)
-            if inner is not None:
-                return inner + [(statements, index)]
-    return None
-
-
-def _before(path) -> Iterator[cst.CSTNode]:
-    for level, (statements, index) in enumerate(path):
-        yield from statements[:index]
-        if level + 1 < len(path):
-            outer_statements, outer_index = path[level + 1]
-            yield from outer_statements[outer_index].items  # with ... as name
-
-
-def _read_after(name: str, path) -> bool:
-    """Is ``name`` read after the `if` before it is set again? (False when unsure.)"""
-    for statements, index in path:
-        use = _first_use(name, statements[index + 1:])
-        if use is not None:
-            return use == "read"
-    return False
-
-
-def _first_use(name: str, statements: Sequence[cst.BaseStatement]) -> Optional[str]:
-    """How ``statements`` first use ``name``: "read", "write", "unsure", or None (not at all)."""
-    for statement in statements:
-        if isinstance(statement, cst.SimpleStatementLine):
-            if len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
-                assign = statement.body[0]
-                if name not in _mentions(assign.value) and any(
-                    name in _target_names(t.target) for t in assign.targets
-                ):
-                    return "write"
-            if name in _mentions(statement):
-                return "read"
-            continue
-        if isinstance(statement, cst.If):
-            if name in _mentions(statement.test):
-                return "read"
-            orelse = statement.orelse
-            other = [orelse] if isinstance(orelse, cst.If) else (_statements(orelse.body) if orelse else ())
-            uses = {_first_use(name, _statements(statement.body)), _first_use(name, other)}
-        elif isinstance(statement, cst.While):
-            if name in _mentions(statement.test):
-                return "read"
-            uses = {_first_use(name, _statements(statement.body)), None}
-        elif isinstance(statement, cst.With):
-            if any(name in _mentions(item) for item in statement.items):
-                return "unsure"
-            uses = {_first_use(name, _statements(statement.body))}
-        else:
-            uses = {"unsure" if name in _mentions(statement) else None}
-        if "read" in uses:
-            return "read"
-        if uses == {None}:
-            continue
-        return uses.pop() if len(uses) == 1 else "unsure"
-    return None
-
-
-def _ends_in_return(block: cst.BaseSuite) -> bool:
-    statements = _statements(block)
-    if not statements:
-        return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], cst.Return)
-    last = statements[-1]
-    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
-
-
-def _walk(node: cst.CSTNode, skip_scopes: bool = False) -> Iterator[cst.CSTNode]:
-    return walk(node, skip=_NESTED_SCOPES if skip_scopes else ())
-
-
-def _has(block: Optional[cst.CSTNode], types) -> bool:
-    return block is not None and any(isinstance(n, types) for n in _walk(block, skip_scopes=True))
-
-
-def _mentions(node: Optional[cst.CSTNode]) -> Set[str]:
-    """Names used or bound in ``node`` (not attribute or keyword names, not inside nested scopes)."""
-    found: Set[str] = set()
-    if node is None:
-        return found
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.add(current.value)
-        elif isinstance(current, cst.Attribute):
-            stack.append(current.value)
-        elif isinstance(current, cst.Arg):
-            stack.append(current.value)
-        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
-            found.add(current.name.value)
-        elif not isinstance(current, _NESTED_SCOPES):
-            stack.extend(current.children)
-    return found
-
-
-def _stored(block: Optional[cst.CSTNode]) -> Set[str]:
-    """Names a block binds (assignment, for, with, import, def), outside nested scopes."""
-    found: Set[str] = set()
-    if block is None:
-        return found
-    for node in _walk(block, skip_scopes=True):
-        if isinstance(node, cst.AssignTarget):
-            found |= _target_names(node.target)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            found |= _target_names(node.target)
-        elif isinstance(node, cst.For):
-            found |= _target_names(node.target)
-        elif isinstance(node, cst.AsName):
-            found |= _target_names(node.name)
-        elif isinstance(node, cst.NamedExpr):
-            found |= _target_names(node.target)
-        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            found.add(node.name.value)
-    return found
-
-
-def _target_names(target: cst.CSTNode) -> Set[str]:
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        names: Set[str] = set()
-        for element in target.elements:
-            value = element.value.value if isinstance(element.value, cst.StarredElement) else element.value
-            names |= _target_names(value)
-        return names
-    if isinstance(target, cst.StarredElement):
-        return _target_names(target.value)
-    return set()

@@ -1,0 +1,209 @@
+"""Def-use in a function body: which names a statement reads or binds, and
+whether a name is read after a point before being bound again.
+
+Used by rules that must know how a name flows through straight-line code and
+`if`/`while`/`with` blocks (TFG102: a name set in one branch of a tensor `if`
+and read after it), and by fixes (is a name used anywhere else). Everything is
+computed from the syntax of one function; nested functions, classes,
+lambdas and comprehensions are their own scopes and are not entered.
+"""
+from __future__ import annotations
+
+from typing import Iterator, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.engine.model import walk
+
+NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
+                 cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def block_statements(block: cst.BaseSuite) -> Sequence[cst.BaseStatement]:
+    """The statements of an indented block (none for a one-line suite)."""
+    return block.body if isinstance(block, cst.IndentedBlock) else ()
+
+
+def block_path(statements: Sequence[cst.BaseStatement], target: cst.If) -> Optional[List[Tuple[Sequence, int]]]:
+    """(statements, index) from the block holding ``target`` out to the function body,
+    through `with` blocks only."""
+    for index, statement in enumerate(statements):
+        if statement is target:
+            return [(statements, index)]
+        if isinstance(statement, cst.With):
+            inner = block_path(block_statements(statement.body), target)
+            if inner is not None:
+                return inner + [(statements, index)]
+    return None
+
+
+def statements_before(path) -> Iterator[cst.CSTNode]:
+    """What runs before the statement ``path`` leads to: earlier statements of
+    each enclosing block, and the items of each enclosing ``with``."""
+    for level, (statements, index) in enumerate(path):
+        yield from statements[:index]
+        if level + 1 < len(path):
+            outer_statements, outer_index = path[level + 1]
+            yield from outer_statements[outer_index].items  # with ... as name
+
+
+def read_after(name: str, path) -> bool:
+    """Is ``name`` read after the `if` before it is set again? (False when unsure.)"""
+    for statements, index in path:
+        use = first_use(name, statements[index + 1:])
+        if use is not None:
+            return use == "read"
+    return False
+
+
+def first_use(name: str, statements: Sequence[cst.BaseStatement]) -> Optional[str]:
+    """How ``statements`` first use ``name``: "read", "write", "unsure", or None (not at all)."""
+    for statement in statements:
+        if isinstance(statement, cst.SimpleStatementLine):
+            if len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
+                assign = statement.body[0]
+                if name not in mentions(assign.value) and any(
+                    name in target_names(t.target) for t in assign.targets
+                ):
+                    return "write"
+            if name in mentions(statement):
+                return "read"
+            continue
+        if isinstance(statement, cst.If):
+            if name in mentions(statement.test):
+                return "read"
+            orelse = statement.orelse
+            other = [orelse] if isinstance(orelse, cst.If) else (block_statements(orelse.body) if orelse else ())
+            uses = {first_use(name, block_statements(statement.body)), first_use(name, other)}
+        elif isinstance(statement, cst.While):
+            if name in mentions(statement.test):
+                return "read"
+            uses = {first_use(name, block_statements(statement.body)), None}
+        elif isinstance(statement, cst.With):
+            if any(name in mentions(item) for item in statement.items):
+                return "unsure"
+            uses = {first_use(name, block_statements(statement.body))}
+        else:
+            uses = {"unsure" if name in mentions(statement) else None}
+        if "read" in uses:
+            return "read"
+        if uses == {None}:
+            continue
+        return uses.pop() if len(uses) == 1 else "unsure"
+    return None
+
+
+def ends_in_return(block: cst.BaseSuite) -> bool:
+    statements = block_statements(block)
+    if not statements:
+        return isinstance(block, cst.SimpleStatementSuite) and isinstance(block.body[-1], cst.Return)
+    last = statements[-1]
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)
+
+
+def _walk(node: cst.CSTNode, skip_scopes: bool = False) -> Iterator[cst.CSTNode]:
+    return walk(node, skip=NESTED_SCOPES if skip_scopes else ())
+
+
+def descendants(node: cst.CSTNode) -> Set[int]:
+    """The ids of ``node`` and every node below it (nested scopes included)."""
+    return {id(n) for n in walk(node)}
+
+
+def count_name(node: cst.CSTNode, name: str) -> int:
+    """How many ``Name`` nodes spelled ``name`` lie below ``node``: bindings,
+    reads, nested scopes, attribute and keyword names all count (an upper
+    bound of its uses, for "used only here" questions)."""
+    return sum(1 for n in walk(node) if isinstance(n, cst.Name) and n.value == name)
+
+
+def guarded_nodes(function: cst.CSTNode, classify) -> Set[int]:
+    """Ids of the nodes an ``if`` guards by its test: ``classify(test)`` says
+    True (the body is guarded), False (the ``else`` is) or None (neither)."""
+    found: Set[int] = set()
+    for statement in walk(function):
+        if isinstance(statement, cst.If):
+            verdict = classify(statement.test)
+            block = statement.body if verdict else statement.orelse if verdict is False else None
+            if block is not None:
+                found |= descendants(block)
+    return found
+
+
+def condition_operands(function: cst.CSTNode) -> Set[int]:
+    """Ids of the nodes inside the test of an ``if``/``while``/conditional
+    expression or an operand of ``and``/``or``/``not``: Python calls ``bool()``
+    on these through the enclosing construct."""
+    found: Set[int] = set()
+    for node in walk(function):
+        if isinstance(node, (cst.If, cst.While, cst.IfExp)):
+            roots: Sequence[cst.CSTNode] = (node.test,)
+        elif isinstance(node, cst.BooleanOperation):
+            roots = (node.left, node.right)
+        elif isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+            roots = (node.expression,)
+        else:
+            continue
+        for root in roots:
+            found |= descendants(root)
+    return found
+
+
+def contains(block: Optional[cst.CSTNode], types) -> bool:
+    return block is not None and any(isinstance(n, types) for n in _walk(block, skip_scopes=True))
+
+
+def mentions(node: Optional[cst.CSTNode]) -> Set[str]:
+    """Names used or bound in ``node`` (not attribute or keyword names, not inside nested scopes)."""
+    found: Set[str] = set()
+    if node is None:
+        return found
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.add(current.value)
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        elif isinstance(current, cst.Arg):
+            stack.append(current.value)
+        elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
+            found.add(current.name.value)
+        elif not isinstance(current, NESTED_SCOPES):
+            stack.extend(current.children)
+    return found
+
+
+def bound_names(block: Optional[cst.CSTNode]) -> Set[str]:
+    """Names a block binds (assignment, for, with, import, def), outside nested scopes."""
+    found: Set[str] = set()
+    if block is None:
+        return found
+    for node in _walk(block, skip_scopes=True):
+        if isinstance(node, cst.AssignTarget):
+            found |= target_names(node.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            found |= target_names(node.target)
+        elif isinstance(node, cst.For):
+            found |= target_names(node.target)
+        elif isinstance(node, cst.AsName):
+            found |= target_names(node.name)
+        elif isinstance(node, cst.NamedExpr):
+            found |= target_names(node.target)
+        elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            found.add(node.name.value)
+    return found
+
+
+def target_names(target: cst.CSTNode) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: Set[str] = set()
+        for element in target.elements:
+            value = element.value.value if isinstance(element.value, cst.StarredElement) else element.value
+            names |= target_names(value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return set()
