@@ -317,10 +317,11 @@ class TraceTimeSideEffect(Rule):
         return found
 
     @staticmethod
+    @staticmethod
     def _block_sets(body: cst.CSTNode, key: str, function: ScopeInfo, ctx) -> bool:
         helpers: List[ScopeInfo] = []
         for node in walk(body, skip=SCOPE_TYPES):
-            if isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, function, ctx):
+            if _sets(node, key, function, ctx):
                 return True
             if isinstance(node, cst.Call):
                 if key == SELF + ".built" and _state_key(node.func, function, ctx) == SELF + ".build":
@@ -328,14 +329,11 @@ class TraceTimeSideEffect(Rule):
                 helper = ctx.graphs.function_scope(node.func, function)
                 if helper is not None:
                     helpers.append(helper)
-        for helper in helpers:
-            for scope in ctx.graphs.reachable(helper):
-                if scope.is_function and any(
-                    isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, scope, ctx)
-                    for node in walk(scope.node, skip=SCOPE_TYPES)
-                ):
-                    return True
-        return False
+        return any(
+            scope.is_function and any(_sets(node, key, scope, ctx) for node in walk(scope.node, skip=SCOPE_TYPES))
+            for helper in helpers
+            for scope in ctx.graphs.reachable(helper)
+        )
 
     def _is_scratch(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> bool:
         """``self.attr`` is per-call scratch in ``function``: a statement of
@@ -1395,6 +1393,11 @@ def _outlives_call(key: str, function: ScopeInfo) -> bool:
     if scope is None:
         return root in function.globals
     return scope is not function and _outlives_trace(scope)
+
+
+def _sets(node: cst.CSTNode, key: str, function: ScopeInfo, ctx) -> bool:
+    """``node`` is an assignment to the state ``key`` names."""
+    return isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, function, ctx)
 
 
 def _target_keys(node, function: ScopeInfo, ctx) -> Set[str]:
