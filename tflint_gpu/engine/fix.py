@@ -7,13 +7,13 @@ output does not parse is refused and the source stays as it was.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple, Type
+from typing import Dict, List, Sequence, Tuple
 
 import libcst as cst
 
 from tflint_gpu.engine.imports import add_imports
-from tflint_gpu.engine.lint import LintResult, lint_source
-from tflint_gpu.rules.base import Finding, Fix, Rule, Safety
+from tflint_gpu.engine.lint import LintResult, RuleClass, lint_source
+from tflint_gpu.findings import Finding, Fix, Safety
 
 MAX_ROUNDS = 10
 
@@ -62,7 +62,7 @@ def _choose(result: LintResult, unsafe: bool) -> List[Tuple[Finding, Fix]]:
     return accepted
 
 
-def fix_source(source: str, path: str, rules: Sequence[Type[Rule]], *, unsafe: bool = False) -> FixOutcome:
+def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bool = False) -> FixOutcome:
     """Apply every applicable fix until nothing changes; return the final text."""
     outcome = FixOutcome(source)
     result = lint_source(source, path, rules)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
@@ -18,7 +18,13 @@ from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
 from tflint_gpu.engine.names import Resolver
 from tflint_gpu.engine.tensors import TensorInference
-from tflint_gpu.rules.base import Edit, Finding, Fix, FixInfo, Rule
+from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
+
+# A rule, as the engine sees it: a class with ``code``, ``name``, ``message``,
+# ``needs`` and ``node_types``, whose instances have ``visit_<NodeType>(node,
+# ctx)`` for each of its node types (``rules.base.Rule`` is the one base the
+# catalogue uses; the engine imports no rule module).
+RuleClass = type
 
 # A file that mentions neither can hold no finding.
 FRAMEWORK_TEXT = ("tensorflow", "keras")
@@ -36,7 +42,7 @@ class ParseError(Exception):
 
 @dataclass
 class Report:
-    rule: Type[Rule]
+    rule: RuleClass
     node: cst.CSTNode
     message: str
     fix: Optional[Fix] = None
@@ -63,7 +69,7 @@ class RuleContext:
         self.graphs = graphs
         self.tensors = tensors
         self.scope: ScopeInfo = model.root
-        self.rule: Optional[Type[Rule]] = None
+        self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
 
     # -- names ------------------------------------------------------------
@@ -124,7 +130,7 @@ class RuleContext:
         self.reports.append(Report(self.rule, node, message or self.rule.message, fix))
 
 
-def prefilter(source: str, rules: Sequence[Type[Rule]]) -> List[Type[Rule]]:
+def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""
     if not any(text in source for text in FRAMEWORK_TEXT):
         return []
@@ -150,7 +156,7 @@ def check_syntax(source: str, path: str) -> None:
         raise ParseError(f"{path}: cannot parse: {error}") from None
 
 
-def analyse(module: cst.Module, rules: Sequence[Type[Rule]]) -> RuleContext:
+def analyse(module: cst.Module, rules: Sequence[RuleClass]) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
     model = build_model(module, wanted)
@@ -173,7 +179,7 @@ def analyse(module: cst.Module, rules: Sequence[Type[Rule]]) -> RuleContext:
     return ctx
 
 
-def lint_source(source: str, path: str, rules: Sequence[Type[Rule]], *, noqa: bool = True,
+def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
                 prefilter_text: bool = True) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError.
 

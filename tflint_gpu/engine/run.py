@@ -24,7 +24,8 @@ from tflint_gpu.config import Settings
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, lint_source
 from tflint_gpu.files import decode, encode, write_atomic
-from tflint_gpu.rules.base import REGISTRY, Finding, all_rules
+from tflint_gpu.findings import Finding
+from tflint_gpu.rules.base import REGISTRY, all_rules
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.

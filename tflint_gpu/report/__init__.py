@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Callable, Dict, List, Sequence
 
+from tflint_gpu.findings import Finding
 from tflint_gpu.report import github, json_format, sarif, text
-from tflint_gpu.rules.base import Finding
 
 FORMATS: Dict[str, Callable[..., str]] = {
     "text": text.render,

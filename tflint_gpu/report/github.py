@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from tflint_gpu.rules.base import Finding
+from tflint_gpu.findings import Finding
 
 
 def _data(value: str) -> str:

@@ -5,8 +5,8 @@ import json
 import os
 from typing import Dict, List, Optional, Sequence
 
+from tflint_gpu.findings import Finding
 from tflint_gpu.report.text import statistics_rows
-from tflint_gpu.rules.base import Finding
 
 
 def _location(row: int, col: int) -> Dict[str, int]:

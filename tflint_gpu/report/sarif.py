@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Dict, List, Sequence
 
 import tflint_gpu
-from tflint_gpu.rules.base import Finding, all_rules
+from tflint_gpu.findings import Finding
+from tflint_gpu.rules.base import all_rules
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from tflint_gpu.rules.base import Finding, Safety
+from tflint_gpu.findings import Finding, Safety
 
 
 def line(finding: Finding, unsafe_fixes: bool) -> str:

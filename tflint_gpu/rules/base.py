@@ -9,37 +9,15 @@ refers to, whether code runs traced, whether a value is a tensor.
 """
 from __future__ import annotations
 
-import enum
 import inspect
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
-import libcst as cst
-
 from tflint_gpu.engine import context
-
-
-class Safety(str, enum.Enum):
-    """How much a fix may change: the same two levels Ruff users know."""
-
-    SAFE = "safe"  # values and dtypes stay identical
-    UNSAFE = "unsafe"  # behaviour may change; applied only with --unsafe-fixes
-
-
-@dataclass
-class Fix:
-    """Replace nodes of the module with new nodes; all or nothing.
-
-    ``imports`` are import statements (source text such as
-    ``"import tensorflow as tf"``) the replacement needs; the fixer adds those
-    that the module does not already have.
-    """
-
-    message: str
-    safety: Safety
-    replacements: Dict[cst.CSTNode, cst.CSTNode]
-    imports: Tuple[str, ...] = ()
+# Part of the rule API: rules build their fixes with ``Fix`` (defined with the
+# findings, the data the engine reads) and state ``fix_safety`` with ``Safety``.
+from tflint_gpu.findings import Fix, Safety  # noqa: F401  (Fix: re-exported for rules)
 
 
 # How the values computed by a case's code may differ after its fix, checked by
@@ -133,38 +111,6 @@ REGISTRY: Dict[str, Type[Rule]] = {}
 
 # Text without which no function body in a file can run as a graph (the engine's own lists).
 GRAPH_TEXT = context.GRAPH_TEXT
-
-
-@dataclass
-class Edit:
-    content: str
-    start: Tuple[int, int]  # (row 1-based, column 0-based)
-    end: Tuple[int, int]
-
-
-@dataclass
-class FixInfo:
-    """A fix as the reporters see it: text edits, no syntax tree."""
-
-    message: str
-    safety: Safety
-    edits: List[Edit] = field(default_factory=list)
-
-
-@dataclass
-class Finding:
-    code: str
-    message: str
-    path: str
-    row: int  # 1-based
-    col: int  # 0-based
-    end_row: int
-    end_col: int
-    fix: Optional[FixInfo] = None
-    name: str = ""
-
-    def sort_key(self) -> Tuple[str, int, int, str]:
-        return (self.path, self.row, self.col, self.code)
 
 
 def all_rules() -> Iterator[Type[Rule]]:
