@@ -549,3 +549,20 @@ def test_stdin_that_is_not_utf8_is_one_error_line(project, monkeypatch, capsys):
     assert code == 2 and captured.out == ""
     assert captured.err.startswith("tflint-gpu: error: pkg/mod.py: cannot read: ")
     assert len(captured.err.splitlines()) == 1
+
+
+def test_runner_takes_plain_arguments(project):
+    """engine.run knows no settings: the command line hands it rule classes, flags and a cache key."""
+    from tflint_gpu.engine import run
+    from tflint_gpu.rules.base import REGISTRY, all_rules
+
+    list(all_rules())
+    write(project, "a.py", SAMPLE)
+    only_201 = lambda path: (REGISTRY["TFG201"],)  # noqa: E731
+    [result] = run.run_files(["a.py"], only_201, run.CHECK)
+    assert [f.code for f in result.findings] == ["TFG201", "TFG201"] and result.error is None
+    cache = project / "cache"
+    run.run_files(["a.py"], only_201, run.CHECK, cache_dir=cache, cache_key="TFG201")
+    assert len(list(cache.glob("*.pickle"))) == 1
+    [fixed] = run.run_files(["a.py"], only_201, run.FIX, unsafe=True)
+    assert fixed.fixed == 2 and "tf.zeros((3, 3), dtype=tf.float64)" in (project / "a.py").read_text()

@@ -126,7 +126,9 @@ def _check(args: argparse.Namespace) -> int:
     else:
         files, missing = discover(paths, settings, args.force_exclude)
         errors.extend(f"{path}: no such file or directory" for path in missing)
-        results = run.run_files(files, settings, mode, max(1, args.jobs), not args.no_cache)
+        results = run.run_files(files, settings.rules_for, mode, unsafe=settings.unsafe_fixes,
+                                jobs=max(1, args.jobs), cache_dir=None if args.no_cache else settings.cache_dir,
+                                cache_key=settings.fingerprint())
         # As in Ruff: a warning, exit 0, and no "All checks passed!" (nothing was checked).
         no_files = not files and not missing
         if no_files and not args.quiet:
@@ -174,8 +176,7 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
         if mode == run.FIX:  # the fixed code goes to stdout: pass the input through unchanged
             sys.stdout.buffer.write(data)
         return run.FileResult(name, error=f"{name}: cannot read: {error}")
-    codes = tuple(rule.code for rule in settings.rules_for(name))
-    result = run.process_text(source, name, codes, mode, settings.unsafe_fixes)
+    result = run.process_text(source, name, settings.rules_for(name), mode, settings.unsafe_fixes)
     if mode == run.FIX:
         sys.stdout.write(result.output if result.output is not None else source)
     return result

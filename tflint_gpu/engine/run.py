@@ -4,7 +4,8 @@ Each file is handled whole by one worker: read, lint (and fix), and the
 worker returns plain data (findings with text edits, a diff, an error line).
 Results of unchanged files come from the cache (``check`` only), keyed by
 the file's size and modification time, the selected rules and the linter's
-own code.
+own code. The runner takes plain arguments (paths, rule classes, mode, flags);
+turning settings into them is the command line's business.
 """
 from __future__ import annotations
 
@@ -17,15 +18,13 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import tflint_gpu
-from tflint_gpu.config import Settings
 from tflint_gpu.engine.fix import fix_source
-from tflint_gpu.engine.lint import ParseError, lint_source
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
 from tflint_gpu.files import decode, encode, write_atomic
 from tflint_gpu.findings import Finding
-from tflint_gpu.rules.base import REGISTRY, all_rules
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.
@@ -43,14 +42,7 @@ class FileResult:
     output: Optional[str] = None  # the fixed text (stdin mode)
 
 
-def _rules(codes: Sequence[str]):
-    if not REGISTRY:
-        list(all_rules())
-    return [REGISTRY[code] for code in codes]
-
-
-def process_text(source: str, path: str, codes: Sequence[str], mode: str, unsafe: bool) -> FileResult:
-    rules = _rules(codes)
+def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
     try:
         if mode == CHECK:
             return FileResult(path, lint_source(source, path, rules).findings)
@@ -92,7 +84,7 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
-def process_file(path: str, codes: Sequence[str], mode: str, unsafe: bool) -> FileResult:
+def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
@@ -100,7 +92,7 @@ def process_file(path: str, codes: Sequence[str], mode: str, unsafe: bool) -> Fi
     except (OSError, UnicodeDecodeError, LookupError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         return FileResult(path, error=f"{path}: cannot read: {reason}")
-    result = process_text(source.text, path, codes, mode, unsafe)
+    result = process_text(source.text, path, rules, mode, unsafe)
     if mode == FIX and result.output is not None and not result.error:
         try:
             write_atomic(path, encode(source, result.output))
@@ -110,7 +102,12 @@ def process_file(path: str, codes: Sequence[str], mode: str, unsafe: bool) -> Fi
     return result
 
 
-def _process_star(args: Tuple[str, Tuple[str, ...], str, bool]) -> FileResult:
+# One file's work: (path, rule classes, mode, unsafe). Rule classes pickle by
+# reference, so a worker process imports their modules itself.
+_Task = Tuple[str, Tuple[RuleClass, ...], str, bool]
+
+
+def _process_star(args: _Task) -> FileResult:
     return process_file(*args)
 
 
@@ -125,16 +122,17 @@ def _code_version() -> str:
 
 
 class Cache:
-    """One pickle per settings and linter version: path -> (stamp, findings)."""
+    """One pickle per ``key`` (what decides the results besides the file: the
+    selection, per-file ignores) and linter version: path -> (stamp, findings)."""
 
-    def __init__(self, directory: Optional[Path], settings: Settings) -> None:
+    def __init__(self, directory: Optional[Path], key: str) -> None:
         self.path: Optional[Path] = None
         self.entries: Dict[str, Tuple[Tuple[int, int], List[Finding]]] = {}
         self.dirty = False
         if directory is None:
             return
-        key = hashlib.sha256(f"{_code_version()}|{settings.fingerprint()}".encode()).hexdigest()[:20]
-        self.path = directory / f"{key}.pickle"
+        digest = hashlib.sha256(f"{_code_version()}|{key}".encode()).hexdigest()[:20]
+        self.path = directory / f"{digest}.pickle"
         try:
             with open(self.path, "rb") as handle:
                 self.entries = pickle.load(handle)
@@ -185,17 +183,21 @@ def _with_path(finding: Finding, path: str) -> Finding:
     return copy
 
 
-def run_files(paths: Sequence[str], settings: Settings, mode: str, jobs: int, use_cache: bool) -> List[FileResult]:
-    cache = Cache(settings.cache_dir if use_cache and mode == CHECK else None, settings)
+def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,
+              unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
+              cache_key: str = "") -> List[FileResult]:
+    """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
+    to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
+    ``check`` results are cached (None: no cache), under ``cache_key``."""
+    cache = Cache(cache_dir if mode == CHECK else None, cache_key)
     results: Dict[str, FileResult] = {}
-    todo: List[Tuple[str, Tuple[str, ...], str, bool]] = []
+    todo: List[_Task] = []
     for path in paths:
-        codes = tuple(rule.code for rule in settings.rules_for(path))
         cached = cache.get(path) if cache.path else None
         if cached is not None:
             results[path] = FileResult(path, cached)
         else:
-            todo.append((path, codes, mode, settings.unsafe_fixes))
+            todo.append((path, tuple(rules_for(path)), mode, unsafe))
     for result in _map(todo, jobs):
         results[result.path] = result
         if cache.path is not None and result.error is None:
@@ -204,7 +206,7 @@ def run_files(paths: Sequence[str], settings: Settings, mode: str, jobs: int, us
     return [results[p] for p in paths]
 
 
-def _map(todo: List[Tuple[str, Tuple[str, ...], str, bool]], jobs: int) -> Iterable[FileResult]:
+def _map(todo: List[_Task], jobs: int) -> Iterable[FileResult]:
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         return [_process_star(item) for item in todo]
     methods = multiprocessing.get_all_start_methods()
