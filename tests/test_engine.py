@@ -1,11 +1,15 @@
 """Engine units: name resolution, graph contexts, tensor inference, the model walk, the fixer."""
 from __future__ import annotations
 
+import ast
 import textwrap
+from pathlib import Path
+from typing import Set
 
 import libcst as cst
 import pytest
 
+import tflint_gpu
 from tflint_gpu.engine.context import GraphAnalysis
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, analyse, lint_source
@@ -456,3 +460,58 @@ def test_text_prefilter_changes_no_result_over_all_rule_cases():
                 filtered = lint_source(case.code, "case.py", selected).findings
                 unfiltered = lint_source(case.code, "case.py", selected, prefilter_text=False).findings
                 assert [(f.code, f.row, f.col) for f in filtered] == [(f.code, f.row, f.col) for f in unfiltered]
+
+
+# -- layering: data flows one way (ARCHITECTURE.md) --------------------------
+
+PACKAGE = Path(tflint_gpu.__file__).parent
+
+
+def _imported_modules(path: Path) -> Set[str]:
+    """Every module ``path`` imports, anywhere in the file (functions and
+    ``if TYPE_CHECKING:`` blocks included), relative imports made absolute;
+    ``from a import b`` counts as ``a`` and ``a.b`` (b may be a submodule)."""
+    package = list(path.relative_to(PACKAGE.parent).parts[:-1])  # the package holding the file
+    names: Set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            names.add(module)
+            names.update(f"{module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_engine_imports_no_rule_module():
+    engine = sorted((PACKAGE / "engine").glob("*.py"))
+    assert PACKAGE / "engine" / "lint.py" in engine
+    offenders = {
+        path.name: sorted(n for n in _imported_modules(path) if _within(n, "tflint_gpu.rules"))
+        for path in engine
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_findings_import_nothing_from_the_project():
+    imported = _imported_modules(PACKAGE / "findings.py")
+    assert imported  # the walk sees its imports (dataclasses, typing, ...)
+    assert sorted(n for n in imported if _within(n, "tflint_gpu") or n.startswith(".")) == []
+
+
+def test_the_import_walk_sees_relative_and_nested_imports(monkeypatch):
+    """The layering tests would pass vacuously if the walk missed a spelling."""
+    module = PACKAGE / "engine" / "lint.py"
+    text = (
+        "from ..rules import base\n"
+        "from .. import rules\n"
+        "def f():\n    import tflint_gpu.rules.numpy_in_graph\n"
+    )
+    monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: text)
+    found = _imported_modules(module)
+    assert {"tflint_gpu.rules", "tflint_gpu.rules.base", "tflint_gpu.rules.numpy_in_graph"} <= found
