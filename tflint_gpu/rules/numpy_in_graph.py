@@ -36,6 +36,17 @@ class NumpyInGraph(Rule):
     `filter`, `flat_map`, `interleave`, `reduce`, `scan`), a Keras `call` or
     `train_step`, or a function those call.
 
+    `t` is a tensor when it is the result of a TensorFlow op, or (what graph
+    code most often converts) the output of a Keras model or layer
+    (`model(x)`, `self.dense(x)` for a layer assigned in `__init__`/`build`,
+    `self(x)` in a Keras model), of a Keras loss or metric (`loss_fn(y, p)`,
+    `keras.losses.mean_squared_error(y, p)`, `metric.result()`), a gradient
+    (`tape.gradient(loss, vars)[0]`), a TensorFlow Probability distribution's
+    `sample`, `log_prob`, `mean`..., or a same-module function whose every
+    `return` is a tensor. `model.predict(x)` returns NumPy and is not flagged,
+    nor is anything the linter cannot tell is a tensor (an object passed in
+    as an unannotated parameter, a name also bound to something else).
+
     ## Why is this bad?
     While TensorFlow traces a graph, tensors are symbolic: they have no value
     yet. `.numpy()` fails at trace time with
@@ -315,5 +326,354 @@ class NumpyInGraph(Rule):
             mapped = map(lambda x: x.numpy(), items)
             """,
             note="builtin map, not a dataset",
+        ),
+        # What graph code most often converts: the output of a model, a layer, a
+        # loss, a metric, a gradient tape, a distribution, a helper function.
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            model = keras.Sequential([keras.layers.Dense(2)])
+
+            @tf.function
+            def predict(x):
+                return model(x).numpy()
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            model = keras.Sequential([keras.layers.Dense(2)])
+
+            @tf.function
+            def predict(x):
+                return model(x)
+            """,
+            at=[(8, 12, "`.numpy()` on a symbolic tensor")],
+            run="y = predict(tf.ones([1, 3]))",
+            effect=FIXES_ERROR,
+            note="a Keras model called in a tf.function",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Head(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(2)
+
+                def call(self, inputs):
+                    logits = self.dense(inputs)
+                    return tf.nn.softmax(logits.numpy())
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            class Head(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(2)
+
+                def call(self, inputs):
+                    logits = self.dense(inputs)
+                    return tf.nn.softmax(logits)
+            """,
+            at=[(11, 30, "`.numpy()` on a symbolic tensor")],
+            run="y = tf.function(Head())(tf.ones([1, 3]))",
+            effect=FIXES_ERROR,
+            note="a layer assigned to self in __init__, called in a Keras call",
+        ),
+        flagged(
+            """
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(1)
+
+                def call(self, inputs):
+                    return self.dense(inputs)
+
+                def train_step(self, data):
+                    x, y = data
+                    pred = self(x)
+                    return {"mae": tf.reduce_mean(tf.abs(y - pred.numpy()))}
+            """,
+            fixed="""
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(1)
+
+                def call(self, inputs):
+                    return self.dense(inputs)
+
+                def train_step(self, data):
+                    x, y = data
+                    pred = self(x)
+                    return {"mae": tf.reduce_mean(tf.abs(y - pred))}
+            """,
+            at=[(16, 50, "`.numpy()` on a symbolic tensor")],
+            run="""
+            net = Net()
+            net.compile(optimizer="sgd")
+            history = net.fit(np.ones((4, 2), "float32"), np.zeros((4, 1), "float32"), epochs=1, verbose=0)
+            mae = np.array(history.history["mae"])
+            """,
+            effect=FIXES_ERROR,
+            note="self(x) in a Keras train_step, under fit",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+            @tf.function
+            def evaluate(labels, logits):
+                loss = loss_fn(labels, logits)
+                return loss.numpy() * 2
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+
+            @tf.function
+            def evaluate(labels, logits):
+                loss = loss_fn(labels, logits)
+                return loss * 2
+            """,
+            at=[(9, 12, "`.numpy()` on a symbolic tensor")],
+            run="y = evaluate(tf.constant([0, 1]), tf.constant([[2.0, 1.0], [0.5, 1.5]]))",
+            effect=FIXES_ERROR,
+            note="a Keras loss object",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def error(y, p):
+                return tf.keras.losses.mse(y, p).numpy()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def error(y, p):
+                return tf.keras.losses.mse(y, p)
+            """,
+            at=[(5, 12, "`.numpy()` on a symbolic tensor")],
+            run="e = error(tf.constant([[1.0, 2.0]]), tf.constant([[1.5, 2.5]]))",
+            effect=FIXES_ERROR,
+            note="a Keras loss function, tf.keras spelling",
+        ),
+        flagged(
+            """
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(1)
+                    self.tracker = keras.metrics.Mean(name="loss")
+
+                def call(self, inputs):
+                    return self.dense(inputs)
+
+                def train_step(self, data):
+                    x, y = data
+                    self.tracker.update_state(tf.reduce_mean(tf.square(y - self(x))))
+                    return {"loss": self.tracker.result().numpy()}
+            """,
+            fixed="""
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            class Net(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.dense = keras.layers.Dense(1)
+                    self.tracker = keras.metrics.Mean(name="loss")
+
+                def call(self, inputs):
+                    return self.dense(inputs)
+
+                def train_step(self, data):
+                    x, y = data
+                    self.tracker.update_state(tf.reduce_mean(tf.square(y - self(x))))
+                    return {"loss": self.tracker.result()}
+            """,
+            at=[(17, 25, "`.numpy()` on a symbolic tensor")],
+            run="""
+            net = Net()
+            net.compile(optimizer="sgd")
+            history = net.fit(np.ones((4, 2), "float32"), np.zeros((4, 1), "float32"), epochs=1, verbose=0)
+            loss = np.array(history.history["loss"])
+            """,
+            effect=FIXES_ERROR,
+            note="a metric's result() in a Keras train_step, under fit",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            w = tf.Variable([1.0, 2.0])
+
+            @tf.function
+            def grad_norm(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(w * x)
+                grads = tape.gradient(loss, [w])
+                return tf.norm(grads[0].numpy())
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            w = tf.Variable([1.0, 2.0])
+
+            @tf.function
+            def grad_norm(x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_sum(w * x)
+                grads = tape.gradient(loss, [w])
+                return tf.norm(grads[0])
+            """,
+            at=[(10, 20, "`.numpy()` on a symbolic tensor")],
+            run="y = grad_norm(tf.constant([3.0, 4.0]))",
+            effect=FIXES_ERROR,
+            note="an element of tape.gradient's list of gradients",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+
+            tfd = tfp.distributions
+            prior = tfd.Normal(loc=0.0, scale=1.0)
+
+            @tf.function
+            def log_likelihood(x):
+                return tf.reduce_sum(prior.log_prob(x).numpy())
+            """,
+            fixed="""
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+
+            tfd = tfp.distributions
+            prior = tfd.Normal(loc=0.0, scale=1.0)
+
+            @tf.function
+            def log_likelihood(x):
+                return tf.reduce_sum(prior.log_prob(x))
+            """,
+            at=[(9, 26, "`.numpy()` on a symbolic tensor")],
+            run="y = log_likelihood(tf.constant([0.5, -1.0]))",
+            effect=FIXES_ERROR,
+            note="a TensorFlow Probability distribution (tfd = tfp.distributions)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def center(x):
+                return x - tf.reduce_mean(x)
+
+            @tf.function
+            def score(x):
+                return center(x).numpy()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def center(x):
+                return x - tf.reduce_mean(x)
+
+            @tf.function
+            def score(x):
+                return center(x)
+            """,
+            at=[(8, 12, "`.numpy()` on a symbolic tensor")],
+            run="y = score(tf.constant([1.0, 2.0, 6.0]))",
+            effect=FIXES_ERROR,
+            note="a same-module function whose every return is a tensor",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+            import tensorflow_probability as tfp
+
+            model = keras.Sequential([keras.layers.Dense(2)])
+            loss_fn = keras.losses.MeanSquaredError()
+            w = tf.Variable([1.0, 2.0])
+
+            def evaluate(x, y):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x))
+                grads = tape.gradient(loss, [w])
+                dist = tfp.distributions.Normal(0.0, 1.0)
+                return model(x).numpy(), loss.numpy(), grads[0].numpy(), dist.sample().numpy()
+            """,
+            note="the same objects in eager code",
+        ),
+        clean(
+            """
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            model = keras.Sequential([keras.layers.Dense(2)])
+
+            @tf.function
+            def f(x):
+                rank = len(model(x).shape)
+                return x * np.float32(rank) + np.asarray(model.predict(x)).sum()
+            """,
+            note="model.predict returns NumPy; a shape is static",
+        ),
+        clean(
+            """
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            def scale():
+                return 2.0
+
+            class Lookup:
+                def __call__(self, x):
+                    return np.ones(2, "float32")
+
+            loss_fn = keras.losses.MeanSquaredError()
+            loss_fn = lambda y, p: np.float32(0.5)
+
+            class Head(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.table = Lookup()
+
+                def call(self, inputs):
+                    weights = np.asarray(self.table(inputs)) * np.sqrt(scale())
+                    return inputs * weights * np.asarray(loss_fn(inputs, inputs))
+            """,
+            note="a function returning a number, self.table not a Keras object, a name rebound to a Python function",
         ),
     ]
