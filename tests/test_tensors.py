@@ -212,6 +212,26 @@ class Trainer(keras.Model):
     )
 
 
+def test_methods_defined_in_the_module_decide_over_the_keras_api():
+    check(
+        PRELUDE
+        + """
+class Agent(keras.Model):
+    def compute_loss(self, x, y):
+        return tf.reduce_sum(x), tf.reduce_sum(y)
+
+    def train_step(self, data):
+        x, y = data
+        probe_a = self.compute_loss(x, y)
+        probe1 = self.call(x)
+
+    def call(self, inputs):
+        return inputs * 2
+""",
+        {"self.compute_loss(x, y)": False, "self.call(x)": True},
+    )
+
+
 def test_losses_and_metrics():
     check(
         PRELUDE

@@ -324,6 +324,10 @@ class TensorInference:
                 return False
             if method in ("assign", "assign_add", "assign_sub", "read_value", "value"):
                 return self._is_tensor(func.value, scope, seen)
+            target = self._callee(func, scope)
+            if target is not None:
+                # A method defined here (an own compute_loss may return a tuple): its returns decide.
+                return self._returns_tensor(target, seen)
             kind = self._object_kind(func.value, scope, seen)
             if kind == TAPE and method in _TAPE_METHODS:
                 # A tensor for a tensor (or variable) source; a list for a list of sources.
