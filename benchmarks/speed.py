@@ -31,6 +31,12 @@ from tflint_gpu.files import decode
 FRAMEWORK_TEXT = ("tensorflow", "keras")
 
 
+def run(paths, settings, jobs: int, cached: bool):
+    """The CLI's check run over ``paths`` with ``settings``."""
+    return run_files(paths, settings.rules_for, CHECK, unsafe=settings.unsafe_fixes, jobs=jobs,
+                     cache_dir=settings.cache_dir if cached else None, cache_key=settings.fingerprint())
+
+
 def default_corpus() -> List[Path]:
     roots = []
     for package, sub in (("keras", "src"), ("tensorflow", "python/ops"), ("tensorflow", "python/data")):
@@ -90,12 +96,12 @@ def main() -> None:
         parse = timed(parse_all)
         settings = load_settings(Overrides(select=["ALL"]), work)
         default_settings = load_settings(Overrides(), work)
-        serial = timed(lambda: run_files(copies, settings, CHECK, 1, use_cache=False))
-        serial_default = timed(lambda: run_files(copies, default_settings, CHECK, 1, use_cache=False))
+        serial = timed(lambda: run(copies, settings, 1, cached=False))
+        serial_default = timed(lambda: run(copies, default_settings, 1, cached=False))
         jobs = os.cpu_count() or 1
-        parallel = timed(lambda: run_files(copies, settings, CHECK, jobs, use_cache=False))
-        run_files(copies, settings, CHECK, 1, use_cache=True)
-        cached = timed(lambda: run_files(copies, settings, CHECK, 1, use_cache=True))
+        parallel = timed(lambda: run(copies, settings, jobs, cached=False))
+        run(copies, settings, 1, cached=True)
+        cached = timed(lambda: run(copies, settings, 1, cached=True))
         findings = sum(len(r.findings) for r in run_files(copies, settings, CHECK, 1, use_cache=False))
         parsed = sum(1 for source in sources if prefilter(source, settings.rules))
 

@@ -515,3 +515,14 @@ def test_the_import_walk_sees_relative_and_nested_imports(monkeypatch):
     monkeypatch.setattr(Path, "read_text", lambda self, encoding=None: text)
     found = _imported_modules(module)
     assert {"tflint_gpu.rules", "tflint_gpu.rules.base", "tflint_gpu.rules.numpy_in_graph"} <= found
+
+
+def test_importing_the_runner_loads_no_rule_module():
+    """The engine reaches the rules only through what its caller hands it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tflint_gpu.engine.run, tflint_gpu.engine.lint, tflint_gpu.engine.fix\n"
+            "print([m for m in sys.modules if m.startswith('tflint_gpu.rules')])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

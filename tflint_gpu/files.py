@@ -6,14 +6,15 @@ import io
 import os
 import tokenize
 from dataclasses import dataclass
-from typing import List, Sequence, Tuple
+from typing import TYPE_CHECKING, List, Sequence, Tuple
 
-from tflint_gpu.config import Settings
+if TYPE_CHECKING:  # a type only: the runner imports this module and must not load the rules
+    from tflint_gpu.config import Settings
 
 SOURCE_SUFFIXES = (".py",)
 
 
-def discover(paths: Sequence[str], settings: Settings, force_exclude: bool = False) -> Tuple[List[str], List[str]]:
+def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = False) -> Tuple[List[str], List[str]]:
     """The source files under ``paths`` and the paths that do not exist."""
     found: List[str] = []
     missing: List[str] = []
