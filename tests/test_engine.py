@@ -526,3 +526,28 @@ def test_importing_the_runner_loads_no_rule_module():
             "print([m for m in sys.modules if m.startswith('tflint_gpu.rules')])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_rules_ask_whether_code_runs_repeatedly():
+    source = textwrap.dedent("""
+        import numpy as np
+        import tensorflow as tf
+
+        once = tf.constant(np.zeros(3))
+        for step in range(10):
+            each = tf.constant(np.zeros(4))
+
+        @tf.function
+        def f(x):
+            return tf.constant(np.ones(3)) + x
+    """)
+    ctx = analyse(cst.parse_module(source), [REGISTRY["TFG201"]])
+    calls = {ctx.module.code_for_node(node): (node, scope) for node, scope in ctx.model.index["Call"]}
+
+    def asked(text, python=True):
+        return bool(ctx.runs_repeatedly(*calls[text], python=python))
+
+    assert not asked("tf.constant(np.zeros(3))") and not asked("tf.constant(np.zeros(3))", python=False)
+    assert asked("tf.constant(np.zeros(4))") and asked("tf.constant(np.zeros(4))", python=False)
+    # Graph code: its Python runs at trace time only, its ops every call.
+    assert not asked("tf.constant(np.ones(3))") and asked("tf.constant(np.ones(3))", python=False)

@@ -17,6 +17,7 @@ from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
 from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
@@ -68,6 +69,7 @@ class RuleContext:
         self.resolver = resolver
         self.graphs = graphs
         self.tensors = tensors
+        self.repetition = Repetition(model, graphs)
         self.scope: ScopeInfo = model.root
         self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
@@ -120,6 +122,16 @@ class RuleContext:
 
     def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.tensors.is_tensor(expr, scope or self.scope)
+
+    def runs_repeatedly(self, node: cst.CSTNode, scope: Optional[ScopeInfo] = None,
+                        python: bool = True) -> Optional[str]:
+        """Why ``node`` runs many times, or None. ``python=True``: the Python
+        statement itself executes repeatedly (a loop, a callee of one, a
+        per-batch callback...); ``False``: its TensorFlow ops run every
+        call/step/element (all graph code too)."""
+        scope = scope or self.scope
+        return (self.repetition.python_repeats(node, scope) if python
+                else self.repetition.per_call(node, scope))
 
     def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.graphs.is_dataset(expr, scope or self.scope)
