@@ -106,16 +106,22 @@ DATASET_METHODS = frozenset(
     }
 )
 DATASET_FACTORIES_PREFIX = ("tensorflow.data.",)
-DATASET_FACTORIES = frozenset(
+# Keras utilities that return a tf.data.Dataset (any module path under ``keras.``:
+# ``keras.utils``, ``tf.keras.preprocessing``, ``keras.src.utils.image_dataset_utils``);
+# with ``subset="both"`` a pair of them, with ``format="grain"`` something else.
+DATASET_KERAS_UTILITIES = frozenset(
     {
-        "keras.utils.image_dataset_from_directory",
-        "keras.utils.text_dataset_from_directory",
-        "keras.utils.audio_dataset_from_directory",
-        "keras.utils.timeseries_dataset_from_array",
-        "keras.preprocessing.image_dataset_from_directory",
-        "keras.preprocessing.text_dataset_from_directory",
+        "image_dataset_from_directory",
+        "text_dataset_from_directory",
+        "audio_dataset_from_directory",
+        "timeseries_dataset_from_array",
     }
 )
+# tensorflow_datasets: `load(name, split=...)` and `builder(name).as_dataset(split=...)`
+# return a dataset for one split, a list for a list of splits, a dict without a split
+# (tensors with `batch_size=-1`); `with_info=True` adds the info as a second element.
+DATASET_TFDS_LOAD = "tensorflow_datasets.load"
+DATASET_TFDS_BUILDER = "tensorflow_datasets.builder"
 
 
 @dataclass
@@ -161,47 +167,14 @@ class GraphAnalysis:
     def __init__(self, model: ModuleModel, resolver: Resolver) -> None:
         self.model = model
         self.resolver = resolver
-        self._dataset_cache: Dict[int, bool] = {}
+        from tflint_gpu.engine.datasets import DatasetInference  # it imports this module
+
+        self.datasets = DatasetInference(self)
 
     # -- datasets -------------------------------------------------------
-    def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo, _seen: Optional[set] = None) -> bool:
-        key = id(expr)
-        cached = self._dataset_cache.get(key)
-        if cached is not None:
-            return cached
-        seen = _seen if _seen is not None else set()
-        result = self._is_dataset(expr, scope, seen)
-        if _seen is None:
-            self._dataset_cache[key] = result
-        return result
-
-    def _is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: set) -> bool:
-        if isinstance(expr, cst.Call):
-            qualname = self.resolver.qualname(expr.func, scope)
-            if qualname is not None:
-                return qualname.startswith(DATASET_FACTORIES_PREFIX) or qualname in DATASET_FACTORIES
-            func = expr.func
-            if isinstance(func, cst.Attribute) and func.attr.value in DATASET_METHODS:
-                return self.is_dataset(func.value, scope, seen)
-            return False
-        if isinstance(expr, cst.Name):
-            return self._name_is(expr.value, scope, seen, self.is_dataset)
-        return False
-
-    def _name_is(self, name: str, scope: ScopeInfo, seen: set, predicate) -> bool:
-        """True if some expression bound to ``name`` (in the innermost scope that
-        binds it) satisfies ``predicate``; parameters and loop targets never do."""
-        current = scope.binding_scope(name)
-        if current is None or (name, id(current)) in seen:
-            return False
-        seen.add((name, id(current)))
-        try:
-            return any(
-                isinstance(value, cst.BaseExpression) and predicate(value, current, seen)
-                for value in current.assigned[name]
-            )
-        finally:
-            seen.discard((name, id(current)))
+    def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``expr`` known to be a ``tf.data.Dataset``? (``engine.datasets.DatasetInference``)"""
+        return self.datasets.is_dataset(expr, scope)
 
     # -- graph contexts -------------------------------------------------
     def run(self) -> None:

@@ -14,19 +14,379 @@ may rebind the name (a compound statement, augmented assignment, ``del``)
 breaks the link, so a split chain is only ever what the code certainly runs.
 A chain counts only when ``ctx.is_dataset`` knows its receiver is a dataset.
 
-Also here: the calls a function given to ``map`` makes (following functions of
-the same module), and which of those draw random numbers per call.
+Also here: which values are datasets (``DatasetInference``, behind
+``ctx.is_dataset``); the calls a function given to ``map`` makes (following
+functions of the same module), and which of those draw random numbers per call.
 """
 from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import argument
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo
+from tflint_gpu.engine.context import (
+    DATASET_FACTORIES_PREFIX,
+    DATASET_KERAS_UTILITIES,
+    DATASET_METHODS,
+    DATASET_TFDS_BUILDER,
+    DATASET_TFDS_LOAD,
+    argument,
+    keyword,
+)
+from tflint_gpu.engine.model import ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, walk
+from tflint_gpu.engine.names import normalize
+
+# -- which values are datasets -------------------------------------------------
+# What inference knows of a value: DATASET, a container of such values (SEQ: a list
+# or tuple of one kind, indexable, iterable and unpackable; MAPPING: a dict, only
+# subscripted; PAIR: a fixed tuple, by position), or None (unknown).
+DATASET = "dataset"
+SEQ = "seq"
+MAPPING = "mapping"
+PAIR = "pair"
+Kind = Any
+_FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
+
+
+class DatasetInference:
+    """Is this expression a ``tf.data.Dataset``? Errs toward "not known".
+
+    A value is a dataset when it is
+
+    * made by a ``tf.data`` constructor (``tf.data.Dataset.range``,
+      ``tf.data.TFRecordDataset``, any ``tensorflow.data.*`` call), or by a
+      Keras utility (``keras.utils.image_dataset_from_directory``,
+      ``text_``/``audio_dataset_from_directory``, ``timeseries_dataset_from_array``,
+      under any ``keras`` path; with ``subset="both"`` a pair of datasets, with
+      another ``format`` than ``"tf"`` or an unknown ``subset``, not known);
+    * ``tfds.load(name, split=...)`` or ``tfds.builder(name).as_dataset(split=...)``
+      with one split (a string, ``tfds.Split.X``); a list of splits gives a list
+      of datasets, no split a dict of them, ``with_info=True`` a pair
+      ``(datasets, info)``: only their elements (subscripted, unpacked,
+      iterated for a list) are datasets; ``batch_size=-1`` gives tensors;
+    * a transformation of a dataset (``ds.map(f).batch(2)``);
+    * a parameter annotated as a dataset (``ds: tf.data.Dataset`` in any
+      spelling, also as a string; ``*args``/``**kwargs`` are containers);
+    * the result of a same-module function (``f(...)``, ``self.f(...)``)
+      annotated ``-> tf.data.Dataset`` or whose every ``return`` returns a
+      dataset (followed one level: no further calls from there);
+    * a name some binding of which (in the innermost scope binding it) is one.
+    """
+
+    def __init__(self, graphs) -> None:
+        self.graphs = graphs
+        self.resolver = graphs.resolver
+        self.model: ModuleModel = graphs.model
+        self._cache: Dict[int, bool] = {}
+        self._returns: Dict[int, bool] = {}
+        self._targets: Optional[Dict[int, List[cst.BaseExpression]]] = None
+
+    def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        key = id(expr)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self.kind(expr, scope, set()) == DATASET
+        return found
+
+    def kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Kind:
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, scope, seen)
+        if isinstance(expr, cst.Name):
+            return self._name_kind(expr.value, scope, seen)
+        if isinstance(expr, cst.Subscript):
+            index = _single_index(expr)
+            return _element(self.kind(expr.value, scope, seen), index) if index is not None else None
+        return None
+
+    def _call_kind(self, call: cst.Call, scope: ScopeInfo, seen: Set) -> Kind:
+        func = call.func
+        qualname = self.resolver.qualname(func, scope)
+        if qualname is not None:
+            if qualname.startswith(DATASET_FACTORIES_PREFIX):
+                return DATASET
+            qualname = qualname.replace("tensorflow_datasets.public_api.", "tensorflow_datasets.", 1)
+            if qualname == DATASET_TFDS_LOAD:
+                return self._tfds_kind(call, scope, with_info=True)
+            if qualname.startswith("keras.") and qualname.rsplit(".", 1)[1] in DATASET_KERAS_UTILITIES:
+                return _keras_utility_kind(call)
+            return None
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in DATASET_METHODS and self.kind(func.value, scope, seen) == DATASET:
+                return DATASET
+            if method == "as_dataset" and self._is_builder(func.value, scope):
+                return self._tfds_kind(call, scope, with_info=False)
+        target = self.graphs.function_scope(func, scope)
+        if target is not None and self._returns_dataset(target, seen):
+            return DATASET
+        return None
+
+    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set) -> Kind:
+        """DATASET if some binding of ``name`` (in the innermost scope binding it) is
+        a dataset; a container kind if every binding gives that kind."""
+        current = scope.binding_scope(name)
+        key = (name, id(current))
+        if current is None or key in seen:
+            return None
+        seen.add(key)
+        try:
+            kinds = []
+            for value in current.assigned[name]:
+                kind = self._binding_kind(value, name, current, seen)
+                if kind == DATASET:
+                    return DATASET
+                kinds.append(kind)
+        finally:
+            seen.discard(key)
+        return kinds[0] if kinds and all(k == kinds[0] for k in kinds) else None
+
+    def _binding_kind(self, value: Any, name: str, scope: ScopeInfo, seen: Set) -> Kind:
+        if isinstance(value, cst.BaseExpression):
+            return self.kind(value, scope, seen)
+        marker = value[0]
+        if marker == PARAM:
+            param = value[1]
+            if param.star in ("*", "**") or param.annotation is None:
+                return None
+            return DATASET if self._annotated_dataset(param.annotation.annotation, scope.parent or scope) else None
+        if marker in (UNPACKED, ITERATED) and isinstance(value[1], cst.BaseExpression):
+            kind = self.kind(value[1], scope, seen)
+            paths = [path for target in self._targets_of(value[1]) for path in _paths(target, name)]
+            if len(paths) != 1 or paths[0] is None:
+                return None  # bound twice by one statement, or starred
+            path = paths[0]
+            if marker == ITERATED:
+                kind = _element(kind, None)
+            elif not path:
+                return None  # `a = b = value`: not an unpacking of this name
+            for index in path:
+                kind = _element(kind, cst.Integer(str(index)))
+            return kind
+        return None
+
+    def _targets_of(self, value: cst.BaseExpression) -> List[cst.BaseExpression]:
+        """The assignment targets (or loop target) ``value`` is unpacked into."""
+        if self._targets is None:
+            self._targets = {}
+            for node, _ in self.model.index.get("Assign", ()):
+                for target in node.targets:
+                    self._targets.setdefault(id(node.value), []).append(target.target)
+            for node, _ in self.model.index.get("For", ()):
+                self._targets.setdefault(id(node.iter), []).append(node.target)
+        return self._targets.get(id(value), [])
+
+    # -- functions ----------------------------------------------------------
+    def _returns_dataset(self, function: ScopeInfo, seen: Set) -> bool:
+        """Is ``function`` annotated to return a dataset, or does its every ``return``
+        return one? Followed one level: no further calls are followed from there."""
+        if _FOLLOWING in seen:
+            return False
+        cached = self._returns.get(id(function))
+        if cached is not None:
+            return cached
+        fresh = not seen
+        node = function.node
+        values: List[cst.BaseExpression] = []
+        if isinstance(node, cst.Lambda):
+            values = [node.body]
+        elif isinstance(node, cst.FunctionDef) and node.asynchronous is None:
+            outer = function.parent or function
+            if node.returns is not None and self._annotated_dataset(node.returns.annotation, outer):
+                return True
+            for inner in walk(node.body, skip=SCOPE_TYPES):
+                if isinstance(inner, (cst.Yield, cst.Await)):
+                    values = []
+                    break
+                if isinstance(inner, cst.Return):
+                    if inner.value is None:
+                        values = []
+                        break
+                    values.append(inner.value)
+            if not _always_returns(node.body.body):
+                values = []
+        result = False
+        if values:
+            seen.add(_FOLLOWING)
+            try:
+                result = all(self.kind(value, function, seen) == DATASET for value in values)
+            finally:
+                seen.discard(_FOLLOWING)
+        if fresh or result:  # a cycle cut short (`seen`) can only have turned a True into False
+            self._returns[id(function)] = result
+        return result
+
+    def _annotated_dataset(self, annotation: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Does this annotation name a ``tf.data`` dataset class (``tf.data.Dataset``,
+        ``tf.data.TFRecordDataset``, also written as a string)?"""
+        if isinstance(annotation, cst.SimpleString):
+            try:
+                annotation = cst.parse_expression(annotation.evaluated_value)
+            except (cst.ParserSyntaxError, ValueError, TypeError):
+                return False
+        raw = self.resolver.raw_qualname(annotation, scope)  # not cached: the node may be a fresh parse
+        if raw is None:
+            return False
+        qualname = normalize(raw)
+        last = qualname.rsplit(".", 1)[1] if "." in qualname else qualname
+        return qualname.startswith(("tensorflow.data.", "tensorflow.python.data.")) and (
+            last.endswith("Dataset") or last in ("DatasetV1", "DatasetV2"))
+
+    # -- tensorflow_datasets --------------------------------------------------
+    def _tfds_kind(self, call: cst.Call, scope: ScopeInfo, with_info: bool) -> Kind:
+        """What ``tfds.load(name, split=...)`` (``with_info``) or
+        ``builder.as_dataset(split=...)`` returns, as far as its arguments tell."""
+        if any(arg.star for arg in call.args):
+            return None
+        split_position = 1 if with_info else 0  # load(name, split), as_dataset(split)
+        if len([arg for arg in call.args if arg.keyword is None]) > split_position + 1:
+            return None
+        batch_size = keyword(call, "batch_size")
+        if batch_size is not None and isinstance(batch_size.value, cst.UnaryOperation):
+            return None  # batch_size=-1: the whole split as tensors
+        split = argument(call, split_position, "split")
+        if split is None or _is_none(split):
+            kind: Kind = (MAPPING, DATASET)
+        elif isinstance(split, (cst.List, cst.Tuple)):
+            if not split.elements or any(isinstance(e, cst.StarredElement) for e in split.elements):
+                return None
+            kind = (SEQ, DATASET)
+        elif self._one_split(split, scope):
+            kind = DATASET
+        else:
+            return None
+        info = keyword(call, "with_info") if with_info else None
+        if info is not None:
+            if _is_true(info.value):
+                kind = (PAIR, (kind, None))
+            elif not _is_false(info.value):
+                return None
+        return kind
+
+    def _one_split(self, split: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """A split naming one dataset: a string, ``tfds.Split.TRAIN``, a ReadInstruction."""
+        if isinstance(split, cst.IfExp):
+            return self._one_split(split.body, scope) and self._one_split(split.orelse, scope)
+        if isinstance(split, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+            return True
+        target = split.func if isinstance(split, cst.Call) else split
+        qualname = self.resolver.qualname(target, scope) or ""
+        return qualname.startswith("tensorflow_datasets.") and (
+            ".Split." in qualname or qualname.endswith(".ReadInstruction"))
+
+    def _is_builder(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """``tfds.builder(...)``, or a name every binding of which is one."""
+        if isinstance(expr, cst.Call):
+            qualname = (self.resolver.qualname(expr.func, scope) or "").replace(
+                "tensorflow_datasets.public_api.", "tensorflow_datasets.", 1)
+            return qualname == DATASET_TFDS_BUILDER
+        if isinstance(expr, cst.Name):
+            current = scope.binding_scope(expr.value)
+            values = current.assigned[expr.value] if current is not None else []
+            return bool(values) and all(
+                isinstance(v, cst.Call) and self._is_builder(v, current) for v in values)
+        return False
+
+
+def _keras_utility_kind(call: cst.Call) -> Kind:
+    """``image_dataset_from_directory(...)`` and its siblings: a dataset, or with
+    ``subset="both"`` a pair of datasets (training, validation)."""
+    fmt = keyword(call, "format")
+    if fmt is not None and _string(fmt.value) != "tf":
+        return None  # format="grain": a grain dataset
+    subset = keyword(call, "subset")
+    if subset is None or _is_none(subset.value) or _string(subset.value) in ("training", "validation"):
+        return DATASET
+    if _string(subset.value) == "both":
+        return (PAIR, (DATASET, DATASET))
+    return None
+
+
+def _element(kind: Kind, index: Optional[cst.BaseExpression]) -> Kind:
+    """The kind of one element of a container kind (``index`` None: any element,
+    as a loop gives them)."""
+    if not isinstance(kind, tuple):
+        return None  # elements of a dataset are tensors; of the unknown, unknown
+    container, inner = kind
+    if container == SEQ:
+        return inner
+    if container == MAPPING:
+        return inner if index is not None else None  # iterating a dict gives its keys
+    if container == PAIR and isinstance(index, cst.Integer):
+        position = int(index.value)
+        return inner[position] if position < len(inner) else None
+    return None
+
+
+def _paths(target: cst.BaseExpression, name: str, prefix: Tuple[int, ...] = ()) -> List[Optional[Tuple[int, ...]]]:
+    """Where ``name`` stands in an assignment target, as element positions
+    (``(a, b), c``: ``b`` at ``(0, 1)``); None for a position a starred element hides."""
+    if isinstance(target, cst.Name):
+        return [prefix] if target.value == name else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found: List[Optional[Tuple[int, ...]]] = []
+        starred = False
+        for position, element in enumerate(target.elements):
+            value = element.value
+            if isinstance(element, cst.StarredElement):
+                starred = True
+                found.extend(None for _ in _paths(value, name))
+                continue
+            inner = _paths(value, name, prefix + (position,))
+            found.extend(None if starred else p for p in inner)
+        return found
+    return []
+
+
+def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """The index of ``a[i]`` (one plain index, not a slice), else None."""
+    if len(expr.slice) != 1:
+        return None
+    inner = expr.slice[0].slice
+    if isinstance(inner, cst.Index) and inner.star is None:
+        return inner.value
+    return None
+
+
+def _always_returns(body) -> bool:
+    """Does this statement list end in a ``return`` (or ``raise``) on every path?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (cst.Return, cst.Raise)):  # in a one-line suite
+        return True
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        orelse = last.orelse
+        rest = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
+        return _always_returns(last.body.body) and _always_returns(rest)
+    if isinstance(last, cst.With):
+        return _always_returns(last.body.body)
+    return False
+
+
+def _string(expr: cst.BaseExpression) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+def _is_true(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
+
+
+def _is_false(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "False"
+
 
 # Instance methods of tf.data.Dataset that return a dataset derived from `self`
 # (static constructors such as `zip`, `range`, `from_tensor_slices` are not stages).

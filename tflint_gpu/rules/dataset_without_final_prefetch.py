@@ -105,7 +105,7 @@ class DatasetWithoutFinalPrefetch(Rule):
         prefetch on the way (``ds = tf.data.X(...)``, then ``for x in ds.take(3)``)?"""
         origin = chain.origin()
         if not isinstance(origin, cst.Name):
-            return True
+            return _constructor(origin, chain.scope, ctx)
         values = _bindings(origin.value, chain.scope)
         constructors = 0
         for value in values:
@@ -118,8 +118,7 @@ class DatasetWithoutFinalPrefetch(Rule):
                 node = node.func.value
             if isinstance(node, cst.Name) and node.value == origin.value:
                 continue  # `ds = ds.map(...)`: checked stage by stage above
-            qualname = ctx.qualname(node.func, chain.scope) if isinstance(node, cst.Call) else None
-            if qualname is None or not qualname.startswith(DATASET_FACTORIES_PREFIX):
+            if not _constructor(node, chain.scope, ctx):
                 return False
             constructors += 1
         return constructors > 0
@@ -465,7 +464,37 @@ class DatasetWithoutFinalPrefetch(Rule):
             at=[(6, 6, 'tf.data pipeline consumed')],
             note="one call per line: the prefetch gets a line of its own inside the parentheses",
         ),
+
+        # -- added with "one semantic model in the engine" -------------------
+        clean(
+            """
+            import tensorflow as tf
+
+            def train(model, ds: tf.data.Dataset):
+                return model.fit(ds.map(lambda x: x * 2).batch(2))
+            """,
+            note="a dataset parameter: it may be prefetched upstream",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def load(n):
+                return tf.data.Dataset.range(n).prefetch(2)
+
+            for batch in load(10).batch(2):
+                pass
+            """,
+            note="a dataset a function returns: it may prefetch (so do tfds.load and the Keras utilities)",
+        ),
     ]
+
+
+def _constructor(node: cst.BaseExpression, scope, ctx) -> bool:
+    """A tf.data constructor call. Not a Keras utility or ``tfds.load`` (they end
+    in a prefetch of their own) or a function's result (it may prefetch)."""
+    qualname = ctx.qualname(node.func, scope) if isinstance(node, cst.Call) else None
+    return qualname is not None and qualname.startswith(DATASET_FACTORIES_PREFIX)
 
 
 def _bindings(name: str, scope) -> list:

@@ -1,0 +1,303 @@
+"""Dataset inference (``GraphAnalysis.is_dataset``) and tf.data chains across statements.
+
+Each source marks expressions with ``yes(expr)`` (a ``tf.data.Dataset``) or
+``no(expr)`` (not one, or not known to be one: the engine errs toward silence).
+"""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+from tflint_gpu.engine.context import GraphAnalysis
+from tflint_gpu.engine.model import build_model
+from tflint_gpu.engine.names import Resolver
+
+
+def verdicts(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    model = build_model(module, ["Call"])
+    graphs = GraphAnalysis(model, Resolver())
+    graphs.run()
+    found = []
+    for call, scope in model.index["Call"]:
+        if isinstance(call.func, cst.Name) and call.func.value in ("yes", "no"):
+            expr = call.args[0].value
+            found.append((module.code_for_node(expr), call.func.value == "yes", graphs.is_dataset(expr, scope)))
+    return found
+
+
+def check(source: str) -> None:
+    found = verdicts(source)
+    assert found, "no probe in the source"
+    wrong = [f"{'yes' if want else 'no'}({text})" for text, want, got in found if want != got]
+    assert not wrong, f"wrong verdicts: {wrong}"
+
+
+# -- parameters annotated as datasets ------------------------------------------
+def test_a_parameter_annotated_as_a_dataset_is_one_in_any_spelling():
+    check(
+        """
+        import tensorflow as tf
+        import tensorflow as tfx
+        import tensorflow.compat.v2 as tf2
+        from tensorflow import data
+        from tensorflow import data as tf_data
+        from tensorflow.data import Dataset
+        from tensorflow.data import Dataset as DS
+
+        def a(ds: tf.data.Dataset, d1: tfx.data.Dataset, d2: tf2.data.Dataset, d3: data.Dataset,
+              d4: tf_data.Dataset, d5: Dataset, d6: DS, d7: tf.data.TFRecordDataset,
+              d8: "tf.data.Dataset", d9: tf.data.Dataset = None, *, d10: tf.data.Dataset):
+            yes(ds); yes(d1); yes(d2); yes(d3); yes(d4); yes(d5); yes(d6); yes(d7); yes(d8); yes(d9); yes(d10)
+            yes(ds.map(lambda x: x).batch(2))
+
+        class Pipeline:
+            def build(self, ds: tf.data.Dataset, training: bool):
+                no(self); no(training)
+                yes(ds)
+        """
+    )
+
+
+def test_look_alikes_of_dataset_annotations_are_not_datasets():
+    check(
+        """
+        import tensorflow as tf
+        import torch
+        import datasets
+
+        class Dataset:
+            pass
+
+        def a(plain, n: int, options: tf.data.Options, spec: tf.data.DatasetSpec, it: tf.data.Iterator,
+              t: torch.utils.data.Dataset, hf: datasets.Dataset, local: Dataset, text: "Dataset",
+              *many: tf.data.Dataset, **named: tf.data.Dataset):
+            no(plain); no(n); no(options); no(spec); no(it); no(t); no(hf); no(local); no(text)
+            no(many); no(named)
+
+        def c(ds: tf.data.Dataset):
+            def inner(ds):
+                no(ds)
+        """
+    )
+
+
+# -- functions that return datasets (one level) --------------------------------
+def test_the_result_of_a_same_module_function_whose_returns_are_all_datasets():
+    check(
+        """
+        import tensorflow as tf
+
+        def make(n):
+            ds = tf.data.Dataset.range(n)
+            if n > 3:
+                ds = ds.shuffle(4)
+            return ds.batch(2)
+
+        def choose(n):
+            if n:
+                return tf.data.Dataset.range(n)
+            else:
+                return tf.data.Dataset.from_tensor_slices([1, 2])
+
+        def preprocess(ds: tf.data.Dataset):
+            return ds.map(lambda x: x + 1)
+
+        def annotated(path) -> tf.data.Dataset:
+            return load_somehow(path)
+
+        class Loader:
+            def build(self):
+                return tf.data.Dataset.range(3)
+
+            def use(self):
+                yes(self.build())
+                yes(self.build().map(lambda x: x))
+
+        raw = tf.data.Dataset.range(3)
+        yes(make(3)); yes(make(3).prefetch(1)); yes(choose(2)); yes(preprocess(raw)); yes(annotated("p"))
+        ds = make(4)
+        yes(ds)
+        """
+    )
+
+
+def test_functions_that_may_return_something_else_are_not_followed():
+    check(
+        """
+        import tensorflow as tf
+
+        def maybe(n):
+            if n:
+                return tf.data.Dataset.range(n)
+            return None
+
+        def falls_through(n):
+            if n:
+                return tf.data.Dataset.range(n)
+
+        def generator(n):
+            yield tf.data.Dataset.range(n)
+            return tf.data.Dataset.range(n)
+
+        def listing(n):
+            return [tf.data.Dataset.range(n)]
+
+        def numbers(n):
+            return list(range(n))
+
+        def make(n):
+            return tf.data.Dataset.range(n)
+
+        def wrapper(n):
+            return make(n)
+
+        def recursive(n):
+            return recursive(n - 1)
+
+        def ping(n):
+            return pong(n)
+
+        def pong(n):
+            return ping(n)
+
+        def annotated(n) -> list:
+            return [n]
+
+        no(maybe(1)); no(falls_through(1)); no(generator(1)); no(listing(1)); no(numbers(1))
+        no(wrapper(1)); no(recursive(1)); no(ping(1)); no(annotated(1)); no(make); no(undefined(1))
+        """
+    )
+
+
+# -- tensorflow_datasets -----------------------------------------------------
+def test_tfds_load_returns_a_dataset_a_list_or_a_dict_as_its_split_says():
+    check(
+        """
+        import tensorflow_datasets as tfds
+
+        ds = tfds.load("mnist", split="train", as_supervised=True)
+        yes(ds)
+        yes(tfds.load("mnist", split="train[:80%]", shuffle_files=True))
+        yes(tfds.load("mnist", split=tfds.Split.TRAIN))
+        yes(tfds.load("mnist", split="train", batch_size=32))
+
+        train, test = tfds.load("mnist", split=["train", "test"], as_supervised=True)
+        yes(train); yes(test)
+        parts = tfds.load("mnist", split=["train", "test"])
+        no(parts); yes(parts[0]); yes(parts[1])
+        for part in tfds.load("mnist", split=["train", "test"]):
+            yes(part)
+
+        splits = tfds.load("mnist")
+        no(splits); yes(splits["train"])
+        for key in tfds.load("mnist"):
+            no(key)
+
+        ds2, info = tfds.load("mnist", split="train", with_info=True)
+        yes(ds2); no(info)
+        (tr, te), meta = tfds.load("mnist", split=["train", "test"], with_info=True, as_supervised=True)
+        yes(tr); yes(te); no(meta)
+        whole = tfds.load("mnist", split="train", with_info=True)
+        no(whole); yes(whole[0]); no(whole[1])
+        """
+    )
+
+
+def test_tfds_look_alikes_are_not_datasets():
+    check(
+        """
+        import tensorflow_datasets as tfds
+        import somewhere
+
+        def f(split, info):
+            no(tfds.load("mnist", split=split))
+            no(tfds.load("mnist", split="train", with_info=info))
+        no(tfds.load("mnist", split="train", batch_size=-1))
+        no(tfds.load("mnist", split=["train", "test"]))
+        no(tfds.load("mnist", split="train", with_info=True))
+        no(tfds.as_numpy(tfds.load("mnist", split="train")))
+        no(tfds.builder("mnist"))
+        no(somewhere.load("mnist", split="train"))
+        a, b = tfds.load("mnist", split="train")
+        no(a)
+        """
+    )
+
+
+def test_tfds_builder_as_dataset():
+    check(
+        """
+        import tensorflow_datasets as tfds
+        import tensorflow_datasets.public_api as tfds_api
+
+        builder = tfds.builder("mnist")
+        builder.download_and_prepare()
+        yes(builder.as_dataset(split="train"))
+        yes(builder.as_dataset("test", as_supervised=True))
+        no(builder.as_dataset()); yes(builder.as_dataset()["train"])
+        yes(tfds.builder("mnist").as_dataset(split="train"))
+        yes(tfds_api.load("mnist", split="train"))
+
+        def g(other):
+            no(other.as_dataset(split="train"))
+        """
+    )
+
+
+# -- Keras dataset utilities ---------------------------------------------------
+def test_keras_dataset_utilities():
+    check(
+        """
+        import keras
+        import tensorflow as tf
+        from tensorflow.keras.utils import image_dataset_from_directory
+
+        yes(keras.utils.image_dataset_from_directory("d"))
+        yes(image_dataset_from_directory("d", validation_split=0.2, subset="training", seed=1))
+        yes(tf.keras.preprocessing.image_dataset_from_directory("d"))
+        yes(tf.keras.utils.text_dataset_from_directory("d"))
+        yes(keras.utils.audio_dataset_from_directory("d"))
+        yes(keras.utils.timeseries_dataset_from_array([1, 2, 3], None, 2))
+        yes(tf.keras.preprocessing.timeseries_dataset_from_array([1, 2, 3], None, 2))
+        yes(keras.utils.image_dataset_from_directory("d", format="tf"))
+
+        both = keras.utils.image_dataset_from_directory("d", validation_split=0.2, subset="both", seed=1)
+        no(both); yes(both[0]); yes(both[1])
+        train, val = keras.utils.text_dataset_from_directory("d", validation_split=0.2, subset="both", seed=1)
+        yes(train); yes(val)
+        """
+    )
+
+
+def test_keras_dataset_utility_look_alikes():
+    check(
+        """
+        import keras
+
+        def f(which):
+            no(keras.utils.image_dataset_from_directory("d", subset=which))
+        no(keras.utils.image_dataset_from_directory("d", validation_split=0.2, subset="both", seed=1))
+        no(keras.utils.image_dataset_from_directory("d", format="grain"))
+        no(keras.utils.image_dataset_from_directory)
+        no(keras.utils.load_img("x.png"))
+        no(keras.utils.split_dataset([1, 2], 0.5))
+        """
+    )
+
+
+def test_existing_facts_are_kept():
+    check(
+        """
+        import tensorflow as tf
+        import pandas as pd
+
+        ds = tf.data.Dataset.range(3)
+        yes(ds); yes(ds.map(lambda x: x)); yes(tf.data.TFRecordDataset(["f"]))
+        df = pd.DataFrame()
+        no(df); no(df.map(str)); no(pd.Series([1]).batch(2))
+
+        def f(param):
+            no(param); no(param.map(str))
+        """
+    )
