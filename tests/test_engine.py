@@ -356,10 +356,13 @@ def test_a_function_rebound_to_its_tf_function_is_graph_code():
     assert graphs["step"] is not None and graphs["step"].kind == "tf.function"
 
 
+DECORATED_G = "\n@function\ndef g(x):\n    return x\n"
+
+
 @pytest.mark.parametrize("source,graph", [
-    ("from tensorflow import function\n\ndef function(f):\n    return f\n\n@function\ndef g(x):\n    return x\n", False),
-    ("from tensorflow import function\n\nclass function:\n    pass\n\n@function\ndef g(x):\n    return x\n", False),
-    ("def function(f):\n    return f\n\nfrom tensorflow import function\n\n@function\ndef g(x):\n    return x\n", True),
+    ("from tensorflow import function\n\ndef function(f):\n    return f\n" + DECORATED_G, False),
+    ("from tensorflow import function\n\nclass function:\n    pass\n" + DECORATED_G, False),
+    ("def function(f):\n    return f\n\nfrom tensorflow import function\n" + DECORATED_G, True),
 ], ids=["def-after-import", "class-after-import", "import-after-def"])
 def test_the_last_definition_of_a_name_wins_over_an_import(source, graph):
     assert (_graphs_of(source)["g"] is not None) is graph
