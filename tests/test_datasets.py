@@ -8,9 +8,14 @@ from __future__ import annotations
 import textwrap
 
 import libcst as cst
+import pytest
+
 from tflint_gpu.engine.context import GraphAnalysis
+from tflint_gpu.engine.datasets import chains
+from tflint_gpu.engine.lint import analyse
 from tflint_gpu.engine.model import build_model
 from tflint_gpu.engine.names import Resolver
+from tflint_gpu.rules.base import REGISTRY
 
 
 def verdicts(source: str):
@@ -301,3 +306,62 @@ def test_existing_facts_are_kept():
             no(param); no(param.map(str))
         """
     )
+
+
+# -- chains across statements --------------------------------------------------
+def links(source: str):
+    """(chain, the chain it continues or None) for each chain, as code."""
+    module = cst.parse_module(textwrap.dedent(source))
+    ctx = analyse(module, [REGISTRY["TFG302"]])
+    return [
+        (module.code_for_node(c.outermost),
+         module.code_for_node(c.previous.outermost) if c.previous is not None else None)
+        for c in chains(ctx)
+    ]
+
+
+def test_a_def_or_class_between_statements_keeps_the_chain():
+    assert links(
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(8)
+        ds = ds.prefetch(2)
+
+        def double(x):
+            return x * 2
+
+        class Other:
+            pass
+
+        ds = ds.map(double)
+        """
+    ) == [("ds.prefetch(2)", None), ("ds.map(double)", "ds.prefetch(2)")]
+
+
+def test_a_return_continues_the_chain():
+    assert links(
+        """
+        import tensorflow as tf
+
+        def make():
+            ds = tf.data.Dataset.range(8).map(lambda x: x + 1)
+            ds = ds.cache()
+            return ds.take(4)
+        """
+    ) == [("tf.data.Dataset.range(8).map(lambda x: x + 1)", None),
+          ("ds.cache()", "tf.data.Dataset.range(8).map(lambda x: x + 1)"),
+          ("ds.take(4)", "ds.cache()")]
+
+
+@pytest.mark.parametrize("between,last", [
+    ("def ds():\n    pass\n", "ds = ds.map(lambda x: x)"),
+    ("class ds:\n    pass\n", "ds = ds.map(lambda x: x)"),
+    ("", "return other.map(lambda x: x)"),
+    ("if flag:\n    return ds.map(lambda x: x)\n", "return ds"),
+    ("ds = make()\n", "return ds.map(lambda x: x)"),
+])
+def test_what_still_cuts_a_chain(between, last):
+    body = textwrap.indent("ds = tf.data.Dataset.range(8)\nds = ds.prefetch(2)\n" + between + last + "\n", "    ")
+    found = links("import tensorflow as tf\n\ndef f(flag, other: tf.data.Dataset):\n" + body)
+    assert all(previous is None for _, previous in found), found

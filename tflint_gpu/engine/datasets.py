@@ -9,9 +9,11 @@ straight-line statements of one block that reassign the same name::
     ds = ds.cache()          # chain 1: source TFRecordDataset(...), stage cache
     ds = ds.map(parse)       # chain 2: previous = chain 1, stage map
 
-Only ``name = <chain on name>`` links two statements; any other statement that
-may rebind the name (a compound statement, augmented assignment, ``del``)
-breaks the link, so a split chain is only ever what the code certainly runs.
+Only ``name = <chain on name>`` (or ``return <chain on name>``) links two
+statements; any other statement that may rebind the name (a compound statement
+other than a ``def`` or ``class`` of another name, augmented assignment,
+``del``) breaks the link, so a split chain is only ever what the code certainly
+runs.
 A chain counts only when ``ctx.is_dataset`` knows its receiver is a dataset.
 
 Also here: which values are datasets (``DatasetInference``, behind
@@ -521,6 +523,15 @@ def _link_block(statements, by_outermost: Dict[int, Chain]) -> None:
                     _forget(small.target, last)
                 elif isinstance(small, cst.Del):
                     last.clear()
+                elif isinstance(small, cst.Return) and small.value is not None:
+                    # `return ds.repeat()` ends the pipeline the statements before built.
+                    chain = by_outermost.get(id(small.value))
+                    if chain is not None and isinstance(chain.source, cst.Name) and chain.source.value in last:
+                        chain.previous = last[chain.source.value]
+                        last[chain.source.value].following = chain
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            # A definition binds only its own name (its body runs later, in its own scope).
+            last.pop(stmt.name.value, None)
         else:
             # Compound statements: their own blocks are separate, and they may rebind names.
             last.clear()
