@@ -655,6 +655,58 @@ class DatasetCacheMisplaced(Rule):
             note="with TFG302 (prefetch mid-pipeline): all rules' fixes together end in "
                  "map(...).cache().batch(2).prefetch(1)",
         ),
+
+        # -- added with "one semantic model in the engine" -------------------
+        flagged(
+            """
+            import tensorflow as tf
+
+            def upscale(images: tf.data.Dataset):
+                return images.cache().map(lambda v: tf.image.resize(v, (8, 8)))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def upscale(images: tf.data.Dataset):
+                return images.map(lambda v: tf.image.resize(v, (8, 8))).cache()
+            """,
+            at=[(4, 27, '`map` after `cache()` runs `tf.image.resize`')],
+            run="out = list(upscale(tf.data.Dataset.from_tensor_slices("
+                "tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3)))).as_numpy_iterator())",
+            note="a parameter annotated as a dataset is one",
+        ),
+        flagged(
+            """
+            import tensorflow_datasets as tfds
+
+            splits = tfds.load("mnist", as_supervised=True)
+            train = splits["train"].shuffle(1000).cache().take(100)
+            """,
+            at=[(4, 47, '`cache().take(k)` never completes')],
+            note="tfds.load without a split returns a dict of datasets; no fix (a shuffle before the cache)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def sample(n):
+                ds = tf.data.Dataset.range(n).map(lambda x: x * 2)
+                ds = ds.cache()
+                return ds.take(3)
+            """,
+            at=[(6, 15, '`cache().take(k)` never completes')],
+            note="the pipeline continued in the return statement: reported, not fixed",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def sample(ds: tf.data.Dataset, other: tf.data.Dataset):
+                ds = ds.cache()
+                return other.take(3)
+            """,
+            note="the return continues another dataset",
+        ),
     ]
 
 

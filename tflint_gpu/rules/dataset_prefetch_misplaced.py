@@ -422,6 +422,149 @@ class DatasetPrefetchMisplaced(Rule):
             note="with TFG301 (cache after a random map, then take) on the same pipeline: all rules' fixes "
                  "together end in cache().map(...).take(3).prefetch(2)",
         ),
+
+        # -- added with "one semantic model in the engine" -------------------
+        flagged(
+            """
+            import tensorflow as tf
+
+            def pipeline(ds: tf.data.Dataset):
+                return ds.prefetch(2).map(lambda x: x * 2).batch(4)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def pipeline(ds: tf.data.Dataset):
+                return ds.map(lambda x: x * 2).batch(4).prefetch(2)
+            """,
+            at=[(4, 15, '`prefetch` is followed by')],
+            run="out = list(pipeline(tf.data.Dataset.range(10)).as_numpy_iterator())",
+            note="a parameter annotated as a dataset is one",
+        ),
+        clean(
+            """
+            import pandas as pd
+            import tensorflow as tf
+
+            class Dataset:
+                def prefetch(self, n):
+                    return self
+
+            def pipeline(ds: Dataset, frame: pd.DataFrame, spec: tf.data.DatasetSpec):
+                a = ds.prefetch(2).map(lambda x: x * 2).batch(4)
+                return a, frame.prefetch(2).map(str), spec.prefetch(1).map(str)
+            """,
+            note="annotated with a local `Dataset` class, a DataFrame, a `tf.data.DatasetSpec`: not datasets",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def load(n):
+                return tf.data.Dataset.range(n).map(lambda x: x * 3)
+
+            ds = load(10).prefetch(2).map(lambda x: x + 1).batch(3)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            def load(n):
+                return tf.data.Dataset.range(n).map(lambda x: x * 3)
+
+            ds = load(10).map(lambda x: x + 1).batch(3).prefetch(2)
+            """,
+            at=[(6, 15, '`prefetch` is followed by')],
+            note="the result of a same-module function that returns a dataset is one",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def load(n):
+                if n:
+                    return tf.data.Dataset.range(n)
+                return None
+
+            def table(n):
+                return make_table(n)
+
+            a = load(10).prefetch(2).map(lambda x: x + 1).batch(3)
+            b = table(10).prefetch(2).map(lambda x: x + 1).batch(3)
+            """,
+            note="functions that may return something else (None; whatever an unknown function returns)",
+        ),
+        flagged(
+            """
+            import tensorflow_datasets as tfds
+
+            train, test = tfds.load("mnist", split=["train", "test"], as_supervised=True)
+            train = train.prefetch(1)
+            train = train.batch(32)
+            """,
+            at=[(4, 15, '`prefetch` is followed by')],
+            note="tfds.load with a list of splits: the unpacked elements are datasets",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import my_datasets as tfds
+
+            ds = tfds.load("mnist", split="train")
+            ds = ds.prefetch(1)
+            ds = ds.batch(32)
+            """,
+            note="a module named `tfds` that is not tensorflow_datasets",
+        ),
+        flagged(
+            """
+            import keras
+
+            train, val = keras.utils.image_dataset_from_directory("images", validation_split=0.2, subset="both", seed=1)
+            train = train.prefetch(1)
+            train = train.map(lambda x, y: (x / 255, y))
+            """,
+            at=[(4, 15, '`prefetch` is followed by')],
+            note='image_dataset_from_directory(subset="both") returns two datasets',
+        ),
+        clean(
+            """
+            import keras
+
+            ds = keras.utils.image_dataset_from_directory("images", format="grain")
+            ds = ds.prefetch(1)
+            ds = ds.map(lambda x, y: (x / 255, y))
+            """,
+            note='format="grain" returns a grain dataset, not a tf.data one',
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(8)
+            ds = ds.prefetch(2)
+
+
+            def double(x):
+                return x * 2
+
+
+            ds = ds.map(double)
+            """,
+            at=[(4, 9, '`prefetch` is followed by')],
+            note="a pipeline split over statements with a def in between",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(n):
+                ds = tf.data.Dataset.range(n)
+                ds = ds.prefetch(2)
+                return ds.batch(4)
+            """,
+            at=[(5, 13, '`prefetch` is followed by')],
+            note="the pipeline continued in the return statement",
+        ),
     ]
 
 
