@@ -121,6 +121,44 @@ def f(x, state):
     )
 
 
+def test_same_module_layers_whose_call_returns_a_tuple():
+    check(
+        PRELUDE
+        + """
+class Attention(keras.layers.Layer):
+    def call(self, query, values):
+        weights = tf.nn.softmax(query)
+        return weights * values, weights
+
+class Named(keras.layers.Layer):
+    def call(self, x):
+        return {"logits": x}
+
+class Scaled(Attention):
+    def call(self, query, values):
+        return query * 2
+
+class Decoder(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.attention = Attention()
+
+    def call(self, x):
+        context, weights = self.attention(x, x)
+        probe1 = context
+        probe2 = Scaled()(x, x)
+        probe3 = self.attention(x, x)[0]
+        probe_a = self.attention(x, x)
+        probe_b = Named()(x)
+        return x
+""",
+        {
+            "context": True, "Scaled()(x, x)": True, "self.attention(x, x)[0]": True,
+            "self.attention(x, x)": False, "Named()(x)": False,
+        },
+    )
+
+
 def test_self_attributes_assigned_keras_objects():
     check(
         PRELUDE
@@ -160,6 +198,7 @@ class Net(keras.Model):
         probe_d = self.undefined(inputs)
         probe_e = self.blocks(inputs)
         probe_f = self.count(inputs)
+        return inputs
 
 class NotKeras:
     def __init__(self):

@@ -18,7 +18,9 @@ tensors stay silent when unsure. A value is a tensor when it is
   that reads the name itself, ``x = x * 2``, keeps the kind the others give);
 * the result of calling a known object (see below): a Keras model or layer
   (``model(x)``, ``self.dense(x)``, ``self(x)`` in a Keras model, ``.call``,
-  ``self.compute_loss``), a Keras loss object, a Keras metric (its call and
+  ``self.compute_loss``; not an RNN cell, a layer given ``return_state`` or
+  ``return_attention_scores``, or a same-module layer whose ``call`` returns
+  a tuple: those give lists of tensors), a Keras loss object, a Keras metric (its call and
   ``result()``), a TensorFlow Probability distribution's ``sample``,
   ``log_prob``, ``mean``..., a ``tf.GradientTape``'s ``gradient`` with a
   tensor as sources (with a list of sources, a list of tensors);
@@ -136,6 +138,7 @@ _TENSOR_SEQUENCE_APIS = frozenset(
 
 # Kinds of objects whose calls or methods give tensors in graph code.
 KERAS = "keras"  # a Keras model or layer: calling it gives a tensor
+KERAS_SEQUENCE = "keras-sequence"  # a same-module Keras layer whose call returns a tuple or list
 LOSS = "loss"  # a Keras loss object
 METRIC = "metric"  # a Keras metric object
 DISTRIBUTION = "distribution"  # a TensorFlow Probability distribution
@@ -144,6 +147,7 @@ _CALLABLE_KINDS = frozenset({KERAS, LOSS, METRIC})
 # Methods that return a tensor, by kind (Keras 3 and tf_keras alike).
 _TENSOR_METHODS = {
     KERAS: frozenset({"call", "compute_loss"}),
+    KERAS_SEQUENCE: frozenset({"compute_loss"}),
     LOSS: frozenset({"call"}),
     METRIC: frozenset({"result"}),
     DISTRIBUTION: frozenset(
@@ -391,8 +395,9 @@ class TensorInference:
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in _TAPE_METHODS:
                 return self._object_kind(func.value, scope, seen) == TAPE
+            kind = self._object_kind(func, scope, seen)
             # attention(q, v, return_attention_scores=True): (outputs, scores)
-            return _returns_sequence_keyword(expr) and self._object_kind(func, scope, seen) == KERAS
+            return kind == KERAS_SEQUENCE or (kind == KERAS and _returns_sequence_keyword(expr))
         if isinstance(expr, (cst.List, cst.Tuple)):
             return bool(expr.elements) and all(
                 not isinstance(e, cst.StarredElement) and self._is_tensor(e.value, scope, seen)
@@ -533,7 +538,7 @@ class TensorInference:
         if isinstance(expr, cst.Name):
             return self._name_kind(expr.value, scope, seen)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) == KERAS:
+            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) in (KERAS, KERAS_SEQUENCE):
                 return None  # a list of layers, not a layer
             return self._attribute_kind(expr, scope, seen)
         if isinstance(expr, cst.Subscript):
@@ -556,7 +561,7 @@ class TensorInference:
             finally:
                 seen.difference_update(masked)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) == KERAS:
+            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) in (KERAS, KERAS_SEQUENCE):
                 return KERAS  # model.layers
             return self._attribute_kind(expr, scope, seen, elements=True)
         if isinstance(expr, cst.Name):
@@ -641,6 +646,9 @@ class TensorInference:
                     break
         if kind == TAPE:
             kind = None
+        if kind in (KERAS, KERAS_SEQUENCE) and "call" in cls.defs:
+            # What its own `call` returns: a tuple of outputs is not a tensor.
+            kind = _call_kind(cls.defs["call"])
         self._class_kinds[key] = kind
         return kind
 
@@ -787,6 +795,26 @@ def _record_attribute(found: Dict[str, List[Any]], target: cst.BaseExpression, v
             _record_attribute(found, element.value, _UNKNOWN, self_name, method)
     elif isinstance(target, cst.StarredElement):
         _record_attribute(found, target.value, _UNKNOWN, self_name, method)
+
+
+def _call_kind(method: ScopeInfo) -> Optional[str]:
+    """``KERAS`` if a layer's own ``call`` returns what may be a tensor,
+    ``KERAS_SEQUENCE`` if it returns tuple or list displays, else None."""
+    node = method.node
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return None
+    kinds = set()
+    for inner in walk(node.body, skip=SCOPE_TYPES):
+        if isinstance(inner, cst.Return):
+            value = inner.value
+            if isinstance(value, (cst.Tuple, cst.List)):
+                kinds.add(KERAS_SEQUENCE)
+            elif value is None or isinstance(value, (cst.Dict, cst.DictComp, cst.ListComp, cst.Set, cst.SimpleString)) \
+                    or (isinstance(value, cst.Name) and value.value == "None"):
+                return None
+            else:
+                kinds.add(KERAS)
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _returns_sequence_keyword(call: cst.Call) -> bool:
