@@ -316,7 +316,10 @@ def _element(kind: Kind, index: Optional[cst.BaseExpression]) -> Kind:
     if container == MAPPING:
         return inner if index is not None else None  # iterating a dict gives its keys
     if container == PAIR and isinstance(index, cst.Integer):
-        position = int(index.value)
+        try:
+            position = int(index.value, 0)
+        except ValueError:  # `01`
+            return None
         return inner[position] if position < len(inner) else None
     return None
 

@@ -80,7 +80,10 @@ class DatasetCacheMisplaced(Rule):
     (`tf.image.stateless_random_*` with a fixed seed) give the same values
     every epoch with or without the cache, so caching after them changes
     nothing. Non-dataset `.map`/`.cache` (pandas, `functools.lru_cache`) are
-    ignored: the receiver must be known to be a `tf.data.Dataset`.
+    ignored: the receiver must be known to be a `tf.data.Dataset` (made by a
+    `tf.data` constructor, `tfds.load`/`as_dataset` with one split, a Keras
+    `*_dataset_from_*` utility, a same-module function returning one, or a
+    parameter annotated `tf.data.Dataset`).
 
     ## Why is this bad?
     1. The cache stores the first epoch's augmented elements and replays them:
