@@ -554,3 +554,16 @@ def test_rules_ask_whether_code_runs_repeatedly():
     assert asked("tf.constant(np.zeros(4))") and asked("tf.constant(np.zeros(4))", python=False)
     # Graph code: its Python runs at trace time only, its ops every call.
     assert not asked("tf.constant(np.ones(3))") and asked("tf.constant(np.ones(3))", python=False)
+
+
+def test_a_nested_function_also_called_keeps_its_call_sites():
+    graphs = _graphs_of("""
+        import tensorflow as tf
+
+        @tf.function
+        def outer(x):
+            def inner(y):
+                return y * 2
+            return inner(x)
+    """)
+    assert graphs["inner"].kind == "called" and len(graphs["inner"].call_sites) == 1

@@ -285,6 +285,9 @@ class GraphAnalysis:
         existing.autograph = existing.autograph and info.autograph
         if existing.kind == "called" and info.kind == "called":
             existing.call_sites.extend(info.call_sites)
+        elif existing.kind == "nested" and info.kind == "called":
+            info.autograph = existing.autograph  # keep the call sites: rules read them
+            scope.graph = info
 
     def _propagate(self) -> None:
         worklist = [s for s in self.model.scopes if s.graph is not None]
