@@ -564,6 +564,9 @@ def test_a_nested_function_also_called_keeps_its_call_sites():
         def outer(x):
             def inner(y):
                 return y * 2
-            return inner(x)
+
+            def sibling(z):
+                return inner(z)
+            return x
     """)
     assert graphs["inner"].kind == "called" and len(graphs["inner"].call_sites) == 1
