@@ -117,3 +117,154 @@ def test_guarded_nodes_and_condition_operands():
     boolean = statements[2].body[0].value
     assert id(boolean.right) in operands and id(boolean) not in operands
     assert id(statements[0].test) in operands
+
+
+def test_attribute_mentions_anywhere_below_a_node():
+    fn = function("""
+        def f(self, other):
+            a = self.steps + 1
+            def inner():
+                return [self.count for _ in range(2)]
+            other.total = self.items.size
+    """)
+    first, second, third = bindings.block_statements(fn.body)
+    assert bindings.is_attribute(first.body[0].value.left, "self", "steps")
+    assert not bindings.is_attribute(first.body[0].value.left, "other", "steps")
+    assert bindings.mentions_attribute(first, "self", "steps")
+    assert bindings.mentions_attribute(fn, "self", "count")  # nested scopes too
+    assert bindings.mentions_attribute(third, "other", "total")  # a target counts
+    assert bindings.mentions_attribute(third, "self", "items")  # inside a longer chain
+    assert not bindings.mentions_attribute(third, "self", "size")  # attribute of an attribute
+    assert not bindings.mentions_attribute(fn, "other", "steps")
+    assert not bindings.mentions_attribute(None, "self", "steps")
+
+
+def test_mentions_expression_matches_by_code_not_identity():
+    fn = function("""
+        def f(self, k):
+            self.cache[k] = self.cache[k] + 1
+            self.seen[0] = x
+    """)
+    first, second = (s.body[0] for s in bindings.block_statements(fn.body))
+    assert bindings.mentions_expression(first.value, first.targets[0].target)
+    assert not bindings.mentions_expression(second.value, second.targets[0].target)
+
+
+def test_name_uses_are_every_spelling_as_a_name_but_not_attribute_or_keyword_names():
+    module = cst.parse_module(textwrap.dedent("""
+        import counter
+        from m import counter as c2
+        counter = 0
+        def counter(counter=counter):
+            global counter
+            return obj.counter + f(counter=1) + int(counter)
+        class K(counter=2):
+            pass
+        xs = [counter for counter in ys]
+    """))
+    uses = bindings.name_uses(module, "counter")
+    # import, from-import, assign, def name, param, default, global, int(counter),
+    # comprehension element and target; not obj.counter, f(counter=...), K(counter=...)
+    assert len(uses) == 10
+    assert all(isinstance(u, cst.Name) and u.value == "counter" for u in uses)
+
+
+def test_global_statements_include_nested_functions():
+    fn = function("""
+        def f():
+            global a, b
+            def g():
+                global c
+            class K:
+                def h(self):
+                    nonlocal_thing = 1
+    """)
+    assert [[n.name.value for n in g.names] for g in bindings.global_statements(fn)] == [["a", "b"], ["c"]]
+
+
+def test_comprehension_scoped_leaves_out_the_first_iterable():
+    module = cst.parse_module("r = [e(x) for x in first(y) if cond(x) for z in second(x)]\n"
+                              "d = {k(x): v(x) for x in other}\n")
+    scoped = bindings.comprehension_scoped(module)
+    calls = {module.code_for_node(n.func): n for n in _nodes(module, cst.Call)}
+    assert {name for name, call in calls.items() if id(call) in scoped} == {"e", "cond", "second", "k", "v"}
+    assert id(calls["first"]) not in scoped
+
+
+def _nodes(root, kind):
+    from tflint_gpu.engine.model import walk
+    return [n for n in walk(root) if isinstance(n, kind)]
+
+
+def test_comes_after_in_source_order():
+    module = cst.parse_module("a = g(x)\nb = h(a)\n")
+    first, second = (s.body[0] for s in module.body)
+    g_arg = first.value.args[0].value
+    assert bindings.comes_after(module, first, second.value)
+    assert not bindings.comes_after(module, second, first.value)
+    assert not bindings.comes_after(module, first, g_arg)  # inside it, not after it
+    assert not bindings.comes_after(first, second, g_arg)  # not below the root
+
+
+def test_own_body_facts_do_not_enter_nested_scopes():
+    fn = function("""
+        def f(x):
+            if x:
+                a = 1
+                b += 2
+                c: int = 3
+                return x
+            def inner():
+                if y:
+                    d = 4
+                return x
+            call(lambda: x)
+            return x
+    """)
+    assert len(bindings.returned_names(fn, "x")) == 2
+    assert bindings.returned_names(fn, "y") == []
+    assert [type(n).__name__ for n in bindings.assignments(fn)] == ["Assign", "AugAssign", "AnnAssign"]
+    assert [type(n).__name__ for n in bindings.assignments_and_calls(fn)] == \
+        ["Assign", "AugAssign", "AnnAssign", "Call"]
+    assert len(list(bindings.if_statements(fn))) == 1
+    own = bindings.own_nodes(fn)
+    inner = bindings.block_statements(fn.body)[1]
+    assert id(inner) in own and id(inner.body) not in own
+
+
+def test_binding_scope_is_builtin_and_first_parameter():
+    from tflint_gpu.engine.model import build_model
+
+    model = build_model(cst.parse_module(textwrap.dedent("""
+        import os
+        total = 0
+        list = None
+
+        class K:
+            total = 1
+
+            def m(self, x):
+                global total
+                total += x
+                return len(x)
+
+            def n(this):
+                return total
+
+        def outer():
+            count = 0
+            def inner():
+                nonlocal count
+                count += 1
+            return inner
+    """)), [])
+    scopes = {s.name: s for s in model.scopes}
+    root = model.root
+    assert bindings.binding_scope("total", scopes["m"]) is root  # `global` passes over m
+    assert bindings.binding_scope("total", scopes["n"]) is root  # class bodies are not enclosing scopes
+    assert bindings.binding_scope("count", scopes["inner"]) is scopes["outer"]
+    assert bindings.binding_scope("os", scopes["n"]) is root
+    assert bindings.binding_scope("len", scopes["m"]) is None
+    assert bindings.is_builtin("len", scopes["m"]) and not bindings.is_builtin("list", scopes["m"])
+    assert bindings.first_parameter(scopes["m"]) == "self" and bindings.first_parameter(scopes["n"]) == "this"
+    assert bindings.first_parameter(scopes["outer"]) is None

@@ -3,9 +3,20 @@ whether a name is read after a point before being bound again.
 
 Used by rules that must know how a name flows through straight-line code and
 `if`/`while`/`with` blocks (TFG102: a name set in one branch of a tensor `if`
-and read after it), and by fixes (is a name used anywhere else). Everything is
-computed from the syntax of one function; nested functions, classes,
-lambdas and comprehensions are their own scopes and are not entered.
+and read after it), and by fixes (is a name used anywhere else). Unless a
+function says otherwise, everything is computed from the syntax of one
+function; nested functions, classes, lambdas and comprehensions are their own
+scopes and are not entered.
+
+Three more groups of facts:
+
+* what lies anywhere below a node, nested scopes included (``mentions_attribute``,
+  ``mentions_expression``, ``name_uses``, ``global_statements``,
+  ``comprehension_scoped``, ``comes_after``) and in a function's own body
+  (``returned_names``, ``assignments``, ``calls``);
+* which scope's binding a name in a scope sees, from the model's ``ScopeInfo``
+  (``binding_scope``, ``is_builtin``, ``first_parameter``);
+* nothing here resolves imports (``names.Resolver`` does) or knows about graphs.
 """
 from __future__ import annotations
 
@@ -13,7 +24,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import walk
+from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
                  cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -195,6 +206,19 @@ def bound_names(block: Optional[cst.CSTNode]) -> Set[str]:
     return found
 
 
+def target_elements(target: cst.BaseExpression) -> Iterator[cst.BaseExpression]:
+    """The expressions an assignment target stores into, tuples and lists
+    unpacked (``a, (b.c, *d[0])`` -> ``a``, ``b.c``, ``d[0]``)."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            value = element.value
+            if isinstance(value, cst.StarredElement):
+                value = value.value
+            yield from target_elements(value)
+    else:
+        yield target
+
+
 def target_names(target: cst.CSTNode) -> Set[str]:
     if isinstance(target, cst.Name):
         return {target.value}
@@ -207,3 +231,144 @@ def target_names(target: cst.CSTNode) -> Set[str]:
     if isinstance(target, cst.StarredElement):
         return target_names(target.value)
     return set()
+
+
+# -- anywhere below a node (nested scopes included) ---------------------------
+def is_attribute(expr: Optional[cst.CSTNode], base: str, attr: str) -> bool:
+    """``expr`` is ``base.attr``: attribute ``attr`` of the plain name ``base`` (``self.steps``)."""
+    return isinstance(expr, cst.Attribute) and expr.attr.value == attr \
+        and isinstance(expr.value, cst.Name) and expr.value.value == base
+
+
+def mentions_attribute(node: Optional[cst.CSTNode], base: str, attr: str) -> bool:
+    """Does ``base.attr`` occur at or below ``node``, read or written, nested
+    scopes included?"""
+    return node is not None and any(is_attribute(n, base, attr) for n in walk(node))
+
+
+def mentions_expression(node: cst.CSTNode, expr: cst.CSTNode) -> bool:
+    """Is ``expr`` spelt again at or below ``node`` (some node there
+    ``deep_equals`` it), nested scopes included?"""
+    return any(n.deep_equals(expr) for n in walk(node))
+
+
+def name_uses(node: cst.CSTNode, name: str) -> List[cst.Name]:
+    """Every ``Name`` spelling ``name`` as a name at or below ``node``, in
+    source order, nested scopes included: reads, bindings, parameters,
+    def/class/import names, ``global``/``nonlocal`` statements; not an
+    attribute name (``x.name``) nor an argument keyword (``f(name=1)``)."""
+    not_names: Set[int] = set()
+    found: List[cst.Name] = []
+    for current in walk(node):
+        if isinstance(current, cst.Attribute):
+            not_names.add(id(current.attr))
+        elif isinstance(current, cst.Arg):
+            if current.keyword is not None:
+                not_names.add(id(current.keyword))
+        elif isinstance(current, cst.Name) and current.value == name and id(current) not in not_names:
+            found.append(current)
+    return found
+
+
+def global_statements(node: cst.CSTNode) -> List[cst.Global]:
+    """The ``global`` statements at or below ``node``, nested functions included."""
+    return [n for n in walk(node) if isinstance(n, cst.Global)]
+
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+
+
+def comprehension_scoped(node: cst.CSTNode) -> Set[int]:
+    """Ids of the nodes at or below ``node`` that a comprehension evaluates in
+    its own scope: its element (key and value), targets, conditions and inner
+    ``for`` clauses; not its first iterable, evaluated where the comprehension
+    stands."""
+    found: Set[int] = set()
+    for current in walk(node):
+        if isinstance(current, _COMPREHENSIONS) and id(current) not in found:
+            for_in = current.for_in
+            parts: List[cst.CSTNode] = [for_in.target, *for_in.ifs]
+            if for_in.inner_for_in is not None:
+                parts.append(for_in.inner_for_in)
+            parts.extend([current.key, current.value] if isinstance(current, cst.DictComp) else [current.elt])
+            for part in parts:
+                found |= descendants(part)
+    return found
+
+
+def comes_after(root: cst.CSTNode, first: cst.CSTNode, later: cst.CSTNode) -> bool:
+    """Does ``later`` start after the whole of ``first`` ends, in source order
+    below ``root``? (False if either is not below ``root``.)"""
+    order = {id(n): i for i, n in enumerate(walk(root))}
+    if id(first) not in order or id(later) not in order:
+        return False
+    end = max(order[id(n)] for n in walk(first))
+    return order[id(later)] > end
+
+
+# -- a function's own body (not nested functions, classes or lambdas) ---------
+def returned_names(function: cst.CSTNode, name: str) -> List[cst.Name]:
+    """The ``name`` of each ``return name`` in ``function``'s own body."""
+    return [
+        n.value for n in walk(function, skip=SCOPE_TYPES)
+        if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value == name
+    ]
+
+
+def assignments(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The ``=``, annotated and augmented assignments at or below ``node``,
+    not inside nested functions, classes or lambdas."""
+    return (n for n in walk(node, skip=SCOPE_TYPES) if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign)))
+
+
+def assignments_and_calls(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """The assignments (as ``assignments``) and calls at or below ``node``, in
+    source order, not inside nested functions, classes or lambdas."""
+    return (n for n in walk(node, skip=SCOPE_TYPES)
+            if isinstance(n, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Call)))
+
+
+def if_statements(node: cst.CSTNode) -> Iterator[cst.If]:
+    """The ``if`` statements at or below ``node``, in source order, not inside
+    nested functions, classes or lambdas."""
+    return (n for n in walk(node, skip=SCOPE_TYPES) if isinstance(n, cst.If))
+
+
+def own_nodes(node: cst.CSTNode) -> Set[int]:
+    """The ids of ``node`` and the nodes below it, not entering nested
+    functions, classes or lambdas (their ``def``/``class``/``lambda`` node is in)."""
+    return {id(n) for n in walk(node, skip=SCOPE_TYPES)}
+
+
+# -- bindings across scopes (the model's ScopeInfo) ---------------------------
+def binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
+    """The scope whose binding of ``name`` code in ``scope`` sees: the innermost
+    visible one that assigns, defines or imports it, passing over enclosing
+    class bodies and scopes that declare it ``global``/``nonlocal``."""
+    for current in scope.chain():
+        if current.kind == "class" and current is not scope:
+            continue
+        if name in current.globals and current.parent is not None:
+            continue
+        if name in current.assigned or name in current.defs or name in current.imports or name in current.classes:
+            return current
+    return None
+
+
+def is_builtin(name: str, scope: ScopeInfo) -> bool:
+    """Nothing visible from ``scope`` binds ``name`` (an assignment, parameter,
+    def, class or import): it is the builtin of that name."""
+    for current in scope.chain():
+        if current.kind == "class" and current is not scope:
+            continue
+        if name in current.assigned or name in current.defs or name in current.imports or name in current.classes:
+            return False
+    return True
+
+
+def first_parameter(function: ScopeInfo) -> Optional[str]:
+    """The name of a function's first parameter (``self`` in a method), if any."""
+    for name, values in function.assigned.items():
+        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
+            return name
+    return None
