@@ -162,6 +162,15 @@ class ScopeInfo:
             return self.parent
         return None
 
+    @property
+    def binds_instance(self) -> bool:
+        """Does the first parameter receive the instance or class (``self``,
+        ``cls``)? True for methods, not for ``@staticmethod`` ones."""
+        if self.enclosing_class is None or not isinstance(self.node, cst.FunctionDef):
+            return False
+        return not any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+                       for d in self.node.decorators)
+
     def chain(self) -> Iterable["ScopeInfo"]:
         scope: Optional[ScopeInfo] = self
         while scope is not None:

@@ -467,7 +467,7 @@ class TensorInference:
         graph = function.graph
         if graph is None or param.star:
             return False
-        if position == 0 and function.enclosing_class is not None:
+        if position == 0 and function.binds_instance:
             return False  # self / cls
         if param.default is not None:
             return False  # training=False, mask=None, n=3: Python values
@@ -489,7 +489,7 @@ class TensorInference:
         # A helper: a tensor only if every graph call site passes one.
         if not graph.call_sites:
             return False
-        offset = 1 if function.enclosing_class is not None else 0
+        offset = 1 if function.binds_instance else 0
         for call, caller in graph.call_sites:
             arg = _argument_for(call, position - offset, param.name.value)
             if arg is None or not self._is_tensor(arg, caller, seen):

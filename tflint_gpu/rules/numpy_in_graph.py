@@ -274,6 +274,40 @@ class NumpyInGraph(Rule):
             at=[(5, 12, '`np.percentile` on a symbolic')],
             note="wrapped function; no exact TF equivalent, so no fix",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Ops:
+                @staticmethod
+                @tf.function
+                def center(x):
+                    return x.numpy() - 1.0
+
+            def scale(x):
+                return x * tf.reduce_max(x).numpy()
+
+            scale = tf.function(scale)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Ops:
+                @staticmethod
+                @tf.function
+                def center(x):
+                    return x - 1.0
+
+            def scale(x):
+                return x * tf.reduce_max(x)
+
+            scale = tf.function(scale)
+            """,
+            at=[(7, 16, '`.numpy()` on a symbolic'), (10, 16, '`.numpy()` on a symbolic')],
+            run="a = Ops.center(tf.constant([1.0, 3.0]))\nb = scale(tf.constant([1.0, 2.0]))",
+            effect=FIXES_ERROR,
+            note="a @staticmethod's first parameter is data, not self; `f = tf.function(f)` keeps f graph code",
+        ),
         clean(
             """
             import tensorflow as tf
@@ -350,7 +384,7 @@ class NumpyInGraph(Rule):
             def predict(x):
                 return model(x)
             """,
-            at=[(8, 12, "`.numpy()` on a symbolic tensor")],
+            at=[(8, 12, '`.numpy()` on a symbolic')],
             run="y = predict(tf.ones([1, 3]))",
             effect=FIXES_ERROR,
             note="a Keras model called in a tf.function",
@@ -382,7 +416,7 @@ class NumpyInGraph(Rule):
                     logits = self.dense(inputs)
                     return tf.nn.softmax(logits)
             """,
-            at=[(11, 30, "`.numpy()` on a symbolic tensor")],
+            at=[(11, 30, '`.numpy()` on a symbolic')],
             run="y = tf.function(Head())(tf.ones([1, 3]))",
             effect=FIXES_ERROR,
             note="a layer assigned to self in __init__, called in a Keras call",
@@ -424,7 +458,7 @@ class NumpyInGraph(Rule):
                     pred = self(x)
                     return {"mae": tf.reduce_mean(tf.abs(y - pred))}
             """,
-            at=[(16, 50, "`.numpy()` on a symbolic tensor")],
+            at=[(16, 50, '`.numpy()` on a symbolic')],
             run="""
             net = Net()
             net.compile(optimizer="sgd")
@@ -457,7 +491,7 @@ class NumpyInGraph(Rule):
                 loss = loss_fn(labels, logits)
                 return loss * 2
             """,
-            at=[(9, 12, "`.numpy()` on a symbolic tensor")],
+            at=[(9, 12, '`.numpy()` on a symbolic')],
             run="y = evaluate(tf.constant([0, 1]), tf.constant([[2.0, 1.0], [0.5, 1.5]]))",
             effect=FIXES_ERROR,
             note="a Keras loss object",
@@ -477,7 +511,7 @@ class NumpyInGraph(Rule):
             def error(y, p):
                 return tf.keras.losses.mse(y, p)
             """,
-            at=[(5, 12, "`.numpy()` on a symbolic tensor")],
+            at=[(5, 12, '`.numpy()` on a symbolic')],
             run="e = error(tf.constant([[1.0, 2.0]]), tf.constant([[1.5, 2.5]]))",
             effect=FIXES_ERROR,
             note="a Keras loss function, tf.keras spelling",
@@ -521,7 +555,7 @@ class NumpyInGraph(Rule):
                     self.tracker.update_state(tf.reduce_mean(tf.square(y - self(x))))
                     return {"loss": self.tracker.result()}
             """,
-            at=[(17, 25, "`.numpy()` on a symbolic tensor")],
+            at=[(17, 25, '`.numpy()` on a symbolic')],
             run="""
             net = Net()
             net.compile(optimizer="sgd")
@@ -556,7 +590,7 @@ class NumpyInGraph(Rule):
                 grads = tape.gradient(loss, [w])
                 return tf.norm(grads[0])
             """,
-            at=[(10, 20, "`.numpy()` on a symbolic tensor")],
+            at=[(10, 20, '`.numpy()` on a symbolic')],
             run="y = grad_norm(tf.constant([3.0, 4.0]))",
             effect=FIXES_ERROR,
             note="an element of tape.gradient's list of gradients",
@@ -584,7 +618,7 @@ class NumpyInGraph(Rule):
             def log_likelihood(x):
                 return tf.reduce_sum(prior.log_prob(x))
             """,
-            at=[(9, 26, "`.numpy()` on a symbolic tensor")],
+            at=[(9, 26, '`.numpy()` on a symbolic')],
             run="y = log_likelihood(tf.constant([0.5, -1.0]))",
             effect=FIXES_ERROR,
             note="a TensorFlow Probability distribution (tfd = tfp.distributions)",
@@ -610,7 +644,7 @@ class NumpyInGraph(Rule):
             def score(x):
                 return center(x)
             """,
-            at=[(8, 12, "`.numpy()` on a symbolic tensor")],
+            at=[(8, 12, '`.numpy()` on a symbolic')],
             run="y = score(tf.constant([1.0, 2.0, 6.0]))",
             effect=FIXES_ERROR,
             note="a same-module function whose every return is a tensor",
