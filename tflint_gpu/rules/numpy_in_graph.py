@@ -310,6 +310,19 @@ class NumpyInGraph(Rule):
         ),
         clean(
             """
+            from tensorflow import function
+
+            def function(f):
+                return f
+
+            @function
+            def host(x):
+                return x.numpy()
+            """,
+            note="a local def named like the import shadows it: `function` is not tf.function here",
+        ),
+        clean(
+            """
             import tensorflow as tf
 
             def f(x):

@@ -525,6 +525,23 @@ class PythonControlFlowOnTensor(Rule):
         ),
         clean(
             """
+            import keras
+            import tensorflow as tf
+
+            @tf.function
+            def scaled(x):
+                if tf.reduce_sum(x) > 0:
+                    x = x * 2.0
+                return x
+
+            class Block(keras.layers.Layer):
+                def call(self, x):
+                    return scaled(x)
+            """,
+            note="a tf.function converts its own body even when a Keras 3 call (no AutoGraph) calls it",
+        ),
+        clean(
+            """
             import jax
             import keras
 
