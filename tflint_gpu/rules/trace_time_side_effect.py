@@ -3,10 +3,11 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
-import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
+from tflint_gpu.autofix.replace import replace_nodes
+from tflint_gpu.engine import bindings
+from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.engine.run_once import CONTAINER, NONE, SCALAR, RunOnce, outlives_trace, python_value_kind
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that
@@ -23,13 +24,6 @@ MUTATING_METHODS = frozenset(
         "appendleft", "extendleft", "popleft", "rotate",
     }
 )
-_CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
-_CONTAINER_BUILTINS = frozenset({"list", "dict", "set"})
-_CONTAINER_QUALNAMES = frozenset(
-    {"collections.deque", "collections.defaultdict", "collections.OrderedDict", "collections.Counter"}
-)
-_SCALAR_BUILTINS = frozenset({"int", "float", "str", "bool", "tuple"})
-_SCALARS = (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Tuple)
 _VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
 _NUMBER = (cst.Integer, cst.Float)
 # Calls whose argument may be the fixed global: they give the same value for a
@@ -38,13 +32,8 @@ _SAME_VALUE_READS = frozenset({"int", "float"})
 # TensorFlow calls in graph code that accept a tf.Variable where a number was.
 _GRAPH_READS = frozenset({"tensorflow.print", "tensorflow.identity", "tensorflow.cast"})
 
-CONTAINER = "container"
-SCALAR = "scalar"
-NONE = "none"
 ARG = "argument"  # a constructor argument of unknown type, kept in an attribute
 VARIABLE = "variable"  # a tf.Variable / Keras weight
-# How the first parameter of a method is spelt in state keys (``self.attr``).
-SELF = "<self>"
 _WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
 _SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
@@ -164,9 +153,7 @@ class TraceTimeSideEffect(Rule):
 
     def __init__(self) -> None:
         self._attr_kinds: Dict[Tuple[int, str], Optional[str]] = {}
-        self._setup: Optional[Set[int]] = None
-        self._once: Dict[int, Set[int]] = {}
-        self._scratch: Dict[Tuple[int, str], bool] = {}
+        self._once: Optional[RunOnce] = None  # this file's run-once facts, asked for on first need
 
     # -- visitors ---------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
@@ -194,7 +181,7 @@ class TraceTimeSideEffect(Rule):
         if function is None:
             return
         for assign_target in node.targets:
-            for target in _flatten(assign_target.target):
+            for target in bindings.target_elements(assign_target.target):
                 self._check_assign_target(node, target, function, ctx)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -218,7 +205,7 @@ class TraceTimeSideEffect(Rule):
             if attr is None:
                 return
             kind = self._attr_kind(attr, function, ctx)
-            reads_itself = m.findall(node.value, m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1])))
+            reads_itself = bindings.mentions_attribute(node.value, attr[0], attr[1])
             if kind == VARIABLE:
                 if reads_itself or ctx.is_tensor(node.value):
                     what = f"`{_code(ctx, node)}` rebinds variable `{_code(ctx, target)}` to a traced tensor"
@@ -234,7 +221,7 @@ class TraceTimeSideEffect(Rule):
 
     def _check_item(self, node: cst.CSTNode, target: cst.Subscript, function: ScopeInfo, ctx) -> None:
         if isinstance(node, cst.Assign) and isinstance(target.value, cst.Attribute) and _literal_key(target) \
-                and not any(n.deep_equals(target.value) for n in walk(node.value)):
+                and not bindings.mentions_expression(node.value, target.value):
             return  # `self.cache["k"] = x`: caching, like a plain `self.attr = x`
         if self._container_kind(target.value, function, ctx) == CONTAINER:
             what = f"`{_code(ctx, node)}` changes `{_code(ctx, target.value)}`"
@@ -256,107 +243,21 @@ class TraceTimeSideEffect(Rule):
         return f"{what} in graph code: runs once per trace, not per call"
 
     # -- code that runs once, not once per trace --------------------------
+    def _run_once(self, ctx) -> RunOnce:
+        if self._once is None:
+            self._once = RunOnce(ctx.model, ctx.graphs)
+        return self._once
+
     def _runs_once(self, node: cst.CSTNode, function: ScopeInfo, ctx) -> bool:
         """``node`` runs once in the program's life, on purpose: in a setup
         function (``build`` and what only it calls) or in a lazy block
         (``if not self.flag:`` whose body sets the flag)."""
-        return id(function) in self._setup_functions(ctx) or id(node) in self._once_nodes(function, ctx)
-
-    def _setup_functions(self, ctx) -> Set[int]:
-        """Graph functions that run only once: a ``build`` method reached from
-        graph code (the lazy-build pattern), and functions every graph call of
-        which is made from a setup function or a lazy block (the greatest such
-        set, so helpers calling each other or themselves stay in it)."""
-        if self._setup is None:
-            candidates = [s for s in ctx.model.scopes
-                          if s.is_function and s.graph is not None and s.graph.kind in ("called", "nested")]
-            setup = {id(s) for s in candidates}
-            changed = True
-            while changed:
-                changed = False
-                for scope in candidates:
-                    if id(scope) in setup and not self._only_from_setup(scope, setup, ctx):
-                        setup.discard(id(scope))
-                        changed = True
-            self._setup = setup
-        return self._setup
-
-    def _only_from_setup(self, scope: ScopeInfo, setup: Set[int], ctx) -> bool:
-        graph = scope.graph
-        if graph.kind == "nested":
-            parent = scope.parent.function() if scope.parent is not None else None
-            return parent is not None and id(parent) in setup
-        if scope.name == "build" and scope.enclosing_class is not None:
-            return True
-        if not graph.call_sites:
-            return False
-        for call, caller in graph.call_sites:
-            caller_function = caller.function()
-            if caller_function is None:
-                return False
-            if id(caller_function) not in setup and id(call) not in self._once_nodes(caller_function, ctx):
-                return False
-        return True
-
-    def _once_nodes(self, function: ScopeInfo, ctx) -> Set[int]:
-        """Nodes of ``function`` inside lazy blocks: the body of ``if not E:``,
-        ``if E is None:`` or ``if not hasattr(obj, "a"):`` that sets ``E``
-        itself or through a same-module helper it calls (``self.build()``
-        sets ``self.built``)."""
-        found = self._once.get(id(function))
-        if found is None:
-            found = set()
-            for node in walk(function.node, skip=SCOPE_TYPES):
-                if not isinstance(node, cst.If):
-                    continue
-                key = _unset_test(node.test, function, ctx)
-                if key is not None and _outlives_call(key, function) \
-                        and self._block_sets(node.body, key, function, ctx):
-                    found.update(id(inner) for inner in walk(node.body, skip=SCOPE_TYPES))
-            self._once[id(function)] = found
-        return found
-
-    @staticmethod
-    @staticmethod
-    def _block_sets(body: cst.CSTNode, key: str, function: ScopeInfo, ctx) -> bool:
-        helpers: List[ScopeInfo] = []
-        for node in walk(body, skip=SCOPE_TYPES):
-            if _sets(node, key, function, ctx):
-                return True
-            if isinstance(node, cst.Call):
-                if key == SELF + ".built" and _state_key(node.func, function, ctx) == SELF + ".build":
-                    return True  # Keras sets `built` when `build` returns
-                helper = ctx.graphs.function_scope(node.func, function)
-                if helper is not None:
-                    helpers.append(helper)
-        return any(
-            scope.is_function and any(_sets(node, key, scope, ctx) for node in walk(scope.node, skip=SCOPE_TYPES))
-            for helper in helpers
-            for scope in ctx.graphs.reachable(helper)
-        )
+        return self._run_once(ctx).runs_once(node, function)
 
     def _is_scratch(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> bool:
-        """``self.attr`` is per-call scratch in ``function``: a statement of
-        its body (not nested in an ``if``, loop, ``with`` or ``try``) binds it
-        to a fresh Python value before anything in the function touches it, so
-        every call and every trace starts again from that value."""
-        key = (id(function), attr[1])
-        if key not in self._scratch:
-            self._scratch[key] = False
-            this = m.Attribute(value=m.Name(attr[0]), attr=m.Name(attr[1]))
-            body = function.node.body if isinstance(function.node, cst.FunctionDef) else None
-            statements = body.body if isinstance(body, cst.IndentedBlock) else ()
-            for statement in statements:
-                small = statement.body if isinstance(statement, cst.SimpleStatementLine) else (statement,)
-                for part in small:
-                    if isinstance(part, cst.Assign) and not m.findall(part.value, this) \
-                            and any(m.matches(t.target, this) for t in part.targets) \
-                            and _kind(part.value, function, ctx) in (SCALAR, CONTAINER):
-                        self._scratch[key] = True
-                        return True
-                    if m.findall(part, this):
-                        return False
-        return self._scratch[key]
+        """``self.attr`` is per-call scratch in ``function``: bound to a fresh
+        Python value at the top of its body before anything there touches it."""
+        return self._run_once(ctx).per_call_scratch(function, attr[0], attr[1])
 
     # -- what state is ----------------------------------------------------
     def _global_state(self, name: str, function: ScopeInfo, ctx) -> bool:
@@ -364,18 +265,18 @@ class TraceTimeSideEffect(Rule):
         and is not a tf.Variable."""
         if name not in function.globals:
             return False
-        scope = _binding_scope(name, function)
+        scope = bindings.binding_scope(name, function)
         if scope is None:
             return function.parent is not None and _declared_global(name, function, ctx)
-        if not _outlives_trace(scope):
+        if not outlives_trace(scope):
             return False
         return not any(_creates_variable(value, ctx, scope) for value in scope.assigned.get(name, ()))
 
     def _container_kind(self, expr: cst.BaseExpression, function: ScopeInfo, ctx) -> Optional[str]:
         """CONTAINER if ``expr`` is a Python container that outlives the call."""
         if isinstance(expr, cst.Name):
-            scope = _binding_scope(expr.value, function)
-            if scope is None or not _outlives_trace(scope) or expr.value in scope.defs:
+            scope = bindings.binding_scope(expr.value, function)
+            if scope is None or not outlives_trace(scope) or expr.value in scope.defs:
                 return None
             return _kinds(scope.assigned.get(expr.value, ()), scope, ctx)
         if isinstance(expr, cst.Attribute):
@@ -389,9 +290,10 @@ class TraceTimeSideEffect(Rule):
         """(self, attr) for ``self.attr`` in a method, where self is its first parameter."""
         if function.enclosing_class is None or not isinstance(target.value, cst.Name):
             return None
-        if any(m.matches(d.decorator, m.Name("staticmethod")) for d in getattr(function.node, "decorators", ())):
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+               for d in getattr(function.node, "decorators", ())):
             return None
-        first = _first_param(function)
+        first = bindings.first_parameter(function)
         if first is None or target.value.value != first or first in function.globals:
             return None
         return first, target.attr.value
@@ -408,15 +310,15 @@ class TraceTimeSideEffect(Rule):
                     method = scope.function()
                     if method is None or method.enclosing_class is not cls or node.value is None:
                         continue
-                    first = _first_param(method)
+                    first = bindings.first_parameter(method)
                     if first is None:
                         continue
                     targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
-                    this = m.Attribute(value=m.Name(first), attr=m.Name(attr[1]))
-                    if m.findall(node.value, this):
+                    if bindings.mentions_attribute(node.value, first, attr[1]):
                         continue  # an update of the attribute from itself: not what it holds
                     for target in targets:
-                        if any(m.matches(element, this) for element in _flatten(target)):
+                        elements = bindings.target_elements(target)
+                        if any(bindings.is_attribute(element, first, attr[1]) for element in elements):
                             kinds.append(_attr_value_kind(node.value, method, first, ctx))
             self._attr_kinds[key] = _combine(kinds)
         return self._attr_kinds[key]
@@ -443,14 +345,14 @@ class TraceTimeSideEffect(Rule):
         )
         if assign is None:
             return None, ""
-        if not self._other_uses_stay_valid(name, assign.targets[0].target, node, function, ctx):
+        if not self._other_uses_stay_valid(name, assign, node, function, ctx):
             return None, (f" (no automatic fix: `{name}` is changed or read elsewhere where a "
                           "`tf.Variable` would not behave like the number)")
         spelled = ctx.module_expr("tensorflow", "Variable", scope=root)
         if spelled is None:
             return None, ""
         variable, imports = spelled
-        new_function = function.node.visit(_CounterRewrite(node, name, method))
+        new_function = replace_nodes(function.node, _counter_rewrite(node, name, method, function))
         return Fix(
             f"Make `{name}` a `tf.Variable` and use `{method}`",
             Safety.UNSAFE,
@@ -459,42 +361,52 @@ class TraceTimeSideEffect(Rule):
         ), ""
 
     @staticmethod
-    def _other_uses_stay_valid(name: str, module_target: cst.Name, node: cst.AugAssign,
+    def _other_uses_stay_valid(name: str, assign: cst.Assign, node: cst.AugAssign,
                                function: ScopeInfo, ctx) -> bool:
-        """Apart from its two bindings and the `global` statement, every use of
-        the global is ``int(name)``/``float(name)``, ``return name`` in graph
-        code, or an argument of tf.print/tf.identity/tf.cast in graph code:
-        places where a tf.Variable gives the same value as the number."""
+        """Apart from its two bindings and the `global` statements of the
+        function, every use of the global is ``int(name)``/``float(name)``,
+        ``return name`` in graph code, or the first argument of
+        tf.print/tf.identity/tf.cast in graph code (not in a comprehension):
+        places where a tf.Variable gives the same value as the number.
+
+        Every spelling of the name counts as a use (``bindings.name_uses``),
+        so any other binding of it (a local, a parameter, a def, an import)
+        fails the check by itself, and the uses allowed all refer to the
+        global; at module level only those after its binding do."""
         module = ctx.module
-        scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
-        assignments = list(scopes[module].assignments[name])
-        if {id(a.node) for a in assignments} != {id(module_target), id(node.target)}:
-            return False
+        model = ctx.model
+        module_target = assign.targets[0].target
         allowed: Set[int] = {id(module_target), id(node.target)}
-        for statement in m.findall(function.node, m.Global()):
+        for statement in bindings.global_statements(function.node):
             allowed.update(id(item.name) for item in statement.names if item.name.value == name)
-        anywhere: Set[int] = set()  # int(name), float(name)
-        in_graph: Set[int] = set()  # tf.print(name), return name
-        for call, scope in ctx.model.index.get("Call", ()):
+        comprehension: Optional[Set[int]] = None
+        for call, scope in model.index.get("Call", ()):
             for arg in call.args:
-                if not (m.matches(arg.value, m.Name(name)) and arg.keyword is None and not arg.star):
+                value = arg.value
+                if not (isinstance(value, cst.Name) and value.value == name and arg.keyword is None and not arg.star):
                     continue
                 func = call.func
                 if len(call.args) == 1 and isinstance(func, cst.Name) and func.value in _SAME_VALUE_READS \
-                        and _is_builtin(func.value, scope):
-                    anywhere.add(id(arg.value))
+                        and bindings.is_builtin(func.value, scope):
+                    where = "anywhere"  # int(name), float(name)
                 elif ctx.qualname(func, scope) in _GRAPH_READS and arg is call.args[0]:
-                    in_graph.add(id(arg.value))
-        in_graph.update(id(r.value) for r in m.findall(module, m.Return(value=m.Name(name))))
-        for assignment in assignments:
-            for access in assignment.references:
-                info = ctx.model.scope_of_node.get(getattr(access.scope, "node", None))
-                if id(access.node) in anywhere or (
-                        id(access.node) in in_graph and info is not None and ctx.graph(info) is not None):
-                    allowed.add(id(access.node))
-        uses = _NameUses(name)
-        module.visit(uses)
-        return all(id(use) in allowed for use in uses.found)
+                    where = "graph"  # tf.print(name)
+                else:
+                    continue
+                if comprehension is None:
+                    comprehension = bindings.comprehension_scoped(module)
+                if id(value) in comprehension:
+                    if where == "anywhere":
+                        allowed.add(id(value))
+                elif where == "graph":
+                    if ctx.graph(scope) is not None:
+                        allowed.add(id(value))
+                elif scope is not model.root or bindings.comes_after(module, assign, value):
+                    allowed.add(id(value))
+        for scope in model.scopes:
+            if scope.kind == "function" and ctx.graph(scope) is not None:
+                allowed.update(id(n) for n in bindings.returned_names(scope.node, name))
+        return all(id(use) in allowed for use in bindings.name_uses(module, name))
 
     cases = [
         flagged(
@@ -1138,91 +1050,28 @@ class TraceTimeSideEffect(Rule):
     ]
 
 
-class _CounterRewrite(cst.CSTTransformer):
-    """In one function: ``name += n`` -> ``name.assign_add(n)``; drop ``name`` from ``global``."""
-
-    def __init__(self, aug: cst.AugAssign, name: str, method: str) -> None:
-        super().__init__()
-        self.aug = aug
-        self.name = name
-        self.method = method
-
-    def leave_AugAssign(self, original_node, updated_node):
-        if original_node is not self.aug:
-            return updated_node
-        call = cst.Call(cst.Attribute(cst.Name(self.name), cst.Name(self.method)), [cst.Arg(updated_node.value)])
-        return cst.Expr(call, semicolon=updated_node.semicolon)
-
-    def leave_Global(self, original_node, updated_node):
-        names = [item for item in updated_node.names if item.name.value != self.name]
-        if len(names) == len(updated_node.names):
-            return updated_node
-        if not names:
-            return cst.RemoveFromParent()
-        names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-        return updated_node.with_changes(names=names)
-
-    def leave_SimpleStatementLine(self, original_node, updated_node):
-        if not updated_node.body:
-            return cst.RemoveFromParent()
-        return updated_node
-
-
-class _NameUses(cst.CSTVisitor):
-    """Every Name node spelling ``name`` as a variable (not ``x.name`` or ``f(name=...)``)."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__()
-        self.name = name
-        self.found: List[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name:
-            self.found.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
+def _counter_rewrite(aug: cst.AugAssign, name: str, method: str,
+                     function: ScopeInfo) -> Dict[cst.CSTNode, Optional[cst.CSTNode]]:
+    """In one function: ``name += n`` -> ``name.assign_add(n)``; ``name`` leaves
+    every ``global`` statement (one naming nothing else goes)."""
+    call = cst.Call(cst.Attribute(cst.Name(name), cst.Name(method)), [cst.Arg(aug.value)])
+    changes: Dict[cst.CSTNode, Optional[cst.CSTNode]] = {aug: cst.Expr(call, semicolon=aug.semicolon)}
+    for statement in bindings.global_statements(function.node):
+        names = [item for item in statement.names if item.name.value != name]
+        if len(names) == len(statement.names):
+            continue
+        if names:
+            names[-1] = names[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            changes[statement] = statement.with_changes(names=names)
+        else:
+            changes[statement] = None
+    return changes
 
 
 # -- helpers -----------------------------------------------------------------
 def _code(ctx, node: cst.CSTNode) -> str:
     text = ctx.module.code_for_node(node).strip()
     return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _flatten(target: cst.BaseExpression):
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            value = element.value
-            if isinstance(value, cst.StarredElement):
-                value = value.value
-            yield from _flatten(value)
-    else:
-        yield target
-
-
-def _first_param(function: ScopeInfo) -> Optional[str]:
-    for name, values in function.assigned.items():
-        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
-            return name
-    return None
-
-
-def _binding_scope(name: str, function: ScopeInfo) -> Optional[ScopeInfo]:
-    """The scope whose binding of ``name`` the function sees (after global/nonlocal)."""
-    for scope in function.chain():
-        if scope.kind == "class" and scope is not function:
-            continue
-        if name in scope.globals and scope.parent is not None:
-            continue
-        if name in scope.assigned or name in scope.defs or name in scope.imports or name in scope.classes:
-            return scope
-    return None
 
 
 def _declared_global(name: str, function: ScopeInfo, ctx) -> bool:
@@ -1236,52 +1085,13 @@ def _declaration(name: str, function: ScopeInfo, ctx) -> str:
     return "global" if _declared_global(name, function, ctx) else "nonlocal"
 
 
-def _outlives_trace(scope: ScopeInfo) -> bool:
-    """State bound in ``scope`` lives beyond one trace: module level or an eager function."""
-    if scope.kind == "module":
-        return True
-    if scope.is_function:
-        return scope.graph is None or scope.excluded
-    return False
-
-
-def _shadows(name: str, root: ScopeInfo) -> bool:
-    return name in root.assigned or name in root.defs or name in root.imports or name in root.classes
-
-
-def _is_builtin(name: str, scope: ScopeInfo) -> bool:
-    return not any(
-        _shadows(name, s) for s in scope.chain() if s.kind != "class" or s is scope
-    )
-
-
 def _creates_variable(value, ctx, scope: Optional[ScopeInfo] = None) -> bool:
     return isinstance(value, cst.Call) and ctx.qualname(value.func, scope) in _VARIABLES
 
 
 def _kind(value, scope: ScopeInfo, ctx) -> Optional[str]:
     """CONTAINER, SCALAR, NONE for Python values; None when unknown."""
-    if isinstance(value, _CONTAINER_DISPLAYS):
-        return CONTAINER
-    if isinstance(value, _SCALARS):
-        return SCALAR
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.expression, _NUMBER):
-        return SCALAR
-    if isinstance(value, cst.Name):
-        if value.value == "None":
-            return NONE
-        if value.value in ("True", "False"):
-            return SCALAR
-        return None
-    if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
-        if isinstance(value.func, cst.Name) and _is_builtin(value.func.value, scope):
-            if value.func.value in _CONTAINER_BUILTINS:
-                return CONTAINER
-            if value.func.value in _SCALAR_BUILTINS:
-                return SCALAR
-        if ctx.qualname(value.func, scope) in _CONTAINER_QUALNAMES:
-            return CONTAINER
-    return None
+    return python_value_kind(value, scope, ctx.resolver)
 
 
 def _kinds(values, scope: ScopeInfo, ctx) -> Optional[str]:
@@ -1306,13 +1116,13 @@ def _attr_value_kind(value, method: ScopeInfo, first: str, ctx) -> Optional[str]
     gives, ARG when it has neither."""
     if isinstance(value, cst.Call):
         func = value.func
-        if (isinstance(func, cst.Attribute) and m.matches(func.value, m.Name(first))
+        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == first
                 and func.attr.value in _WEIGHT_METHODS) or _creates_variable(value, ctx, method):
             return VARIABLE
     if isinstance(value, cst.Name) and method.name == "__init__" and isinstance(method.node, cst.FunctionDef):
-        bindings = method.assigned.get(value.value, ())
-        if len(bindings) == 1 and isinstance(bindings[0], tuple) and bindings[0][0] == PARAM:
-            param = bindings[0][1]
+        bound = method.assigned.get(value.value, ())
+        if len(bound) == 1 and isinstance(bound[0], tuple) and bound[0][0] == PARAM:
+            param = bound[0][1]
             params = method.node.params
             if param is params.star_arg or param is params.star_kwarg:
                 return None
@@ -1327,88 +1137,11 @@ def _attr_value_kind(value, method: ScopeInfo, first: str, ctx) -> Optional[str]
     return _kind(value, method, ctx)
 
 
-def _state_key(expr, function: ScopeInfo, ctx) -> Optional[str]:
-    """A name for the state ``expr`` spells (``<self>.built``, ``cache``,
-    ``mod[0]``), with a method's first parameter written ``<self>``."""
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _state_key(expr.value, function, ctx)
-        if base is None:
-            return None
-        if isinstance(expr.value, cst.Name) and function.enclosing_class is not None \
-                and expr.value.value == _first_param(function):
-            base = SELF
-        return f"{base}.{expr.attr.value}"
-    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 \
-            and isinstance(expr.slice[0].slice, cst.Index):
-        base = _state_key(expr.value, function, ctx)
-        index = expr.slice[0].slice.value
-        if base is not None and isinstance(index, (cst.Integer, cst.SimpleString, cst.Name)):
-            return f"{base}[{ctx.module.code_for_node(index)}]"
-    return None
-
-
-def _unset_test(test, function: ScopeInfo, ctx) -> Optional[str]:
-    """The state a lazy-block test checks: ``not E``, ``E is None``,
-    ``E == 0`` (``is``/``==`` a literal), ``not hasattr(obj, "a")``."""
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
-        inner = test.expression
-        if isinstance(inner, cst.Call) and m.matches(inner.func, m.Name("hasattr")) and len(inner.args) == 2 \
-                and isinstance(inner.args[1].value, cst.SimpleString):
-            base = _state_key(inner.args[0].value, function, ctx)
-            name = inner.args[1].value.evaluated_value
-            if base is not None and isinstance(name, str):
-                if isinstance(inner.args[0].value, cst.Name) and function.enclosing_class is not None \
-                        and inner.args[0].value.value == _first_param(function):
-                    base = SELF
-                return f"{base}.{name}"
-            return None
-        return _state_key(inner, function, ctx)
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-        comparison = test.comparisons[0]
-        literal = comparison.comparator
-        if isinstance(comparison.operator, (cst.Is, cst.Equal)) and (
-                isinstance(literal, (cst.Integer, cst.SimpleString))
-                or m.matches(literal, m.Name("None") | m.Name("False") | m.Name("True"))):
-            return _state_key(test.left, function, ctx)
-    return None
-
-
 def _literal_key(target: cst.Subscript) -> bool:
     """``d["k"]`` or ``d[0]``: one literal key."""
     if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
         return False
     return isinstance(target.slice[0].slice.value, (cst.SimpleString, cst.Integer, cst.ConcatenatedString))
-
-
-def _outlives_call(key: str, function: ScopeInfo) -> bool:
-    """The state a key names lives beyond one call of ``function``: an
-    attribute of ``self``, or a name bound at module level or in an eager
-    enclosing function."""
-    root = key.split(".", 1)[0].split("[", 1)[0]
-    if root == SELF:
-        return True
-    scope = _binding_scope(root, function)
-    if scope is None:
-        return root in function.globals
-    return scope is not function and _outlives_trace(scope)
-
-
-def _sets(node: cst.CSTNode, key: str, function: ScopeInfo, ctx) -> bool:
-    """``node`` is an assignment to the state ``key`` names."""
-    return isinstance(node, (cst.Assign, cst.AnnAssign, cst.AugAssign)) and key in _target_keys(node, function, ctx)
-
-
-def _target_keys(node, function: ScopeInfo, ctx) -> Set[str]:
-    targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-    keys = set()
-    for target in targets:
-        for element in _flatten(target):
-            key = _state_key(element, function, ctx)
-            if key is not None:
-                keys.add(key)
-    return keys
 
 
 def _number(value) -> Optional[cst.BaseExpression]:
