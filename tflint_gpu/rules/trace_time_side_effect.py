@@ -288,10 +288,7 @@ class TraceTimeSideEffect(Rule):
     @staticmethod
     def _self_attr(target: cst.Attribute, function: ScopeInfo, ctx) -> Optional[Tuple[str, str]]:
         """(self, attr) for ``self.attr`` in a method, where self is its first parameter."""
-        if function.enclosing_class is None or not isinstance(target.value, cst.Name):
-            return None
-        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-               for d in getattr(function.node, "decorators", ())):
+        if not function.binds_instance or not isinstance(target.value, cst.Name):
             return None
         first = bindings.first_parameter(function)
         if first is None or target.value.value != first or first in function.globals:
