@@ -369,7 +369,6 @@ def test_linter_imports_neither_tensorflow_nor_numpy(project, command):
     assert proc.stdout.strip().splitlines()[-1] == "LOADED []", proc.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="rules still importing libcst.matchers")
 def test_start_up_does_not_load_libcst_matchers(project):
     """libcst.matchers costs more to import than the rest of the linter: the CLI
     (and every rule it loads for `rules`) does without it."""
