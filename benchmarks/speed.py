@@ -102,7 +102,7 @@ def main() -> None:
         parallel = timed(lambda: run(copies, settings, jobs, cached=False))
         run(copies, settings, 1, cached=True)
         cached = timed(lambda: run(copies, settings, 1, cached=True))
-        findings = sum(len(r.findings) for r in run_files(copies, settings, CHECK, 1, use_cache=False))
+        findings = sum(len(r.findings) for r in run(copies, settings, 1, cached=False))
         parsed = sum(1 for source in sources if prefilter(source, settings.rules))
 
         def lint_everything():
