@@ -18,6 +18,7 @@ from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
 from tflint_gpu.engine.names import Resolver
 from tflint_gpu.engine.repetition import Repetition
+from tflint_gpu.engine.run_once import RunOnce
 from tflint_gpu.engine.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
@@ -70,6 +71,7 @@ class RuleContext:
         self.graphs = graphs
         self.tensors = tensors
         self.repetition = Repetition(model, graphs)
+        self._run_once: Optional[RunOnce] = None
         self.scope: ScopeInfo = model.root
         self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
@@ -132,6 +134,14 @@ class RuleContext:
         scope = scope or self.scope
         return (self.repetition.python_repeats(node, scope) if python
                 else self.repetition.per_call(node, scope))
+
+    @property
+    def run_once(self) -> RunOnce:
+        """Run-once facts of this file (lazy blocks, setup functions, per-call
+        scratch), built on first use."""
+        if self._run_once is None:
+            self._run_once = RunOnce(self.model, self.graphs)
+        return self._run_once
 
     def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.graphs.is_dataset(expr, scope or self.scope)

@@ -7,7 +7,7 @@ import libcst as cst
 from tflint_gpu.autofix.replace import replace_nodes
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.model import PARAM, ScopeInfo
-from tflint_gpu.engine.run_once import CONTAINER, NONE, SCALAR, RunOnce, outlives_trace, python_value_kind
+from tflint_gpu.engine.run_once import CONTAINER, NONE, SCALAR, outlives_trace, python_value_kind
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that
@@ -153,7 +153,6 @@ class TraceTimeSideEffect(Rule):
 
     def __init__(self) -> None:
         self._attr_kinds: Dict[Tuple[int, str], Optional[str]] = {}
-        self._once: Optional[RunOnce] = None  # this file's run-once facts, asked for on first need
 
     # -- visitors ---------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
@@ -243,21 +242,16 @@ class TraceTimeSideEffect(Rule):
         return f"{what} in graph code: runs once per trace, not per call"
 
     # -- code that runs once, not once per trace --------------------------
-    def _run_once(self, ctx) -> RunOnce:
-        if self._once is None:
-            self._once = RunOnce(ctx.model, ctx.graphs)
-        return self._once
-
     def _runs_once(self, node: cst.CSTNode, function: ScopeInfo, ctx) -> bool:
         """``node`` runs once in the program's life, on purpose: in a setup
         function (``build`` and what only it calls) or in a lazy block
         (``if not self.flag:`` whose body sets the flag)."""
-        return self._run_once(ctx).runs_once(node, function)
+        return ctx.run_once.runs_once(node, function)
 
     def _is_scratch(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> bool:
         """``self.attr`` is per-call scratch in ``function``: bound to a fresh
         Python value at the top of its body before anything there touches it."""
-        return self._run_once(ctx).per_call_scratch(function, attr[0], attr[1])
+        return ctx.run_once.per_call_scratch(function, attr[0], attr[1])
 
     # -- what state is ----------------------------------------------------
     def _global_state(self, name: str, function: ScopeInfo, ctx) -> bool:
