@@ -268,3 +268,16 @@ def test_binding_scope_is_builtin_and_first_parameter():
     assert bindings.is_builtin("len", scopes["m"]) and not bindings.is_builtin("list", scopes["m"])
     assert bindings.first_parameter(scopes["m"]) == "self" and bindings.first_parameter(scopes["n"]) == "this"
     assert bindings.first_parameter(scopes["outer"]) is None
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("return 1", True),
+    ("x = 1", False),
+    ("if a:\n        return 1\n    else:\n        raise ValueError()", True),
+    ("if a:\n        return 1", False),
+    ("if a:\n        return 1\n    elif b:\n        return 2\n    else:\n        return 3", True),
+    ("with g():\n        return 1", True),
+], ids=["return", "falls-off", "if-else", "if-only", "elif-chain", "with"])
+def test_always_returns_on_every_path(body, expected):
+    fn = function("def f(a, b):\n    " + body + "\n")
+    assert bindings.always_returns(list(fn.body.body)) is expected

@@ -372,3 +372,23 @@ def first_parameter(function: ScopeInfo) -> Optional[str]:
         if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
             return name
     return None
+
+
+def always_returns(body) -> bool:
+    """Does this statement list end in a ``return`` (or ``raise``) on every path?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (cst.Return, cst.Raise)):  # in a one-line suite
+        return True
+    if isinstance(last, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
+    if isinstance(last, cst.If):
+        if last.orelse is None:
+            return False
+        orelse = last.orelse
+        rest = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
+        return always_returns(last.body.body) and always_returns(rest)
+    if isinstance(last, cst.With):
+        return always_returns(last.body.body)
+    return False

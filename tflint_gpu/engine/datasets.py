@@ -28,6 +28,7 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import (
     DATASET_FACTORIES_PREFIX,
     DATASET_KERAS_UTILITIES,
@@ -206,7 +207,7 @@ class DatasetInference:
                         values = []
                         break
                     values.append(inner.value)
-            if not _always_returns(node.body.body):
+            if not bindings.always_returns(node.body.body):
                 values = []
         result = False
         if values:
@@ -352,26 +353,6 @@ def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
     if isinstance(inner, cst.Index) and inner.star is None:
         return inner.value
     return None
-
-
-def _always_returns(body) -> bool:
-    """Does this statement list end in a ``return`` (or ``raise``) on every path?"""
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, (cst.Return, cst.Raise)):  # in a one-line suite
-        return True
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
-    if isinstance(last, cst.If):
-        if last.orelse is None:
-            return False
-        orelse = last.orelse
-        rest = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
-        return _always_returns(last.body.body) and _always_returns(rest)
-    if isinstance(last, cst.With):
-        return _always_returns(last.body.body)
-    return False
 
 
 def _string(expr: cst.BaseExpression) -> Optional[str]:

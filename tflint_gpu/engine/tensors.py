@@ -46,6 +46,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import GraphAnalysis
 from tflint_gpu.engine.model import AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, walk
 from tflint_gpu.engine.names import Resolver, normalize
@@ -367,7 +368,7 @@ class TensorInference:
         if isinstance(node, cst.Lambda):
             values: List[cst.BaseExpression] = [node.body]
         elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
-            if not _always_returns(node.body.body):
+            if not bindings.always_returns(node.body.body):
                 return False
             values = []
             for inner in walk(node.body, skip=SCOPE_TYPES):
@@ -843,26 +844,6 @@ def _comprehension_names(expr: cst.BaseComp) -> Set[str]:
                 names.add(node.value)
         clause = clause.inner_for_in
     return names
-
-
-def _always_returns(body) -> bool:
-    """Does this statement list end in a ``return`` (or ``raise``) on every path?"""
-    if not body:
-        return False
-    last = body[-1]
-    if isinstance(last, (cst.Return, cst.Raise)):  # in a one-line suite
-        return True
-    if isinstance(last, cst.SimpleStatementLine):
-        return any(isinstance(s, (cst.Return, cst.Raise)) for s in last.body)
-    if isinstance(last, cst.If):
-        if last.orelse is None:
-            return False
-        orelse = last.orelse
-        rest = [orelse] if isinstance(orelse, cst.If) else list(orelse.body.body)
-        return _always_returns(last.body.body) and _always_returns(rest)
-    if isinstance(last, cst.With):
-        return _always_returns(last.body.body)
-    return False
 
 
 def _argument_for(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
