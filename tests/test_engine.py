@@ -570,3 +570,21 @@ def test_a_nested_function_also_called_keeps_its_call_sites():
             return x
     """)
     assert graphs["inner"].kind == "called" and len(graphs["inner"].call_sites) == 1
+
+
+def test_positions_match_libcst_position_providers():
+    """Our one-pass ranges equal LibCST's PositionProvider and
+    WhitespaceInclusivePositionProvider for every node of every rule case."""
+    from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
+
+    from tflint_gpu.engine.positions import code_ranges
+
+    sources = [case.code for rule in all_rules() for case in rule.cases]
+    sources.append("# header\n\n@dec\nclass A(B):\n    '''doc'''\n    x: int = 1  # c\n\n    def f(self, *a, **k):\n"
+                   "        return [i for i in a if i] or {**k}\n")
+    for source in sources:
+        module = cst.parse_module(source)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        syntactic, inclusive = code_ranges(module)
+        assert syntactic == dict(wrapper.resolve(PositionProvider))
+        assert inclusive == dict(wrapper.resolve(WhitespaceInclusivePositionProvider))

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider, WhitespaceInclusivePositionProvider
 
 from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, build_model
 from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.positions import code_ranges
 from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.run_once import RunOnce
 from tflint_gpu.engine.tensors import TensorInference
@@ -219,11 +219,9 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     ctx = analyse(module, active)
     if not ctx.reports:
         return LintResult([], module)
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
     # Edits replace a node's whole text (decorators, leading comments and blank
     # lines included), so they use the whitespace-inclusive ranges.
-    extents = wrapper.resolve(WhitespaceInclusivePositionProvider) if any(r.fix for r in ctx.reports) else {}
+    positions, extents = code_ranges(module)
     lines = _LINE_BREAK.split(source)
     result = LintResult([], module)
     span = {}
