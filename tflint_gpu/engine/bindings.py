@@ -334,6 +334,12 @@ def if_statements(node: cst.CSTNode) -> Iterator[cst.If]:
     return (n for n in walk(node, skip=SCOPE_TYPES) if isinstance(n, cst.If))
 
 
+def expression_nodes(expr: cst.CSTNode) -> List[cst.CSTNode]:
+    """``expr`` and the nodes below it, in source order, not entering nested
+    functions, classes or lambdas (for a small expression such as a decorator)."""
+    return list(walk(expr, skip=SCOPE_TYPES))
+
+
 def own_nodes(node: cst.CSTNode) -> Set[int]:
     """The ids of ``node`` and the nodes below it, not entering nested
     functions, classes or lambdas (their ``def``/``class``/``lambda`` node is in)."""

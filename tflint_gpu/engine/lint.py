@@ -125,6 +125,12 @@ class RuleContext:
     def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.tensors.is_tensor(expr, scope or self.scope)
 
+    def nodes_in(self, scope: ScopeInfo, *type_names: str) -> List[cst.CSTNode]:
+        """The nodes of these types whose own scope is ``scope`` (not inside a
+        nested function, class or lambda), from the walk's index; the rule
+        names the types in ``reads_index``."""
+        return [node for name in type_names for node in self.model.nodes_in(scope, name)]
+
     def runs_repeatedly(self, node: cst.CSTNode, scope: Optional[ScopeInfo] = None,
                         python: bool = True) -> Optional[str]:
         """Why ``node`` runs many times, or None. ``python=True``: the Python
@@ -181,7 +187,8 @@ def check_syntax(source: str, path: str) -> None:
 def analyse(module: cst.Module, rules: Sequence[RuleClass]) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
-    model = build_model(module, wanted)
+    indexed = wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())}
+    model = build_model(module, indexed)
     resolver = Resolver()
     graphs = GraphAnalysis(model, resolver)
     graphs.run()

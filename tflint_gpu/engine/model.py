@@ -231,6 +231,16 @@ class ModuleModel:
         self.scopes: List[ScopeInfo] = [self.root]
         self.scope_of_node: Dict[cst.CSTNode, ScopeInfo] = {module: self.root}
         self.index: Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]] = {}
+        self._by_scope: Dict[str, Dict[int, List[cst.CSTNode]]] = {}
+
+    def nodes_in(self, scope: ScopeInfo, type_name: str) -> List[cst.CSTNode]:
+        """Indexed nodes of ``type_name`` whose own scope is ``scope``, in source order."""
+        grouped = self._by_scope.get(type_name)
+        if grouped is None:
+            grouped = self._by_scope[type_name] = {}
+            for node, owner in self.index.get(type_name, ()):
+                grouped.setdefault(id(owner), []).append(node)
+        return grouped.get(id(scope), [])
 
 
 _ENGINE_TYPES = (

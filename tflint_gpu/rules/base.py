@@ -89,6 +89,9 @@ class Rule:
     cases: ClassVar[List[Case]] = []
     # The node types the rule's visit_* methods handle; filled in by __init_subclass__.
     node_types: ClassVar[Tuple[str, ...]] = ()
+    # Node types whose occurrences the rule reads per scope (``ctx.nodes_in``)
+    # besides those it visits: the one walk indexes them too.
+    reads_index: ClassVar[Tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)

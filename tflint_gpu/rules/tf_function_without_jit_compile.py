@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Optional
 
 import libcst as cst
 
 from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
-from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
+from tflint_gpu.engine import bindings
+from tflint_gpu.engine.model import PARAM, ScopeInfo
 from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
@@ -135,6 +136,8 @@ class TfFunctionWithoutJitCompile(Rule):
     fix_safety = Safety.UNSAFE
     default_enabled = False
 
+    reads_index = ("Call", "Name", "Attribute", "Comparison", "For", "CompFor")
+
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         self._check(ctx.model.scope_of_node[node], ctx)
 
@@ -151,9 +154,11 @@ class TfFunctionWithoutJitCompile(Rule):
         cls = scope.enclosing_class
         if scope.name in KERAS_GRAPH_METHODS and cls is not None and ctx.graphs.is_keras_class(cls):
             return
-        if isinstance(origin, cst.Call) and self._rejects(origin, scope.parent or ctx.model.root, ctx):
+        if isinstance(origin, cst.Call) and self._rejects(bindings.expression_nodes(origin),
+                                                          scope.parent or ctx.model.root, ctx):
             return  # input_signature=[tf.TensorSpec(..., tf.string)]
-        if any(self._rejects(s.node, s, ctx) for s in ctx.graphs.reachable(scope, through_arguments=True)):
+        if any(self._rejects(ctx.nodes_in(s, *self.reads_index), s, ctx)
+               for s in ctx.graphs.reachable(scope, through_arguments=True)):
             return
         ctx.report(
             origin,
@@ -162,9 +167,9 @@ class TfFunctionWithoutJitCompile(Rule):
         )
 
     # -- what the function runs ------------------------------------------
-    def _rejects(self, root: cst.CSTNode, scope: ScopeInfo, ctx) -> bool:
-        """Does code directly in ``root`` (not in nested functions) use something XLA rejects?"""
-        for node in _walk(root):
+    def _rejects(self, nodes, scope: ScopeInfo, ctx) -> bool:
+        """Do these nodes (a function's own code, or a decorator) use something XLA rejects?"""
+        for node in nodes:
             if isinstance(node, cst.Call) and self._call_rejected(node, scope, ctx):
                 return True
             if isinstance(node, (cst.Attribute, cst.Name)) and ctx.qualname(node, scope) in _STRING_DTYPES:
@@ -364,6 +369,34 @@ class TfFunctionWithoutJitCompile(Rule):
             effect=CLOSE,
             note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+                def step(self, x):
+                    return x * 2.0
+
+                def host(self, x):
+                    return tf.py_function(lambda v: v, [x], tf.float32)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Trainer:
+                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)
+                def step(self, x):
+                    return x * 2.0
+
+                def host(self, x):
+                    return tf.py_function(lambda v: v, [x], tf.float32)
+            """,
+            at=[(4, 6, '`tf.function` without')],
+            run="y = Trainer().step(tf.constant([1.0, 2.0]))",
+            effect=CLOSE,
+            note="only the decorator's own arguments are checked, not the rest of the class",
+        ),
         clean(
             """
             import tensorflow as tf
@@ -506,11 +539,6 @@ class TfFunctionWithoutJitCompile(Rule):
             note="Keras compiles train_step itself; Dataset.map functions and eager code are not explicit tf.functions",
         ),
     ]
-
-
-def _walk(root: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """The nodes of a function body (or expression), not entering nested scopes."""
-    return walk(root.body if isinstance(root, (cst.FunctionDef, cst.Lambda)) else root, skip=SCOPE_TYPES)
 
 
 def _is_string(expr: cst.BaseExpression) -> bool:
