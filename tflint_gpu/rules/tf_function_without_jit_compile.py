@@ -373,29 +373,29 @@ class TfFunctionWithoutJitCompile(Rule):
             """
             import tensorflow as tf
 
-            class Trainer:
-                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
-                def step(self, x):
-                    return x * 2.0
+            def make():
+                host = tf.py_function(lambda: 1.0, [], tf.float32)
 
-                def host(self, x):
-                    return tf.py_function(lambda v: v, [x], tf.float32)
+                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+                def step(x):
+                    return x * 2.0
+                return step, host
             """,
             fixed="""
             import tensorflow as tf
 
-            class Trainer:
-                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)
-                def step(self, x):
-                    return x * 2.0
+            def make():
+                host = tf.py_function(lambda: 1.0, [], tf.float32)
 
-                def host(self, x):
-                    return tf.py_function(lambda v: v, [x], tf.float32)
+                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)
+                def step(x):
+                    return x * 2.0
+                return step, host
             """,
-            at=[(4, 6, '`tf.function` without')],
-            run="y = Trainer().step(tf.constant([1.0, 2.0]))",
+            at=[(6, 6, '`tf.function` without')],
+            run="step, host = make()\ny = step(tf.constant([1.0, 2.0]))",
             effect=CLOSE,
-            note="only the decorator's own arguments are checked, not the rest of the class",
+            note="only the decorator's own arguments are checked, not the enclosing function's other code",
         ),
         clean(
             """
