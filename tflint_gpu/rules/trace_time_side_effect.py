@@ -76,7 +76,8 @@ class TraceTimeSideEffect(Rule):
     `self._built_from_signature = True`), a `build` method called from graph
     code, and helpers that only `build` or lazy blocks call (transitively);
     `__init__`/`build` and other eager code; functions handed to
-    `tf.py_function`/`tf.numpy_function`; `print` (a separate rule).
+    `tf.py_function`/`tf.numpy_function`; `print` (it too runs once per
+    trace; not reported here: use `tf.print`).
 
     ## Why is this bad?
     TensorFlow runs the Python body of a graph function only while tracing it;
