@@ -398,3 +398,13 @@ def always_returns(body) -> bool:
     if isinstance(last, cst.With):
         return always_returns(last.body.body)
     return False
+
+
+def single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
+    """The index of ``a[i]`` (one plain index, not a slice), else None."""
+    if len(expr.slice) != 1:
+        return None
+    inner = expr.slice[0].slice
+    if isinstance(inner, cst.Index) and inner.star is None:
+        return inner.value
+    return None

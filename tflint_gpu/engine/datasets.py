@@ -99,7 +99,7 @@ class DatasetInference:
         if isinstance(expr, cst.Name):
             return self._name_kind(expr.value, scope, seen)
         if isinstance(expr, cst.Subscript):
-            index = _single_index(expr)
+            index = bindings.single_index(expr)
             return _element(self.kind(expr.value, scope, seen), index) if index is not None else None
         return None
 
@@ -343,16 +343,6 @@ def _paths(target: cst.BaseExpression, name: str, prefix: Tuple[int, ...] = ()) 
             found.extend(None if starred else p for p in inner)
         return found
     return []
-
-
-def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
-    """The index of ``a[i]`` (one plain index, not a slice), else None."""
-    if len(expr.slice) != 1:
-        return None
-    inner = expr.slice[0].slice
-    if isinstance(inner, cst.Index) and inner.star is None:
-        return inner.value
-    return None
 
 
 def _string(expr: cst.BaseExpression) -> Optional[str]:

@@ -311,7 +311,7 @@ class TensorInference:
         if isinstance(expr, cst.Subscript):
             if self._is_tensor(expr.value, scope, seen):
                 return True
-            return _single_index(expr) is not None and self._is_sequence(expr.value, scope, seen)
+            return bindings.single_index(expr) is not None and self._is_sequence(expr.value, scope, seen)
         if isinstance(expr, cst.Attribute):
             return False  # x.shape, x.dtype, self.anything: static or unknown
         if isinstance(expr, cst.Name):
@@ -543,7 +543,7 @@ class TensorInference:
                 return None  # a list of layers, not a layer
             return self._attribute_kind(expr, scope, seen)
         if isinstance(expr, cst.Subscript):
-            if _single_index(expr) is None:
+            if bindings.single_index(expr) is None:
                 return None
             return self._element_kind(expr.value, scope, seen)
         return None
@@ -823,16 +823,6 @@ def _returns_sequence_keyword(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value in _RETURNS_SEQUENCE_KEYWORDS:
             return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
     return False
-
-
-def _single_index(expr: cst.Subscript) -> Optional[cst.BaseExpression]:
-    """The index of ``a[i]`` (one plain index, not a slice), else None."""
-    if len(expr.slice) != 1:
-        return None
-    inner = expr.slice[0].slice
-    if isinstance(inner, cst.Index) and inner.star is None:
-        return inner.value
-    return None
 
 
 def _comprehension_names(expr: cst.BaseComp) -> Set[str]:
