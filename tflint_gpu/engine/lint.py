@@ -20,6 +20,7 @@ from tflint_gpu.engine.positions import code_ranges
 from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.run_once import RunOnce
 from tflint_gpu.engine.tensors import TensorInference
+from tflint_gpu.engine.values import ValueKinds
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
 # A rule, as the engine sees it: a class with ``code``, ``name``, ``message``,
@@ -71,6 +72,7 @@ class RuleContext:
         self.graphs = graphs
         self.tensors = tensors
         self.repetition = Repetition(model, graphs)
+        self.values = ValueKinds(resolver, graphs, tensors)
         self._run_once: Optional[RunOnce] = None
         self.scope: ScopeInfo = model.root
         self.rule: Optional[RuleClass] = None
@@ -124,6 +126,12 @@ class RuleContext:
 
     def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.tensors.is_tensor(expr, scope or self.scope)
+
+    def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
+        """What ``expr`` is: one of ``engine.values``' kinds (tensor, variable,
+        dataset, Keras model/layer, loss, NumPy array, Python container...,
+        or unknown)."""
+        return self.values.kind(expr, scope or self.scope)
 
     def nodes_in(self, scope: ScopeInfo, *type_names: str) -> List[cst.CSTNode]:
         """The nodes of these types whose own scope is ``scope`` (not inside a
