@@ -145,7 +145,8 @@ class _Spelling:
         spelled = self.ctx.module_expr("tensorflow", attribute)
         if spelled is None:
             raise LookupError(attribute)
-        expr, self.imports = spelled
+        expr, imports = spelled
+        self.imports = tuple(dict.fromkeys(self.imports + imports))  # every spelling's, not the last one's
         return self.ctx.module.code_for_node(expr)
 
 

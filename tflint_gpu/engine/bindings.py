@@ -25,6 +25,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
+from tflint_gpu.engine.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
                  cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
@@ -364,12 +365,7 @@ def binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
 def is_builtin(name: str, scope: ScopeInfo) -> bool:
     """Nothing visible from ``scope`` binds ``name`` (an assignment, parameter,
     def, class or import): it is the builtin of that name."""
-    for current in scope.chain():
-        if current.kind == "class" and current is not scope:
-            continue
-        if name in current.assigned or name in current.defs or name in current.imports or name in current.classes:
-            return False
-    return True
+    return Resolver.is_free(name, scope, declarations=False)
 
 
 def first_parameter(function: ScopeInfo) -> Optional[str]:

@@ -384,15 +384,22 @@ def _all_params(params: cst.Parameters) -> List[cst.Param]:
     return result
 
 
+def split_attributes(node: cst.BaseExpression) -> Tuple[cst.BaseExpression, List[str]]:
+    """``a.b.c`` -> (the expression ``a``, ["b", "c"]): the base of an attribute
+    chain and the attribute names after it, in source order."""
+    attrs: List[str] = []
+    while isinstance(node, cst.Attribute):
+        attrs.append(node.attr.value)
+        node = node.value
+    attrs.reverse()
+    return node, attrs
+
+
 def dotted_name(node: cst.BaseExpression) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: List[str] = []
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if isinstance(node, cst.Name):
-        parts.append(node.value)
-        return ".".join(reversed(parts))
+    base, attrs = split_attributes(node)
+    if isinstance(base, cst.Name):
+        return ".".join([base.value] + attrs)
     return None
 
 

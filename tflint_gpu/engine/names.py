@@ -13,7 +13,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.engine.model import ScopeInfo, split_attributes
 
 # Spellings that name the same API. Longest prefix first.
 _ALIASES = (
@@ -62,18 +62,13 @@ class Resolver:
     def raw_qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The qualified name as imported, not normalized (``tf_keras.layers.Layer``
         stays apart from ``keras.layers.Layer``)."""
-        attrs = []
-        while isinstance(expr, cst.Attribute):
-            attrs.append(expr.attr.value)
-            expr = expr.value
-        if not isinstance(expr, cst.Name):
+        name, attrs = split_attributes(expr)
+        if not isinstance(name, cst.Name):
             return None
-        base = self.binding(expr.value, scope)
+        base = self.binding(name.value, scope)
         if base is None:
             return None
-        if attrs:
-            base = base + "." + ".".join(reversed(attrs))
-        return base
+        return ".".join([base] + attrs)
 
     @staticmethod
     def binding(name: str, scope: ScopeInfo) -> Optional[str]:
@@ -101,13 +96,15 @@ class Resolver:
         return None
 
     @staticmethod
-    def is_free(name: str, scope: ScopeInfo) -> bool:
-        """Is ``name`` unbound everywhere visible from ``scope`` (so a new
-        module-level import of that name would be what ``scope`` sees)?"""
+    def is_free(name: str, scope: ScopeInfo, declarations: bool = True) -> bool:
+        """Is ``name`` unbound everywhere visible from ``scope`` (an import,
+        assignment, parameter, def or class; with ``declarations``, also a
+        ``global``/``nonlocal`` of it), so that a new module-level import of
+        that name, or else the builtin, is what ``scope`` sees?"""
         for current in scope.chain():
             if current.kind == "class" and current is not scope:
                 continue
             if name in current.imports or name in current.assigned or name in current.defs \
-                    or name in current.classes or name in current.globals:
+                    or name in current.classes or (declarations and name in current.globals):
                 return False
         return True

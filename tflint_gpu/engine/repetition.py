@@ -54,7 +54,7 @@ from tflint_gpu.engine.context import (
     GraphAnalysis,
     argument,
 )
-from tflint_gpu.engine.model import SCOPE_TYPES, ModuleModel, ScopeInfo, walk
+from tflint_gpu.engine.model import SCOPE_TYPES, ModuleModel, ScopeInfo, dotted_name, walk
 from tflint_gpu.engine.names import Resolver, normalize
 
 # Graph kinds whose Python body runs once per trace whoever calls them.
@@ -411,14 +411,10 @@ def _where(scope: ScopeInfo) -> str:
 def _func_text(call: cst.Call) -> str:
     """``tf.while_loop`` for a dotted callee, ``.map`` for a method of an expression."""
     func = call.func
-    parts: List[str] = []
-    while isinstance(func, cst.Attribute):
-        parts.append(func.attr.value)
-        func = func.value
-    if isinstance(func, cst.Name):
-        parts.append(func.value)
-        return ".".join(reversed(parts))
-    return "." + parts[0] if parts else "the call"
+    dotted = dotted_name(func)
+    if dotted is not None:
+        return dotted
+    return "." + func.attr.value if isinstance(func, cst.Attribute) else "the call"
 
 
 def _called(caller: ScopeInfo, loop: Optional[Tuple[str, str]]) -> str:

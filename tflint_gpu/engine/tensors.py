@@ -48,7 +48,8 @@ import libcst as cst
 
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, walk
+from tflint_gpu.engine.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo,
+                                     split_attributes, walk)
 from tflint_gpu.engine.names import Resolver, normalize
 
 # Top-level tf.* names that return something other than a tensor.
@@ -405,12 +406,7 @@ class TensorInference:
                 for e in expr.elements
             )
         if isinstance(expr, cst.ListComp):
-            masked = {(_COMPREHENSION, name) for name in _comprehension_names(expr)} - seen
-            seen.update(masked)
-            try:
-                return self._is_tensor(expr.elt, scope, seen)
-            finally:
-                seen.difference_update(masked)
+            return _in_comprehension(expr, seen, lambda: self._is_tensor(expr.elt, scope, seen))
         if isinstance(expr, cst.Name):
             function = scope.function()
             if function is None or expr.value in function.globals or (_COMPREHENSION, expr.value) in seen:
@@ -504,11 +500,7 @@ class TensorInference:
         qualname = self.resolver.qualname(expr, scope)
         if qualname is not None or depth > 3:
             return qualname
-        attrs = []
-        base = expr
-        while isinstance(base, cst.Attribute):
-            attrs.append(base.attr.value)
-            base = base.value
+        base, attrs = split_attributes(expr)
         if not isinstance(base, cst.Name):
             return None
         found = self._bindings(base.value, scope)
@@ -520,7 +512,7 @@ class TensorInference:
         target = self._qualname(values[0], current, depth + 1)
         if target is None:
             return None
-        return normalize(".".join([target] + list(reversed(attrs))))
+        return normalize(".".join([target] + attrs))
 
     def _object_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Optional[str]:
         if isinstance(expr, cst.Call):
@@ -555,12 +547,7 @@ class TensorInference:
                 return None
             return _common(self._object_kind(e.value, scope, seen) for e in expr.elements)
         if isinstance(expr, cst.ListComp):
-            masked = {(_COMPREHENSION, name) for name in _comprehension_names(expr)} - seen
-            seen.update(masked)
-            try:
-                return self._object_kind(expr.elt, scope, seen)
-            finally:
-                seen.difference_update(masked)
+            return _in_comprehension(expr, seen, lambda: self._object_kind(expr.elt, scope, seen))
         if isinstance(expr, cst.Attribute):
             if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) in (KERAS, KERAS_SEQUENCE):
                 return KERAS  # model.layers
@@ -823,6 +810,17 @@ def _returns_sequence_keyword(call: cst.Call) -> bool:
         if arg.keyword is not None and arg.keyword.value in _RETURNS_SEQUENCE_KEYWORDS:
             return not (isinstance(arg.value, cst.Name) and arg.value.value in ("False", "None"))
     return False
+
+
+def _in_comprehension(expr: cst.BaseComp, seen: Set, ask):
+    """``ask()`` about the comprehension's element with its loop variables
+    masked, so that they do not fall through to outer bindings of those names."""
+    masked = {(_COMPREHENSION, name) for name in _comprehension_names(expr)} - seen
+    seen.update(masked)
+    try:
+        return ask()
+    finally:
+        seen.difference_update(masked)
 
 
 def _comprehension_names(expr: cst.BaseComp) -> Set[str]:
