@@ -432,3 +432,35 @@ def test_error_evidence_prefers_the_original_of_a_reraised_error():
             raise TypeError("Exception encountered when calling Gate.call().\n\nCould not infer ...")
     except TypeError as error:
         assert describe_error(error) == "TypeError: Using a symbolic tf.Tensor as a Python bool is not allowed."
+
+
+def _no_fix_rule():
+    """A rule without a fix (flags every `print(...)` call), kept out of the registry."""
+    import libcst as cst
+
+    from tflint_gpu.rules.base import Rule
+
+    class PrintCall(Rule):
+        name = "print-call"
+        message = "print"
+        needs = (("print",),)
+
+        def visit_Call(self, node, ctx):
+            if isinstance(node.func, cst.Name) and node.func.value == "print":
+                ctx.report(node)
+
+    PrintCall.code = "TFG999"  # set after creation: not registered
+    return PrintCall
+
+
+@pytest.mark.parametrize("before, after, problem", [
+    ("import tensorflow as tf\nprint(1)\n", "import tensorflow as tf\ntf.print(1)\n", None),
+    ("import tensorflow as tf\ntf.print(1)\n", "import tensorflow as tf\ntf.print(1)\n",
+     "example: before.py has no TFG999 finding"),
+    ("import tensorflow as tf\nprint(1)\n", "import tensorflow as tf\nprint(2)\n",
+     "example: after.py still has 1 TFG999 finding(s) (line 2)"),
+])
+def test_a_rule_without_a_fix_has_a_hand_written_after_that_loses_the_finding(tmp_path, before, after, problem):
+    (tmp_path / "before.py").write_text(before, encoding="utf-8")
+    (tmp_path / "after.py").write_text(after, encoding="utf-8")
+    assert harness.golden_check(_no_fix_rule(), tmp_path / "before.py", tmp_path / "after.py") == problem
