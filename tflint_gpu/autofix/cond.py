@@ -22,7 +22,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import PARAM
 from tflint_gpu.engine.tensors import is_tf_op
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
@@ -195,6 +194,4 @@ def _keeps_value(name: str, value: cst.BaseExpression, ctx) -> bool:
     """Without ``else`` the name must already be bound: a parameter, or read by its new value."""
     if _reads_any(value, {name}):
         return True
-    function = ctx.scope.function()
-    bindings = function.assigned.get(name, ()) if function is not None else ()
-    return any(isinstance(b, tuple) and b[0] == PARAM for b in bindings)
+    return ctx.is_parameter(name)

@@ -24,7 +24,7 @@ from typing import Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, walk
+from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
 from tflint_gpu.engine.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -349,17 +349,9 @@ def own_nodes(node: cst.CSTNode) -> Set[int]:
 
 # -- bindings across scopes (the model's ScopeInfo) ---------------------------
 def binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
-    """The scope whose binding of ``name`` code in ``scope`` sees: the innermost
-    visible one that assigns, defines or imports it, passing over enclosing
-    class bodies and scopes that declare it ``global``/``nonlocal``."""
-    for current in scope.chain():
-        if current.kind == "class" and current is not scope:
-            continue
-        if name in current.globals and current.parent is not None:
-            continue
-        if name in current.assigned or name in current.defs or name in current.imports or name in current.classes:
-            return current
-    return None
+    """The scope whose binding of ``name`` code in ``scope`` sees (``model.lookup``)."""
+    found = lookup(name, scope)
+    return found.scope if found is not None else None
 
 
 def is_builtin(name: str, scope: ScopeInfo) -> bool:

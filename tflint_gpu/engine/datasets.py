@@ -38,7 +38,8 @@ from tflint_gpu.engine.context import (
     argument,
     keyword,
 )
-from tflint_gpu.engine.model import ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, walk
+from tflint_gpu.engine.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
+                                     walk)
 from tflint_gpu.engine.names import normalize
 
 # -- which values are datasets -------------------------------------------------
@@ -129,14 +130,15 @@ class DatasetInference:
     def _name_kind(self, name: str, scope: ScopeInfo, seen: Set) -> Kind:
         """DATASET if some binding of ``name`` (in the innermost scope binding it) is
         a dataset; a container kind if every binding gives that kind."""
-        current = scope.binding_scope(name)
+        found = assigned(name, scope)
+        current = found.scope if found is not None else None
         key = (name, id(current))
-        if current is None or key in seen:
+        if found is None or key in seen:
             return None
         seen.add(key)
         try:
             kinds = []
-            for value in current.assigned[name]:
+            for value in found.values:
                 kind = self._binding_kind(value, name, current, seen)
                 if kind == DATASET:
                     return DATASET
@@ -285,10 +287,10 @@ class DatasetInference:
                 "tensorflow_datasets.public_api.", "tensorflow_datasets.", 1)
             return qualname == DATASET_TFDS_BUILDER
         if isinstance(expr, cst.Name):
-            current = scope.binding_scope(expr.value)
-            values = current.assigned[expr.value] if current is not None else []
+            found = assigned(expr.value, scope)
+            values = found.values if found is not None else []
             return bool(values) and all(
-                isinstance(v, cst.Call) and self._is_builder(v, current) for v in values)
+                isinstance(v, cst.Call) and self._is_builder(v, found.scope) for v in values)
         return False
 
 
@@ -558,7 +560,7 @@ def continued(chain: Chain, ctx) -> bool:
     name = chain.target
     if name is None:
         return False
-    binding = chain.scope.binding_scope(name)
+    binding = _binding_scope(name, chain.scope)
     index = _ORDER.get(ctx.model)
     if index is None:  # once per file: chains in source order, and by the name they start from
         found = chains(ctx)
@@ -570,7 +572,7 @@ def continued(chain: Chain, ctx) -> bool:
     positions, by_source = index
     here = positions[id(chain)]
     return any(
-        other is not chain and other.scope.binding_scope(name) is binding
+        other is not chain and _binding_scope(name, other.scope) is binding
         and (positions[id(other)] > here or other.scope is not chain.scope)
         for other in by_source.get(name, ())
     )
@@ -596,11 +598,11 @@ def _upstream(expr: cst.BaseExpression, scope: ScopeInfo, ctx, seen: set) -> Lis
         expr = expr.func.value  # type: ignore[attr-defined]
     names: List[str] = []
     if isinstance(expr, cst.Name):
-        found = scope.binding_scope(expr.value)
-        for value in found.assigned[expr.value] if found is not None else ():
+        found = assigned(expr.value, scope)
+        for value in found.values if found is not None else ():
             if isinstance(value, cst.BaseExpression) and id(value) not in seen:
                 seen.add(id(value))
-                names += _upstream(value, found, ctx, seen)
+                names += _upstream(value, found.scope, ctx, seen)
     elif isinstance(expr, cst.Call) and ctx.qualname(expr.func, scope) == "tensorflow.data.Dataset.list_files":
         shuffle = argument(expr, 1, "shuffle")
         if not (isinstance(shuffle, cst.Name) and shuffle.value == "False"):
@@ -718,3 +720,8 @@ def single_value(name: str, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
 def short_name(qualname: str) -> str:
     """``tensorflow.image.resize`` -> ``tf.image.resize`` for messages."""
     return "tf." + qualname[len("tensorflow."):] if qualname.startswith("tensorflow.") else qualname
+
+
+def _binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
+    found = assigned(name, scope)
+    return found.scope if found is not None else None

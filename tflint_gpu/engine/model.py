@@ -14,7 +14,7 @@ Everything later stages need is recorded here, in source order:
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
 
@@ -130,6 +130,9 @@ class ScopeInfo:
         "assigned",
         "calls",
         "globals",
+        "nonlocals",
+        "global_writes",
+        "order",
         "graph",
         "excluded",
         "nested",
@@ -147,6 +150,11 @@ class ScopeInfo:
         self.assigned: Dict[str, List[Any]] = {}
         self.calls: List[cst.Call] = []  # calls made directly in this scope
         self.globals: set = set()  # names declared global/nonlocal here
+        self.nonlocals: set = set()  # of those, the ones declared nonlocal
+        # name -> the functions that rebind it through `global`/`nonlocal` (on
+        # the scope that owns the name)
+        self.global_writes: Dict[str, List["ScopeInfo"]] = {}
+        self.order: Optional["_Order"] = None  # source order of own nodes, on first need
         self.graph: Optional[Any] = None  # engine.context.GraphInfo once known
         self.excluded = False  # handed to tf.py_function / tf.numpy_function
         self.nested: List["ScopeInfo"] = []  # functions and lambdas defined directly in this scope
@@ -194,15 +202,9 @@ class ScopeInfo:
                 return None
         return None
 
-    def binding_scope(self, name: str) -> Optional["ScopeInfo"]:
-        """The innermost scope visible from here that assigns ``name`` (its
-        ``assigned[name]`` holds the values), skipping enclosing class bodies."""
-        for scope in self.chain():
-            if scope.kind == "class" and scope is not self:
-                continue
-            if name in scope.assigned:
-                return scope
-        return None
+    def lookup(self, name: str, at: Optional[cst.CSTNode] = None) -> Optional["Binding"]:
+        """What ``name`` read in this scope binds to (see ``lookup``)."""
+        return lookup(name, self, at)
 
     def lookup_class(self, name: str) -> Optional["ScopeInfo"]:
         for scope in self.chain():
@@ -338,7 +340,27 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
                 for child in reversed(value):
                     if isinstance(child, cst.CSTNode):
                         append(child)
+    for current in model.scopes:
+        for name in current.globals:
+            if name in current.assigned:
+                owner = _declared_owner(name, current)
+                if owner is not None:
+                    owner.global_writes.setdefault(name, []).append(current)
     return model
+
+
+def _declared_owner(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
+    """The scope a ``global``/``nonlocal`` declaration of ``name`` in ``scope`` refers to."""
+    if name not in scope.nonlocals:
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+        return root
+    for current in scope.chain():
+        if current is not scope and current.is_function and name in current.assigned \
+                and name not in current.globals:
+            return current
+    return None
 
 
 class _EnterScope:
@@ -424,6 +446,8 @@ def _record(node: Any, type_name: str, scope: ScopeInfo) -> None:
     elif type_name in ("Global", "Nonlocal"):
         for item in node.names:
             scope.globals.add(item.name.value)
+            if type_name == "Nonlocal":
+                scope.nonlocals.add(item.name.value)
     elif type_name == "Import":
         for alias in node.names:
             full = dotted_name(alias.name)
@@ -477,3 +501,207 @@ def _bind_target(scope: ScopeInfo, target: cst.BaseExpression, value: Any) -> No
             if isinstance(element_value, cst.StarredElement):
                 element_value = element_value.value
             _bind_target(scope, element_value, inner)
+
+
+# -- what a name binds to ------------------------------------------------------
+IMPORT = "import"  # Binding.target: the qualified name imported
+DEF = "def"  # Binding.target: the function's ScopeInfo
+CLASS = "class"  # Binding.target: the class's ScopeInfo
+ASSIGNED = "assigned"  # Binding.values: what assignments, parameters, loops... bound
+
+
+class Binding:
+    """What a name read somewhere binds to: the scope that binds it, how, and
+    (for assignments) the values that may reach the read."""
+
+    __slots__ = ("name", "scope", "kind", "target", "own_values", "writers")
+
+    def __init__(self, name: str, scope: ScopeInfo, kind: str, target: Any = None,
+                 own_values: Optional[List[Any]] = None, writers: Sequence[ScopeInfo] = ()) -> None:
+        self.name = name
+        self.scope = scope
+        self.kind = kind
+        self.target = target
+        # Bound in ``scope`` itself (for a flow-aware lookup: those reaching the read).
+        self.own_values: List[Any] = own_values if own_values is not None else []
+        # Functions that rebind the name through ``global``/``nonlocal``.
+        self.writers: List[ScopeInfo] = list(writers)
+
+    @property
+    def values(self) -> List[Any]:
+        """Every value that may be bound: ``own_values``, then an
+        ``(OPAQUE, function node)`` for each function in ``writers``."""
+        return self.own_values + [(OPAQUE, writer.node) for writer in self.writers]
+
+    @property
+    def is_parameter(self) -> bool:
+        """Bound as a parameter of its function (and maybe rebound in it)."""
+        return any(isinstance(v, tuple) and v[0] == PARAM for v in self.own_values)
+
+    @property
+    def single_value(self) -> Optional[Any]:
+        """The one value bound, when there is exactly one."""
+        return self.values[0] if self.kind == ASSIGNED and len(self.values) == 1 else None
+
+    @property
+    def rebound(self) -> bool:
+        """Is the name bound more than once (anywhere in its scope, or by a
+        function through ``global``/``nonlocal``)? Always the whole scope's
+        answer, whatever ``at`` the lookup had."""
+        all_values = self.scope.assigned.get(self.name, ())
+        return self.kind == ASSIGNED and (len(all_values) > 1 or bool(self.writers)
+                                          or any(isinstance(v, tuple) and v[0] == AUGMENTED for v in all_values))
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<Binding {self.name} {self.kind} in {self.scope.name}>"
+
+
+def lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[Binding]:
+    """The one answer to "what does ``name`` read in ``scope`` bind to":
+    the innermost visible scope that binds it (enclosing class bodies are not
+    visible; a ``global``/``nonlocal`` declaration sends the lookup outward),
+    by an import, a def, a class or assignments (parameters, loop targets,
+    with/except targets, augmented assignments included). None: a builtin or
+    an unbound name.
+
+    The values of a name bound by assignment include those a function writes
+    through ``global``/``nonlocal`` (as ``(OPAQUE, function node)``). With
+    ``at`` (a node of ``scope``'s own code, not of a nested function), the
+    lookup is flow-aware where the name is local to ``scope``: only the
+    bindings that can reach ``at`` are kept. A binding reaches ``at`` when it
+    is complete before ``at`` and no later binding on every path to ``at``
+    replaces it, or when a loop around both brings it round again."""
+    for current in scope.chain():
+        if current.kind == "class" and current is not scope:
+            continue
+        if name in current.globals and current.parent is not None:
+            continue
+        if name in current.imports:
+            return Binding(name, current, IMPORT, target=current.imports[name])
+        if name in current.assigned or name in current.global_writes:
+            values = list(current.assigned.get(name, ()))
+            if at is not None and current is scope:
+                values = _reaching(values, at, current)
+                if not values and not current.global_writes.get(name):
+                    # read before any assignment: `f = tf.function(f)` reads the def
+                    if name in current.defs:
+                        return Binding(name, current, DEF, target=current.defs[name])
+                    if name in current.classes:
+                        return Binding(name, current, CLASS, target=current.classes[name])
+            return Binding(name, current, ASSIGNED, own_values=values, writers=current.global_writes.get(name, ()))
+        if name in current.defs:
+            return Binding(name, current, DEF, target=current.defs[name])
+        if name in current.classes:
+            return Binding(name, current, CLASS, target=current.classes[name])
+    return None
+
+
+def assigned(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[Binding]:
+    """``lookup``, when what it finds binds ``name`` by assignment (parameters,
+    loop targets... included); None for an import, def, class or no binding."""
+    found = lookup(name, scope, at)
+    return found if found is not None and found.kind == ASSIGNED else None
+
+
+class _Order:
+    """Pre/post order numbers and parents of a scope's own nodes (nested
+    functions, classes and lambdas are single nodes)."""
+
+    __slots__ = ("pre", "post", "parent")
+
+    def __init__(self, scope: ScopeInfo) -> None:
+        self.pre: Dict[int, int] = {}
+        self.post: Dict[int, int] = {}
+        self.parent: Dict[int, cst.CSTNode] = {}
+        counter = 0
+        root = scope.node.body if not isinstance(scope.node, cst.Module) else scope.node
+        stack: List[Any] = [(root, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                self.post[id(node)] = counter
+                counter += 1
+                continue
+            self.pre[id(node)] = counter
+            counter += 1
+            stack.append((node, True))
+            if node is not root and isinstance(node, SCOPE_TYPES):
+                continue
+            children: List[cst.CSTNode] = []
+            for field_name in _walk_fields(node.__class__):
+                value = getattr(node, field_name)
+                if isinstance(value, cst.CSTNode):
+                    children.append(value)
+                elif value.__class__ is tuple or value.__class__ is list:
+                    children.extend(child for child in value if isinstance(child, cst.CSTNode))
+            for child in reversed(children):
+                self.parent[id(child)] = node
+                stack.append((child, False))
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        current = self.parent.get(id(node))
+        while current is not None:
+            yield current
+            current = self.parent.get(id(current))
+
+    def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+        return self.pre[id(outer)] <= self.pre[id(inner)] and self.post[id(inner)] <= self.post[id(outer)]
+
+
+_LOOPS = (cst.For, cst.While)
+_BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Module)
+
+
+def _value_node(value: Any) -> Optional[cst.CSTNode]:
+    """The node whose evaluation completes a binding (None: a parameter)."""
+    if isinstance(value, tuple):
+        return None if value[0] == PARAM else value[1]
+    return value
+
+
+def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]:
+    if scope.order is None:
+        scope.order = _Order(scope)
+    order = scope.order
+    if id(at) not in order.pre:
+        return values  # not in this scope's own code: no flow to follow
+    at_pre = order.pre[id(at)]
+    loops = [node for node in order.ancestors(at) if isinstance(node, _LOOPS)]
+    before: List[Tuple[int, Any, Optional[cst.CSTNode]]] = []
+    carried: List[Any] = []
+    for value in values:
+        node = _value_node(value)
+        if node is None:
+            before.append((-1, value, None))
+        elif id(node) not in order.post:
+            return values  # bound somewhere the order does not know: keep all
+        elif order.post[id(node)] < at_pre:
+            before.append((order.post[id(node)], value, node))
+        elif any(order.contains(loop.body, node) for loop in loops):
+            carried.append(value)  # bound later in a loop around ``at``: seen on the next turn
+    before.sort(key=lambda item: item[0])
+    # The last binding on every path to ``at`` replaces the earlier ones: its
+    # statement sits in a block that contains ``at``.
+    at_blocks = {id(node) for node in order.ancestors(at) if isinstance(node, _BLOCKS)}
+    for index in range(len(before) - 1, -1, -1):
+        _, value, node = before[index]
+        if node is None or _statement_block(node, order) in at_blocks:
+            kept = [item[1] for item in before[index:]]
+            if node is not None and any(order.contains(loop.body, node) for loop in loops):
+                # replaced on every turn before ``at``: nothing is carried round
+                return kept
+            return kept + carried
+    return [item[1] for item in before] + carried
+
+
+def _statement_block(node: cst.CSTNode, order: _Order) -> Optional[int]:
+    """The id of the block holding the statement ``node`` belongs to. A ``for``
+    target is bound in the loop's body on each turn."""
+    child = node
+    for parent in order.ancestors(node):
+        if isinstance(parent, cst.For) and child is parent.iter:
+            return id(parent.body)
+        if isinstance(parent, _BLOCKS):
+            return id(parent)
+        child = parent
+    return None

@@ -5,7 +5,8 @@ One small interface for every rule: ``qualname(expr, scope)`` answers
 (after ``from tensorflow import function``) or ``tf.compat.v2.function``, and
 ``"numpy.zeros"`` for ``np.zeros``, ``numpy.zeros`` or ``z`` (after
 ``from numpy import zeros as z``). It is built from the import statements the
-model walk recorded, scope by scope; it does not follow arbitrary assignments.
+model walk recorded, scope by scope, and through names assigned once an
+imported name (``tfd = tfp.distributions``); it follows no other assignment.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ScopeInfo, split_attributes
+from tflint_gpu.engine.model import ASSIGNED, IMPORT, ScopeInfo, lookup, split_attributes
 
 # Spellings that name the same API. Longest prefix first.
 _ALIASES = (
@@ -24,6 +25,8 @@ _ALIASES = (
     ("tf_keras.", "keras."),
     ("keras.src.", "keras."),
 )
+# How many assignments ``raw_qualname`` follows (``a = b``, ``b = tf.nn``).
+_ALIAS_DEPTH = 3
 _ALIAS_EXACT = {
     "tensorflow.compat.v2": "tensorflow",
     "tensorflow.compat.v1": "tensorflow",
@@ -59,28 +62,31 @@ class Resolver:
         raw = self.raw_qualname(expr, scope)
         return normalize(raw) if raw is not None else None
 
-    def raw_qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+    def raw_qualname(self, expr: cst.BaseExpression, scope: ScopeInfo, _depth: int = 0) -> Optional[str]:
         """The qualified name as imported, not normalized (``tf_keras.layers.Layer``
-        stays apart from ``keras.layers.Layer``)."""
+        stays apart from ``keras.layers.Layer``). A name assigned once an
+        imported name or attribute chain stands for it (``tfd =
+        tfp.distributions``, then ``tfd.Normal``)."""
         name, attrs = split_attributes(expr)
         if not isinstance(name, cst.Name):
             return None
-        base = self.binding(name.value, scope)
-        if base is None:
+        found = lookup(name.value, scope)
+        if found is None:
             return None
-        return ".".join([base] + attrs)
+        if found.kind == IMPORT:
+            base = found.target
+        elif found.kind == ASSIGNED and _depth < _ALIAS_DEPTH \
+                and isinstance(found.single_value, (cst.Name, cst.Attribute)):
+            base = self.raw_qualname(found.single_value, found.scope, _depth + 1)
+        else:
+            return None
+        return ".".join([base] + attrs) if base is not None else None
 
     @staticmethod
     def binding(name: str, scope: ScopeInfo) -> Optional[str]:
         """The imported module or object a bare name stands for, if any."""
-        for current in scope.chain():
-            if current.kind == "class" and current is not scope:
-                continue
-            if name in current.imports:
-                return current.imports[name]
-            if name in current.assigned or name in current.defs or name in current.classes:
-                return None  # shadowed by a local binding
-        return None
+        found = lookup(name, scope)
+        return found.target if found is not None and found.kind == IMPORT else None
 
     @staticmethod
     def module_alias(module: str, scope: ScopeInfo, exact: bool = False) -> Optional[str]:
@@ -101,10 +107,7 @@ class Resolver:
         assignment, parameter, def or class; with ``declarations``, also a
         ``global``/``nonlocal`` of it), so that a new module-level import of
         that name, or else the builtin, is what ``scope`` sees?"""
-        for current in scope.chain():
-            if current.kind == "class" and current is not scope:
-                continue
-            if name in current.imports or name in current.assigned or name in current.defs \
-                    or name in current.classes or (declarations and name in current.globals):
-                return False
-        return True
+        if declarations and any(name in current.globals for current in scope.chain()
+                                if current.kind != "class" or current is scope):
+            return False
+        return lookup(name, scope) is None

@@ -50,7 +50,7 @@ import libcst as cst
 
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo
+from tflint_gpu.engine.model import PARAM, ModuleModel, ScopeInfo, assigned
 from tflint_gpu.engine.names import Resolver
 
 # How the first parameter of a method is spelt in state keys (``<self>.attr``).
@@ -60,6 +60,12 @@ SELF = "<self>"
 CONTAINER = "container"
 SCALAR = "scalar"
 NONE = "none"
+ARG = "argument"  # a constructor argument of unknown type, kept in an attribute
+VARIABLE = "variable"  # a tf.Variable / Keras weight
+
+_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 _CONTAINER_DISPLAYS = (cst.List, cst.Dict, cst.Set, cst.ListComp, cst.DictComp, cst.SetComp)
 _CONTAINER_BUILTINS = frozenset({"list", "dict", "set"})
@@ -84,8 +90,78 @@ class RunOnce:
         self.graphs = graphs
         self.resolver: Resolver = graphs.resolver
         self._setup: Optional[Set[int]] = None
+        self._attribute_kinds: Dict[Tuple[int, str], Optional[str]] = {}
         self._lazy: Dict[int, Tuple[List[cst.If], Set[int]]] = {}
         self._scratch: Dict[Tuple[int, str, str], bool] = {}
+
+    # -- what state holds -------------------------------------------------
+    def creates_variable(self, value, scope: Optional[ScopeInfo] = None) -> bool:
+        """``tf.Variable(...)`` / ``keras.Variable(...)``."""
+        return isinstance(value, cst.Call) \
+            and self.resolver.qualname(value.func, scope or self.model.root) in _VARIABLES
+
+    def state_kind(self, values, scope: ScopeInfo) -> Optional[str]:
+        """One kind (CONTAINER, SCALAR, NONE) if every value bound is a fresh
+        Python value of that kind (``python_value_kind``); None otherwise or
+        for a parameter, loop target or other non-expression binding."""
+        return combine_kinds([python_value_kind(v, scope, self.resolver) if isinstance(v, cst.BaseExpression)
+                              else None for v in values])
+
+    def attribute_kind(self, cls: ScopeInfo, attr: str) -> Optional[str]:
+        """What a class binds ``self.attr`` to, over its class body and every
+        ``self.attr = value`` in its methods (updates of the attribute from
+        itself aside): SCALAR/CONTAINER/NONE if only Python values, ARG if a
+        constructor argument of unknown type, VARIABLE if variables or
+        weights (``self.add_weight``); None if mixed or unknown."""
+        key = (id(cls), attr)
+        if key not in self._attribute_kinds:
+            kinds = [python_value_kind(v, cls, self.resolver) if isinstance(v, cst.BaseExpression) else None
+                     for v in cls.assigned.get(attr, ())]
+            for type_name in ("Assign", "AnnAssign"):
+                for node, scope in self.model.index.get(type_name, ()):
+                    method = scope.function()
+                    if method is None or method.enclosing_class is not cls or node.value is None:
+                        continue
+                    first = bindings.first_parameter(method)
+                    if first is None:
+                        continue
+                    targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
+                    if bindings.mentions_attribute(node.value, first, attr):
+                        continue  # an update of the attribute from itself: not what it holds
+                    for target in targets:
+                        elements = bindings.target_elements(target)
+                        if any(bindings.is_attribute(element, first, attr) for element in elements):
+                            kinds.append(self._attribute_value_kind(node.value, method, first))
+            self._attribute_kinds[key] = combine_kinds(kinds)
+        return self._attribute_kinds[key]
+
+    def _attribute_value_kind(self, value, method: ScopeInfo, first: str) -> Optional[str]:
+        """The kind of a value a method binds to ``self.attr``: also VARIABLE for
+        ``self.add_weight(...)``/``tf.Variable(...)``, and for a parameter of
+        ``__init__`` (never rebound there) the kind its default or annotation
+        gives, ARG when it has neither."""
+        if isinstance(value, cst.Call):
+            func = value.func
+            if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == first
+                    and func.attr.value in _WEIGHT_METHODS) or self.creates_variable(value, method):
+                return VARIABLE
+        if isinstance(value, cst.Name) and method.name == "__init__" and isinstance(method.node, cst.FunctionDef):
+            found = assigned(value.value, method)
+            param = found.single_value if found is not None and found.scope is method else None
+            if isinstance(param, tuple) and param[0] == PARAM:
+                node = param[1]
+                params = method.node.params
+                if node is params.star_arg or node is params.star_kwarg:
+                    return None
+                if node.default is not None:
+                    return python_value_kind(node.default, method, self.resolver)
+                if node.annotation is not None:
+                    note = node.annotation.annotation
+                    if isinstance(note, cst.Name) and note.value in _SCALAR_ANNOTATIONS:
+                        return SCALAR
+                    return None
+                return ARG
+        return python_value_kind(value, method, self.resolver)
 
     # -- the questions ------------------------------------------------------
     def runs_once(self, node: cst.CSTNode, function: ScopeInfo) -> bool:
@@ -312,3 +388,14 @@ def python_value_kind(value: cst.BaseExpression, scope: ScopeInfo, resolver: Res
         if resolver.qualname(value.func, scope) in _CONTAINER_QUALNAMES:
             return CONTAINER
     return None
+
+
+def combine_kinds(kinds: List[Optional[str]]) -> Optional[str]:
+    """One kind if every binding is a value of that kind (None aside; a
+    constructor argument takes the kind of the other bindings)."""
+    if not kinds or any(k is None for k in kinds):
+        return None
+    found = {k for k in kinds if k != NONE}
+    if len(found) > 1:
+        found.discard(ARG)
+    return found.pop() if len(found) == 1 else None

@@ -48,9 +48,9 @@ import libcst as cst
 
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo,
-                                     split_attributes, walk)
-from tflint_gpu.engine.names import Resolver, normalize
+from tflint_gpu.engine.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
+                                     walk)
+from tflint_gpu.engine.names import Resolver
 
 # Top-level tf.* names that return something other than a tensor.
 _NOT_TENSOR_TOP = frozenset(
@@ -279,7 +279,6 @@ class TensorInference:
         self._cache: Dict[Tuple[int, int], bool] = {}
         self._class_kinds: Dict[int, Optional[str]] = {}
         self._attributes: Dict[int, Dict[str, List[Any]]] = {}
-        self._globals: Optional[Dict[str, List[Any]]] = None
 
     def is_tensor(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
         key = (id(expr), id(scope))
@@ -321,7 +320,7 @@ class TensorInference:
 
     def _call_is_tensor(self, expr: cst.Call, scope: ScopeInfo, seen: Set) -> bool:
         func = expr.func
-        qualname = self._qualname(func, scope)
+        qualname = self.resolver.qualname(func, scope)
         if qualname is not None:
             return is_tf_op(qualname) or api_returns_tensor(qualname)
         if isinstance(func, cst.Attribute):
@@ -393,7 +392,7 @@ class TensorInference:
         """Is ``expr`` a Python list or tuple of tensors?"""
         if isinstance(expr, cst.Call):
             func = expr.func
-            if self._qualname(func, scope) in _TENSOR_SEQUENCE_APIS:
+            if self.resolver.qualname(func, scope) in _TENSOR_SEQUENCE_APIS:
                 return True
             if isinstance(func, cst.Attribute) and func.attr.value in _TAPE_METHODS:
                 return self._object_kind(func.value, scope, seen) == TAPE
@@ -494,30 +493,10 @@ class TensorInference:
         return True
 
     # -- known objects ----------------------------------------------------
-    def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> Optional[str]:
-        """The resolver's qualified name, also through a module alias made by
-        assignment (``tfd = tfp.distributions``; ``tfd.Normal``)."""
-        qualname = self.resolver.qualname(expr, scope)
-        if qualname is not None or depth > 3:
-            return qualname
-        base, attrs = split_attributes(expr)
-        if not isinstance(base, cst.Name):
-            return None
-        found = self._bindings(base.value, scope)
-        if found is None:
-            return None
-        current, values = found
-        if len(values) != 1 or not isinstance(values[0], (cst.Name, cst.Attribute)):
-            return None
-        target = self._qualname(values[0], current, depth + 1)
-        if target is None:
-            return None
-        return normalize(".".join([target] + attrs))
-
     def _object_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Optional[str]:
         if isinstance(expr, cst.Call):
             func = expr.func
-            qualname = self._qualname(func, scope)
+            qualname = self.resolver.qualname(func, scope)
             if qualname is not None:
                 kind = constructor_kind(qualname)
                 if kind == KERAS and _returns_sequence_keyword(expr):
@@ -609,7 +588,7 @@ class TensorInference:
         annotation = param.annotation
         if annotation is None or param.default is not None:
             return None
-        return base_kind(self._qualname(annotation.annotation, function))
+        return base_kind(self.resolver.qualname(annotation.annotation, function))
 
     def class_kind(self, cls: ScopeInfo, _depth: int = 0) -> Optional[str]:
         """The kind of an instance of a same-module class, from its bases."""
@@ -623,7 +602,7 @@ class TensorInference:
             for base in cls.node.bases:
                 if base.keyword is not None or base.star:
                     continue
-                qualname = self._qualname(base.value, parent)
+                qualname = self.resolver.qualname(base.value, parent)
                 if qualname is not None:
                     kind = base_kind(qualname)
                 elif isinstance(base.value, cst.Name):
@@ -671,34 +650,13 @@ class TensorInference:
         finally:
             seen.discard(key)
 
-    def _bindings(self, name: str, scope: ScopeInfo) -> Optional[Tuple[ScopeInfo, List[Any]]]:
-        """The innermost scope visible from ``scope`` that assigns ``name``, with the
-        values bound there (for a module-level name, also those bound by functions
-        that declare it ``global``); None if an import, def or class binds it
-        first, or it is declared global/nonlocal on the way."""
-        for current in scope.chain():
-            if current.kind == "class" and current is not scope:
-                continue
-            if name in current.globals:
-                return None
-            if name in current.assigned:
-                if current.kind == "module":
-                    return current, current.assigned[name] + self._global_rebindings().get(name, [])
-                return current, current.assigned[name]
-            if name in current.imports or name in current.defs or name in current.classes:
-                return None
-        return None
-
-    def _global_rebindings(self) -> Dict[str, List[Any]]:
-        """name -> values bound to it by functions that declare it ``global``
-        (as opaque bindings: they are read in another scope)."""
-        if self._globals is None:
-            self._globals = {}
-            for current in self.graphs.model.scopes:
-                for name in current.globals:
-                    if name in current.assigned:
-                        self._globals.setdefault(name, []).append((OPAQUE, current.node))
-        return self._globals
+    @staticmethod
+    def _bindings(name: str, scope: ScopeInfo) -> Optional[Tuple[ScopeInfo, List[Any]]]:
+        """The scope that binds ``name`` by assignment as seen from ``scope``, with
+        the values bound there (``model.assigned``: functions' ``global``
+        rebindings included, as opaque values)."""
+        found = assigned(name, scope)
+        return (found.scope, found.values) if found is not None else None
 
     def _instance_attributes(self, cls: ScopeInfo, _depth: int = 0) -> Dict[str, List[Any]]:
         """attribute -> [(value, scope)] for every ``self.attribute = value`` in the

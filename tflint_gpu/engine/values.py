@@ -16,7 +16,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from tflint_gpu.engine import run_once, tensors
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.engine.model import ScopeInfo, assigned
 
 VARIABLE = "variable"
 DATASET = "dataset"
@@ -78,16 +78,16 @@ class ValueKinds:
 
     def _name_kind(self, name: str, scope: ScopeInfo, seen: Set) -> str:
         """The kind of the value a name is bound to once in the scope whose binding it sees."""
-        owner = scope.binding_scope(name)
-        key = (name, id(owner))
-        if owner is None or key in seen or name in owner.globals:
+        found = assigned(name, scope)
+        key = (name, id(found.scope) if found is not None else None)
+        if found is None or key in seen or name in found.scope.globals:
             return UNKNOWN
-        values = owner.assigned.get(name, [])
-        if len(values) != 1 or not isinstance(values[0], cst.BaseExpression):
+        value = found.single_value
+        if not isinstance(value, cst.BaseExpression):
             return UNKNOWN
         seen.add(key)
         try:
-            return self._kind(values[0], owner, seen)
+            return self._kind(value, found.scope, seen)
         finally:
             seen.discard(key)
 

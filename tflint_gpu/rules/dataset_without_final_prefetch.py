@@ -106,22 +106,7 @@ class DatasetWithoutFinalPrefetch(Rule):
         origin = chain.origin()
         if not isinstance(origin, cst.Name):
             return _constructor(origin, chain.scope, ctx)
-        values = _bindings(origin.value, chain.scope)
-        constructors = 0
-        for value in values:
-            if not isinstance(value, cst.BaseExpression):
-                return False  # a parameter, a loop variable, a with-target
-            node = value
-            while is_stage(node):
-                if method(node) == "prefetch":
-                    return False
-                node = node.func.value
-            if isinstance(node, cst.Name) and node.value == origin.value:
-                continue  # `ds = ds.map(...)`: checked stage by stage above
-            if not _constructor(node, chain.scope, ctx):
-                return False
-            constructors += 1
-        return constructors > 0
+        return _name_from_constructor(origin, chain.scope, ctx, set())
 
     @staticmethod
     def _consumed(ctx) -> set:
@@ -140,7 +125,7 @@ class DatasetWithoutFinalPrefetch(Rule):
             if isinstance(expr, cst.Call):
                 result.add(id(expr))
             elif isinstance(expr, cst.Name):
-                for value in _bindings(expr.value, scope):
+                for value in _bindings(expr, scope, ctx):
                     if isinstance(value, cst.BaseExpression):
                         result.add(id(value))
         return result
@@ -497,6 +482,32 @@ def _constructor(node: cst.BaseExpression, scope, ctx) -> bool:
     return qualname is not None and qualname.startswith(DATASET_FACTORIES_PREFIX)
 
 
-def _bindings(name: str, scope) -> list:
-    found = scope.binding_scope(name)
-    return found.assigned[name] if found is not None else []
+def _name_from_constructor(name: cst.Name, scope, ctx, seen: set) -> bool:
+    """Do all the values reaching ``name`` come from a tf.data constructor here,
+    stage by stage (``ds = ds.map(...)`` followed back), with no prefetch?"""
+    if id(name) in seen:
+        return True  # already followed (or round a loop): the other values decide
+    seen.add(id(name))
+    values = _bindings(name, scope, ctx)
+    if not values:
+        return False
+    for value in values:
+        if not isinstance(value, cst.BaseExpression):
+            return False  # a parameter, a loop variable, a with-target
+        node = value
+        while is_stage(node):
+            if method(node) == "prefetch":
+                return False
+            node = node.func.value
+        if isinstance(node, cst.Name) and node.value == name.value:
+            if not _name_from_constructor(node, scope, ctx, seen):  # `ds = ds.map(...)`
+                return False
+        elif not _constructor(node, scope, ctx):
+            return False
+    return True
+
+
+def _bindings(name: cst.Name, scope, ctx) -> list:
+    """The values bound to ``name`` that reach it."""
+    found = ctx.assigned(name.value, at=name, scope=scope)
+    return found.values if found is not None else []

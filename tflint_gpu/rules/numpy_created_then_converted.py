@@ -83,7 +83,7 @@ class NumpyCreatedThenConverted(Rule):
         via_name = None
         if isinstance(value, cst.Name):
             via_name = value
-            value = self._single_binding(value.value, ctx)
+            value = self._single_binding(value, ctx)
             if value is None:
                 return
         if not isinstance(value, cst.Call):
@@ -97,15 +97,15 @@ class NumpyCreatedThenConverted(Rule):
         ctx.report(node, message, self._fix(node, qualname, value, via_name is not None, ctx))
 
     @staticmethod
-    def _single_binding(name: str, ctx) -> Optional[cst.BaseExpression]:
-        """The value of ``name`` if it is bound once here and used only by the conversion."""
+    def _single_binding(name: cst.Name, ctx) -> Optional[cst.BaseExpression]:
+        """The value of ``name`` if it is bound once, in this scope, and used only by the conversion."""
+        found = ctx.assigned(name.value)
         scope = ctx.scope.function() or ctx.model.root
-        values = scope.assigned.get(name)
-        if not values or len(values) != 1 or not isinstance(values[0], cst.Call) or name in scope.globals:
+        if found is None or found.scope is not scope or found.rebound or not isinstance(found.single_value, cst.Call):
             return None
-        loads = bindings.count_name(scope.node, name)
+        loads = bindings.count_name(scope.node, name.value)
         # One Name for the binding target, one for the conversion.
-        return values[0] if loads == 2 else None
+        return found.single_value if loads == 2 else None
 
     @staticmethod
     def _fix(node: cst.Call, qualname: str, creation: cst.Call, via_name: bool, ctx) -> Optional[Fix]:

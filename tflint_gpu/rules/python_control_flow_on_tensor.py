@@ -6,7 +6,6 @@ import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
 from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import PARAM
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 _ERROR = "OperatorNotAllowedInGraphError"
@@ -746,9 +745,7 @@ def _eager_test(test: cst.BaseExpression, ctx) -> Optional[bool]:
 
 
 def _is_parameter(name: str, ctx) -> bool:
-    function = ctx.scope.function()
-    bindings = function.assigned.get(name, ()) if function is not None else ()
-    return any(isinstance(b, tuple) and b[0] == PARAM for b in bindings)
+    return ctx.is_parameter(name)
 
 
 def _is_bool_tensor(expr: cst.BaseExpression, ctx) -> bool:

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
 from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import PARAM, ScopeInfo
+from tflint_gpu.engine.model import ScopeInfo
 from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
@@ -217,10 +217,8 @@ class TfFunctionWithoutJitCompile(Rule):
         if ctx.graphs.is_dataset(iterable, scope):
             return True
         if isinstance(iterable, cst.Name):
-            for current in scope.chain():
-                values = current.assigned.get(iterable.value)
-                if values is not None:
-                    return any(isinstance(v, tuple) and v[0] == PARAM for v in values)
+            found = ctx.assigned(iterable.value, scope=scope)
+            return found is not None and found.is_parameter
         return False
 
     cases = [

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Dict, Optional, Set, Tuple
 
 import libcst as cst
 
 from tflint_gpu.autofix.replace import replace_nodes
 from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import PARAM, ScopeInfo
-from tflint_gpu.engine.run_once import CONTAINER, NONE, SCALAR, outlives_trace, python_value_kind
+from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.engine.run_once import ARG, CONTAINER, SCALAR, VARIABLE, outlives_trace
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that
@@ -24,18 +24,12 @@ MUTATING_METHODS = frozenset(
         "appendleft", "extendleft", "popleft", "rotate",
     }
 )
-_VARIABLES = frozenset({"tensorflow.Variable", "keras.Variable"})
 _NUMBER = (cst.Integer, cst.Float)
 # Calls whose argument may be the fixed global: they give the same value for a
 # Python number and for a tf.Variable holding it.
 _SAME_VALUE_READS = frozenset({"int", "float"})
 # TensorFlow calls in graph code that accept a tf.Variable where a number was.
 _GRAPH_READS = frozenset({"tensorflow.print", "tensorflow.identity", "tensorflow.cast"})
-
-ARG = "argument"  # a constructor argument of unknown type, kept in an attribute
-VARIABLE = "variable"  # a tf.Variable / Keras weight
-_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
-_SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str"})
 
 
 class TraceTimeSideEffect(Rule):
@@ -152,9 +146,6 @@ class TraceTimeSideEffect(Rule):
     needs = (GRAPH_TEXT,)
     fix_safety = Safety.UNSAFE
 
-    def __init__(self) -> None:
-        self._attr_kinds: Dict[Tuple[int, str], Optional[str]] = {}
-
     # -- visitors ---------------------------------------------------------
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         function = self._graph_function(ctx)
@@ -169,7 +160,7 @@ class TraceTimeSideEffect(Rule):
                     ctx.report(node, self._message(what, ctx), fix)
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
-            if attr is not None and self._attr_kind(attr, function, ctx) in (SCALAR, CONTAINER, ARG) \
+            if attr is not None and _attr_kind(attr, function, ctx) in (SCALAR, CONTAINER, ARG) \
                     and not self._is_scratch(attr, function, ctx):
                 what = f"`{_code(ctx, node)}` changes `{_code(ctx, target)}`"
                 self._report(node, self._message(what, ctx), function, ctx)
@@ -197,14 +188,15 @@ class TraceTimeSideEffect(Rule):
     # -- checks -----------------------------------------------------------
     def _check_assign_target(self, node: cst.Assign, target: cst.BaseExpression, function: ScopeInfo, ctx) -> None:
         if isinstance(target, cst.Name):
-            if self._global_state(target.value, function, ctx) and not _creates_variable(node.value, ctx):
+            if self._global_state(target.value, function, ctx) \
+                    and not ctx.run_once.creates_variable(node.value, ctx.scope):
                 what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
                 self._report(node, self._message(what, ctx), function, ctx)
         elif isinstance(target, cst.Attribute):
             attr = self._self_attr(target, function, ctx)
             if attr is None:
                 return
-            kind = self._attr_kind(attr, function, ctx)
+            kind = _attr_kind(attr, function, ctx)
             reads_itself = bindings.mentions_attribute(node.value, attr[0], attr[1])
             if kind == VARIABLE:
                 if reads_itself or ctx.is_tensor(node.value):
@@ -260,24 +252,24 @@ class TraceTimeSideEffect(Rule):
         and is not a tf.Variable."""
         if name not in function.globals:
             return False
-        scope = bindings.binding_scope(name, function)
-        if scope is None:
+        found = ctx.binding(name, scope=function)
+        if found is None:
             return function.parent is not None and _declared_global(name, function, ctx)
-        if not outlives_trace(scope):
+        if not outlives_trace(found.scope):
             return False
-        return not any(_creates_variable(value, ctx, scope) for value in scope.assigned.get(name, ()))
+        return not any(ctx.run_once.creates_variable(value, found.scope) for value in found.own_values)
 
     def _container_kind(self, expr: cst.BaseExpression, function: ScopeInfo, ctx) -> Optional[str]:
         """CONTAINER if ``expr`` is a Python container that outlives the call."""
         if isinstance(expr, cst.Name):
-            scope = bindings.binding_scope(expr.value, function)
-            if scope is None or not outlives_trace(scope) or expr.value in scope.defs:
+            found = ctx.assigned(expr.value, scope=function)
+            if found is None or not outlives_trace(found.scope):
                 return None
-            return _kinds(scope.assigned.get(expr.value, ()), scope, ctx)
+            return ctx.run_once.state_kind(found.own_values, found.scope)
         if isinstance(expr, cst.Attribute):
             attr = self._self_attr(expr, function, ctx)
             if attr is not None and not self._is_scratch(attr, function, ctx):
-                return self._attr_kind(attr, function, ctx)
+                return _attr_kind(attr, function, ctx)
         return None
 
     @staticmethod
@@ -290,31 +282,6 @@ class TraceTimeSideEffect(Rule):
             return None
         return first, target.attr.value
 
-    def _attr_kind(self, attr: Tuple[str, str], function: ScopeInfo, ctx) -> Optional[str]:
-        """What the class binds ``self.attr`` to: SCALAR/CONTAINER if only
-        Python values, ARG if a constructor argument, VARIABLE if variables."""
-        cls = function.enclosing_class
-        key = (id(cls), attr[1])
-        if key not in self._attr_kinds:
-            kinds = [_kind(v, cls, ctx) for v in cls.assigned.get(attr[1], ())]
-            for type_name in ("Assign", "AnnAssign"):
-                for node, scope in ctx.model.index.get(type_name, ()):
-                    method = scope.function()
-                    if method is None or method.enclosing_class is not cls or node.value is None:
-                        continue
-                    first = bindings.first_parameter(method)
-                    if first is None:
-                        continue
-                    targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
-                    if bindings.mentions_attribute(node.value, first, attr[1]):
-                        continue  # an update of the attribute from itself: not what it holds
-                    for target in targets:
-                        elements = bindings.target_elements(target)
-                        if any(bindings.is_attribute(element, first, attr[1]) for element in elements):
-                            kinds.append(_attr_value_kind(node.value, method, first, ctx))
-            self._attr_kinds[key] = _combine(kinds)
-        return self._attr_kinds[key]
-
     # -- the fix ----------------------------------------------------------
     def _counter_fix(self, node: cst.AugAssign, function: ScopeInfo, ctx) -> Tuple[Optional[Fix], str]:
         """Module-level ``counter = 0`` and ``counter += 1`` -> a tf.Variable and assign_add.
@@ -323,7 +290,8 @@ class TraceTimeSideEffect(Rule):
         name = node.target.value
         root = ctx.model.root
         method = {cst.AddAssign: "assign_add", cst.SubtractAssign: "assign_sub"}.get(type(node.operator))
-        values = root.assigned.get(name, [])
+        found = ctx.assigned(name, scope=function)
+        values = found.own_values if found is not None and found.scope is root else []
         if (method is None or not isinstance(function.node, cst.FunctionDef) or len(values) != 1
                 or not _declared_global(name, function, ctx)):
             return None, ""
@@ -1077,56 +1045,9 @@ def _declaration(name: str, function: ScopeInfo, ctx) -> str:
     return "global" if _declared_global(name, function, ctx) else "nonlocal"
 
 
-def _creates_variable(value, ctx, scope: Optional[ScopeInfo] = None) -> bool:
-    return isinstance(value, cst.Call) and ctx.qualname(value.func, scope) in _VARIABLES
-
-
-def _kind(value, scope: ScopeInfo, ctx) -> Optional[str]:
-    """CONTAINER, SCALAR, NONE for Python values; None when unknown."""
-    return python_value_kind(value, scope, ctx.resolver)
-
-
-def _kinds(values, scope: ScopeInfo, ctx) -> Optional[str]:
-    return _combine([_kind(v, scope, ctx) if isinstance(v, cst.BaseExpression) else None for v in values])
-
-
-def _combine(kinds: List[Optional[str]]) -> Optional[str]:
-    """One kind if every binding is a value of that kind (None aside; a
-    constructor argument takes the kind of the other bindings)."""
-    if not kinds or any(k is None for k in kinds):
-        return None
-    found = {k for k in kinds if k != NONE}
-    if len(found) > 1:
-        found.discard(ARG)
-    return found.pop() if len(found) == 1 else None
-
-
-def _attr_value_kind(value, method: ScopeInfo, first: str, ctx) -> Optional[str]:
-    """The kind of a value a method binds to ``self.attr``: also VARIABLE for
-    ``self.add_weight(...)``/``tf.Variable(...)``, and for a parameter of
-    ``__init__`` (never rebound there) the kind its default or annotation
-    gives, ARG when it has neither."""
-    if isinstance(value, cst.Call):
-        func = value.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == first
-                and func.attr.value in _WEIGHT_METHODS) or _creates_variable(value, ctx, method):
-            return VARIABLE
-    if isinstance(value, cst.Name) and method.name == "__init__" and isinstance(method.node, cst.FunctionDef):
-        bound = method.assigned.get(value.value, ())
-        if len(bound) == 1 and isinstance(bound[0], tuple) and bound[0][0] == PARAM:
-            param = bound[0][1]
-            params = method.node.params
-            if param is params.star_arg or param is params.star_kwarg:
-                return None
-            if param.default is not None:
-                return _kind(param.default, method, ctx)
-            if param.annotation is not None:
-                note = param.annotation.annotation
-                if isinstance(note, cst.Name) and note.value in _SCALAR_ANNOTATIONS:
-                    return SCALAR
-                return None
-            return ARG
-    return _kind(value, method, ctx)
+def _attr_kind(attr: Tuple[str, str], function: ScopeInfo, ctx) -> Optional[str]:
+    """What the class of method ``function`` binds ``self.attr`` to (the engine's answer)."""
+    return ctx.run_once.attribute_kind(function.enclosing_class, attr[1])
 
 
 def _literal_key(target: cst.Subscript) -> bool:
