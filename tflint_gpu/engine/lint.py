@@ -15,7 +15,7 @@ import libcst as cst
 from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import Binding, ModuleModel, ScopeInfo, assigned, build_model, lookup
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.engine.names import Resolver, normalize
 from tflint_gpu.engine.positions import code_ranges
 from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.run_once import RunOnce
@@ -178,6 +178,19 @@ class RuleContext:
 
     def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.graphs.is_dataset(expr, scope or self.scope)
+
+    def keras_flavour(self, what, scope: Optional[ScopeInfo] = None) -> Optional[str]:
+        """Which Keras ``what`` belongs to: "tf_keras" (Keras 2) or "keras3".
+        ``what`` is a class's ScopeInfo (decided by its bases, as for graph
+        contexts) or an expression naming a Keras API: ``tf_keras.layers.X``
+        and ``tensorflow.python.keras...`` are Keras 2, ``keras.layers.X`` and
+        ``tf.keras.layers.X`` Keras 3. None when it is not Keras."""
+        if isinstance(what, ScopeInfo):
+            return self.graphs.keras_flavour(what) if what.kind == "class" else None
+        raw = self.resolver.raw_qualname(what, scope or self.scope)
+        if raw is None or not normalize(raw).startswith("keras."):
+            return None
+        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
 
     # -- analyses ------------------------------------------------------
     def graph(self, scope: Optional[ScopeInfo] = None) -> Optional[GraphInfo]:
