@@ -18,6 +18,7 @@ from tflint_gpu.engine.model import Binding, ModuleModel, ScopeInfo, assigned, b
 from tflint_gpu.engine.names import Resolver, normalize
 from tflint_gpu.engine.positions import code_ranges
 from tflint_gpu.engine.repetition import Repetition
+from tflint_gpu.engine.retracing import Retracing
 from tflint_gpu.engine.run_once import RunOnce
 from tflint_gpu.engine.tensors import TensorInference
 from tflint_gpu.engine.values import ValueKinds
@@ -74,6 +75,7 @@ class RuleContext:
         self.repetition = Repetition(model, graphs)
         self.values = ValueKinds(resolver, graphs, tensors)
         self._run_once: Optional[RunOnce] = None
+        self._retracing: Optional[Retracing] = None
         self.scope: ScopeInfo = model.root
         self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
@@ -235,6 +237,15 @@ class RuleContext:
 
     def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.graphs.is_dataset(expr, scope or self.scope)
+
+    @property
+    def retracing(self) -> Retracing:
+        """Retracing facts of this file (calls of tf.functions, per-iteration
+        Python values, tf.function objects made repeatedly, recursion), built
+        on first use."""
+        if self._retracing is None:
+            self._retracing = Retracing(self.model, self.graphs, self.values)
+        return self._retracing
 
     # -- reporting -----------------------------------------------------
     def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
