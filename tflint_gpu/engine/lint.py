@@ -252,6 +252,19 @@ class RuleContext:
         assert self.rule is not None
         self.reports.append(Report(self.rule, node, message or self.rule.message, fix))
 
+    # -- eager training (engine/eager.py) --------------------------------
+    @property
+    def eager(self):
+        """Eager-training facts of this file (GradientTape training steps, what
+        tracing a function would change, eager-mode switches, guards), built
+        on first use: an ``engine.eager.EagerFacts``."""
+        facts = getattr(self, "_eager", None)
+        if facts is None:
+            from tflint_gpu.engine.eager import EagerFacts
+
+            facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values)
+        return facts
+
 
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""

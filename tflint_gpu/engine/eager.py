@@ -1,0 +1,409 @@
+"""Eager training facts: GradientTape training steps, what tracing them would
+change, and the switches that make every ``tf.function`` run eagerly.
+
+``training_step(with_node, scope)``
+    A ``with tf.GradientTape() as tape:`` statement is the heart of a training
+    step when the same scope's own body (not a nested function) also takes
+    ``tape.gradient(...)`` and hands the gradients, directly or through names
+    bound from them (``grads = [tf.clip_by_norm(g, 1.0) for g in grads]``), to
+    ``<optimizer>.apply_gradients(...)`` or ``.minimize(...)`` (or calls
+    ``.minimize(..., tape=tape)``). The answer says whether the ``with`` lies
+    in a ``for``/``while`` body of that scope (an inline step in a loop: no
+    function to decorate).
+
+``graph_hazards(function)``
+    What in a function (its own body, the functions nested in it and the
+    same-module functions it calls) would fail or behave differently once the
+    function is traced by a plain ``tf.function`` (AutoGraph on). Deliberately
+    broad: a rule offering ``@tf.function`` offers it only where this is empty.
+
+``retracing_arguments(function)``
+    Arguments at the same-module call sites of ``function`` that are Python
+    numbers changing from call to call (a ``range``/``enumerate`` counter, a
+    name augmented in place, a number bound more than once): a
+    ``tf.function`` traces again for every new Python value.
+
+``guards(node, scope)``, ``debug_guarded(node, scope)``
+    The tests of the ``if``/``while`` statements and conditional expressions
+    around ``node`` in its scope's own body, innermost first; and whether one
+    of them, or the name of a function around ``node``, mentions "debug" or
+    "eager" (a debugging switch).
+
+``eager_switches()``
+    Every call of ``tf.config.run_functions_eagerly`` (and its
+    ``experimental_`` alias) in the module, with its argument.
+
+``statement_of(node, scope)``
+    The simple statement line holding ``node`` when ``node`` is the whole
+    expression of a statement of its own, and the block (or module) holding
+    that line: what a fix removing the statement replaces.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.engine import bindings
+from tflint_gpu.engine.context import GraphAnalysis, argument
+from tflint_gpu.engine.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, walk
+
+TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
+UPDATE_METHODS = frozenset({"apply_gradients", "minimize"})
+EAGER_SWITCHES = frozenset({
+    "tensorflow.config.run_functions_eagerly",
+    "tensorflow.config.experimental_run_functions_eagerly",
+})
+# Builtins a traced body may call with the same effect as eagerly.
+_GRAPH_SAFE_BUILTINS = frozenset({
+    "len", "range", "zip", "enumerate", "isinstance", "list", "tuple", "dict", "super", "getattr", "hasattr",
+    "sorted", "reversed", "sum",
+})
+# Modules whose functions a traced body may call (TensorFlow traces them).
+_GRAPH_MODULES = ("tensorflow", "keras", "tensorflow_probability", "tensorflow_addons")
+# Classes of those modules a traced body may construct at every call (no variables, no state).
+_GRAPH_SAFE_CLASSES = frozenset({"GradientTape", "TensorArray", "TensorSpec", "TensorShape", "IndexedSlices"})
+# Methods that leave TensorFlow for the host.
+_HOST_METHODS = frozenset({"numpy", "item", "tolist"})
+# Keras model methods that cannot run inside a traced function.
+_KERAS_EAGER_METHODS = frozenset({
+    "fit", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch", "save", "save_weights",
+    "summary",
+})
+# In-place methods of Python containers (list, dict, set, deque).
+_MUTATING_METHODS = frozenset({
+    "append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse", "update", "setdefault", "popitem",
+    "add", "discard", "appendleft", "extendleft", "popleft",
+})
+# Words that mark a condition or function as a debugging switch.
+DEBUG_WORDS = re.compile(r"debug|eager", re.IGNORECASE)
+_COUNTERS = frozenset({"range", "enumerate"})
+
+
+@dataclass
+class TrainingStep:
+    """A GradientTape training step in the own body of ``scope``."""
+
+    scope: ScopeInfo
+    tape: cst.With
+    gradient: Optional[cst.Call]  # tape.gradient(...), or None for minimize(..., tape=tape)
+    update: cst.Call  # optimizer.apply_gradients(...) / .minimize(...)
+    loop: Optional[cst.CSTNode]  # the For/While of the scope's own body around the tape
+
+
+class EagerFacts:
+    def __init__(self, model: ModuleModel, graphs: GraphAnalysis, tensors, values) -> None:
+        self.model = model
+        self.graphs = graphs
+        self.resolver = graphs.resolver
+        self.tensors = tensors
+        self.values = values
+        self._parents: Dict[int, Dict[int, cst.CSTNode]] = {}
+        self._hazards: Dict[int, List[Tuple[cst.CSTNode, str]]] = {}
+
+    # -- training steps ---------------------------------------------------
+    def training_step(self, node: cst.With, scope: ScopeInfo) -> Optional[TrainingStep]:
+        tapes = self._tape_names(node, scope)
+        if not tapes:
+            return None
+        gradient = None
+        update = None
+        for call in scope.calls:
+            func = call.func
+            if not isinstance(func, cst.Attribute):
+                continue
+            if func.attr.value == "gradient" and isinstance(func.value, cst.Name) and func.value.value in tapes:
+                gradient = gradient or call
+        for call in scope.calls:
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value not in UPDATE_METHODS:
+                continue
+            if self._qualname(func, scope) is not None:
+                continue  # a module function, not an optimizer method
+            tape_arg = argument(call, 99, "tape")
+            if func.attr.value == "minimize" and isinstance(tape_arg, cst.Name) and tape_arg.value in tapes:
+                update = call
+                break
+            if gradient is not None and self._carries(call, gradient, scope):
+                update = call
+                break
+        if update is None:
+            return None
+        return TrainingStep(scope, node, gradient, update, self.loop_around(node, scope))
+
+    def _tape_names(self, node: cst.With, scope: ScopeInfo) -> Set[str]:
+        names: Set[str] = set()
+        for item in node.items:
+            value = item.item
+            if isinstance(value, cst.Call) and self._qualname(value.func, scope) in TAPES \
+                    and item.asname is not None and isinstance(item.asname.name, cst.Name):
+                names.add(item.asname.name.value)
+        return names
+
+    def _carries(self, update: cst.Call, gradient: cst.Call, scope: ScopeInfo) -> bool:
+        """Do the update's arguments hold the gradient call's result (directly or
+        through local names bound from it)?"""
+        gradient_ids = bindings.descendants(gradient)
+        tainted: Set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, values in scope.assigned.items():
+                if name in tainted:
+                    continue
+                for value in values:
+                    expr = _bound_expression(value)
+                    if expr is None:
+                        continue
+                    if any(id(n) in gradient_ids for n in walk(expr)) or bindings.mentions(expr) & tainted \
+                            or (_comprehension_reads(expr) & tainted):
+                        tainted.add(name)
+                        changed = True
+                        break
+        for arg in update.args:
+            if any(id(n) in gradient_ids for n in walk(arg.value)):
+                return True
+            if (bindings.mentions(arg.value) | _comprehension_reads(arg.value)) & tainted:
+                return True
+        return False
+
+    def loop_around(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
+        """The innermost ``for``/``while`` of ``scope``'s own body whose body
+        (or a ``while`` test) holds ``node``."""
+        child = node
+        for parent in self._ancestors(node, scope):
+            if isinstance(parent, cst.For) and child is parent.body:
+                return parent
+            if isinstance(parent, cst.While) and child in (parent.body, parent.test):
+                return parent
+            child = parent
+        return None
+
+    # -- would tracing change it? -----------------------------------------
+    def graph_hazards(self, function: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:
+        key = id(function)
+        found = self._hazards.get(key)
+        if found is None:
+            found = []
+            for scope in self.graphs.reachable(function):
+                found.extend(self._own_hazards(scope))
+            self._hazards[key] = found
+        return found
+
+    def _own_hazards(self, scope: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:
+        found: List[Tuple[cst.CSTNode, str]] = []
+        body = scope.node.body if not isinstance(scope.node, cst.Module) else None
+        if body is None:
+            return found
+        local = set(scope.assigned) - scope.globals
+        for node in walk(body, skip=SCOPE_TYPES):
+            why = None
+            if isinstance(node, (cst.Global, cst.Nonlocal)):
+                why = "rebinds outer state once per trace"
+            elif isinstance(node, (cst.Yield, cst.Await)):
+                why = "is not a plain function"
+            elif isinstance(node, cst.Call):
+                why = self._call_hazard(node, scope, local)
+            elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                for target in targets:
+                    for element in bindings.target_elements(target):
+                        if isinstance(element, cst.Attribute):
+                            why = "stores on an object once per trace (a symbolic tensor afterwards)"
+                        elif isinstance(element, cst.Subscript) and not (
+                                isinstance(element.value, cst.Name) and element.value.value in local):
+                            why = "changes an outer container once per trace"
+            elif isinstance(node, (cst.If, cst.While)) and self.tensors.is_tensor(node.test, scope):
+                why = "branches on a tensor in Python"
+            elif isinstance(node, cst.Return) and node.value is not None and self._python_result(node.value, scope):
+                why = "returns a Python value"
+            if why is not None:
+                found.append((node, why))
+        found.extend(self._frozen_reads(scope, body, local))
+        return found
+
+    def _call_hazard(self, call: cst.Call, scope: ScopeInfo, local: Set[str]) -> Optional[str]:
+        func = call.func
+        qualname = self._qualname(func, scope)
+        if qualname is not None:
+            top = qualname.split(".", 1)[0]
+            if top not in _GRAPH_MODULES:
+                return f"calls `{qualname}`, which runs in Python at trace time only"
+            last = qualname.rsplit(".", 1)[-1]
+            if last[:1].isupper() and last not in _GRAPH_SAFE_CLASSES:
+                return f"builds a `{last}` at every call"
+            return None
+        if isinstance(func, cst.Name):
+            if bindings.is_builtin(func.value, scope) and func.value not in _GRAPH_SAFE_BUILTINS:
+                return f"calls `{func.value}`, which runs in Python at trace time only"
+            return None
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method in _HOST_METHODS:
+                return f"calls `.{method}()`, which fails on a traced tensor"
+            if method in _KERAS_EAGER_METHODS:
+                return f"calls `.{method}()`, which cannot run inside a traced function"
+            if method in _MUTATING_METHODS and not (isinstance(func.value, cst.Name) and func.value.value in local):
+                return f"calls `.{method}()` on outer state once per trace"
+        return None
+
+    def _python_result(self, value: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """A returned value that is a Python number/string/None or NumPy array
+        (a tensor after tracing); tuple, list and dict displays are looked into."""
+        if isinstance(value, (cst.Tuple, cst.List)):
+            return any(self._python_result(e.value, scope) for e in value.elements
+                       if not isinstance(e, cst.StarredElement))
+        if isinstance(value, cst.Dict):
+            return any(self._python_result(e.value, scope) for e in value.elements if isinstance(e, cst.DictElement))
+        kind = self.values.kind(value, scope)
+        return kind in ("python-scalar", "python-none", "numpy-array")
+
+    def _frozen_reads(self, scope: ScopeInfo, body: cst.CSTNode, local: Set[str]) -> List[Tuple[cst.CSTNode, str]]:
+        """Names read from an enclosing scope that rebinds them: tracing keeps the value seen at trace."""
+        found = []
+        for name in sorted(bindings.mentions(body) - local):
+            owner = bindings.binding_scope(name, scope)
+            if owner is None or owner is scope:
+                continue
+            values = owner.assigned.get(name, ())
+            if len(values) > 1 or any(isinstance(v, tuple) and v[0] in (AUGMENTED, ITERATED) for v in values):
+                found.append((body, f"reads `{name}`, rebound in `{owner.name}`: the value at trace is kept"))
+        return found
+
+    # -- call sites -------------------------------------------------------
+    def call_sites(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:
+        return [(call, scope) for call, scope in self.model.index.get("Call", ())
+                if self.graphs.function_scope(call.func, scope) is function]
+
+    def retracing_arguments(self, function: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:
+        found = []
+        for call, scope in self.call_sites(function):
+            for arg in call.args:
+                names = _number_names(arg.value)
+                for name in names:
+                    why = self._changing_number(name, scope)
+                    if why is not None:
+                        found.append((arg.value, f"`{name}` {why}: one trace per value"))
+                        break
+        return found
+
+    def _changing_number(self, name: str, scope: ScopeInfo) -> Optional[str]:
+        owner = bindings.binding_scope(name, scope)
+        if owner is None:
+            return None
+        values = owner.assigned.get(name, ())
+        if any(isinstance(v, tuple) and v[0] == AUGMENTED for v in values):
+            return "is a Python counter"
+        for loop in self.model.nodes_in(owner, "For"):
+            it = loop.iter
+            if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in _COUNTERS
+                    and bindings.is_builtin(it.func.value, owner)):
+                continue
+            target = loop.target
+            if it.func.value == "enumerate":
+                target = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) and target.elements \
+                    else None
+            if isinstance(target, cst.Name) and target.value == name:
+                return f"counts the iterations of `{it.func.value}`"
+        if len(values) > 1 and any(isinstance(v, (cst.Integer, cst.Float)) for v in values):
+            return "is a Python number bound more than once"
+        return None
+
+    # -- eager switches and guards ----------------------------------------
+    def eager_switches(self) -> List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]:
+        return [(call, scope, argument(call, 0, "run_eagerly")) for call, scope in self.model.index.get("Call", ())
+                if self._qualname(call.func, scope) in EAGER_SWITCHES]
+
+    def guards(self, node: cst.CSTNode, scope: ScopeInfo) -> List[cst.BaseExpression]:
+        tests = []
+        child = node
+        for parent in self._ancestors(node, scope):
+            if isinstance(parent, (cst.If, cst.While)) and child is not parent.test:
+                tests.append(parent.test)
+            elif isinstance(parent, cst.IfExp) and child is not parent.test:
+                tests.append(parent.test)
+            child = parent
+        return tests
+
+    def debug_guarded(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Is ``node`` behind a debugging switch: an ``if``/``while``/conditional
+        expression around it whose test mentions "debug" or "eager"
+        (``if FLAGS.debug:``, ``if mode == "eager_tf":``), or a function around
+        it whose name does (``def enable_eager_debugging():``)?"""
+        module = self.model.module
+        if any(DEBUG_WORDS.search(module.code_for_node(test)) for test in self.guards(node, scope)):
+            return True
+        return any(s.is_function and DEBUG_WORDS.search(s.name) for s in scope.chain())
+
+    def statement_of(self, node: cst.CSTNode, scope: ScopeInfo
+                     ) -> Optional[Tuple[cst.SimpleStatementLine, cst.CSTNode]]:
+        """(line, holder): ``node`` is the expression of an ``Expr`` that is the
+        only statement of ``line``; ``holder`` is the IndentedBlock or Module
+        whose body lists ``line``."""
+        ancestors = list(self._ancestors(node, scope))
+        if len(ancestors) < 3:
+            return None
+        expr, line, holder = ancestors[0], ancestors[1], ancestors[2]
+        if not (isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1):
+            return None
+        if not isinstance(holder, (cst.IndentedBlock, cst.Module)):
+            return None
+        return line, holder
+
+    # -- helpers ----------------------------------------------------------
+    def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        return self.resolver.qualname(expr, scope)
+
+    def _ancestors(self, node: cst.CSTNode, scope: ScopeInfo):
+        parents = self._parents.get(id(scope))
+        if parents is None:
+            parents = {}
+            root = scope.node if isinstance(scope.node, cst.Module) else scope.node.body
+            for current in walk(root, skip=SCOPE_TYPES):
+                if current is not root and isinstance(current, SCOPE_TYPES):
+                    continue
+                for child in current.children:
+                    parents[id(child)] = current
+            self._parents[id(scope)] = parents
+        current = parents.get(id(node))
+        while current is not None:
+            yield current
+            current = parents.get(id(current))
+
+
+def _bound_expression(value) -> Optional[cst.CSTNode]:
+    """The expression a binding takes its value from (None for parameters, with-targets...)."""
+    if isinstance(value, cst.CSTNode):
+        return value
+    if isinstance(value, tuple) and value and value[0] in (UNPACKED, ITERATED):
+        return value[1]
+    if isinstance(value, tuple) and value and value[0] == AUGMENTED:
+        return value[1].value
+    return None
+
+
+def _comprehension_reads(expr: cst.CSTNode) -> Set[str]:
+    """Names read inside comprehensions at or below ``expr`` (``mentions`` skips them)."""
+    found: Set[str] = set()
+    for node in walk(expr):
+        if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+            for inner in walk(node):
+                if isinstance(inner, cst.Name):
+                    found.add(inner.value)
+    return found
+
+
+def _number_names(expr: cst.BaseExpression) -> List[str]:
+    """The names in an argument made of names, numbers and arithmetic (``epoch``, ``step + 1``)."""
+    if isinstance(expr, cst.Name):
+        return [expr.value]
+    if isinstance(expr, cst.BinaryOperation):
+        left, right = _number_names(expr.left), _number_names(expr.right)
+        ok_left = left or isinstance(expr.left, (cst.Integer, cst.Float))
+        ok_right = right or isinstance(expr.right, (cst.Integer, cst.Float))
+        return left + right if ok_left and ok_right else []
+    if isinstance(expr, cst.UnaryOperation):
+        return _number_names(expr.expression)
+    return []

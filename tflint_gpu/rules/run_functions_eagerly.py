@@ -1,0 +1,149 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from tflint_gpu.engine.context import keyword
+from tflint_gpu.rules.eager_training_step import in_test
+from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
+
+
+class RunFunctionsEagerly(Rule):
+    """`tf.config.run_functions_eagerly(True)` left on: every `tf.function` in the program runs eagerly.
+
+    ## What it does
+    Finds `tf.config.run_functions_eagerly(True)` and its deprecated alias
+    `tf.config.experimental_run_functions_eagerly(True)` (any import
+    spelling), and Keras `model.compile(..., run_eagerly=True)`, with the
+    argument literally `True`, when the call is not behind a debug switch.
+
+    Not flagged: `False`, or a variable (`run_functions_eagerly(args.eager)`:
+    a switch already); a call inside an `if`/`while`/conditional expression
+    whose test mentions "debug" or "eager" (`if FLAGS.debug:`,
+    `if not use_graph: ... else:` is flagged), or in a function whose name does
+    (`def enable_eager_debugging():`); a module that also switches it back
+    (`run_functions_eagerly(False)`, or with a variable, anywhere in the file:
+    a test's `setUp`/`tearDown`, a `try`/`finally`).
+
+    ## Why is this bad?
+    The setting is global: every `tf.function` of the program, Keras'
+    `fit`/`evaluate`/`predict` included, runs its Python body op by op at
+    every call instead of the traced graph (functions given to `tf.data`
+    are still traced). It is a debugging aid; left on, training runs at eager
+    speed with no sign of it.
+
+    ## Example
+    ```python
+    tf.config.run_functions_eagerly(True)
+    model.fit(x, y, epochs=10)
+    ```
+
+    Use instead:
+    ```python
+    model.fit(x, y, epochs=10)
+    ```
+    or keep it behind a switch: `if args.debug: tf.config.run_functions_eagerly(True)`.
+
+    ## Fix safety
+    Unsafe. The fix removes the call (a statement of its own; a block left
+    empty gets `pass`), or the `run_eagerly=True` argument of `compile`.
+    For code that traces correctly the results stay the same (TF 2.21: equal
+    losses after `fit`, equal `tf.function` results). But eager mode hides
+    code that works only eagerly, and the linter cannot see every
+    `tf.function` of the program (other modules, libraries): after the fix a
+    `.numpy()` in a `tf.function` raises `AttributeError`, a `print` or
+    a Python counter in one runs once per trace instead of every call, and a
+    Keras 3 custom `train_step` with a Python `if` on a tensor raises
+    `OperatorNotAllowedInGraphError`. Run the program once after the fix.
+
+    ## Measured effect
+    TF 2.21, Keras 3.15, 2-core CPU, a 32-64-64-10 MLP, batch 64: `fit` took
+    1.6 ms a step; 23.4 ms after `tf.config.run_functions_eagerly(True)`
+    (14.6x slower) and 17.7 ms with `compile(run_eagerly=True)` (11x), with the
+    same loss. A `tf.function` of a dozen elementwise ops on 64 x 64: 0.42 ms
+    a call traced, 1.07 ms eagerly. `examples/TFG406` (`tflint-gpu verify
+    --rule TFG406 --device cpu --size small`): see the figures in the example.
+    """
+
+    code = "TFG406"
+    name = "run-functions-eagerly"
+    message = "`run_functions_eagerly(True)` outside a debug switch: every `tf.function` runs eagerly"
+    needs = (("run_functions_eagerly", "run_eagerly"),)
+    fix_safety = Safety.UNSAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "compile":
+            arg = keyword(node, "run_eagerly")
+            if arg is not None and _is_true(arg.value) and not self._guarded(node, ctx):
+                ctx.report(node, "`compile(run_eagerly=True)` outside a debug switch: every Keras step runs eagerly",
+                           self._drop_argument(node, arg))
+            return
+        switches = ctx.eager.eager_switches()
+        mine = [s for s in switches if s[0] is node]
+        if not mine:
+            return
+        value = mine[0][2]
+        if not _is_true(value) or self._guarded(node, ctx):
+            return
+        if any(call is not node and not _is_true(arg) for call, _scope, arg in switches):
+            return  # switched back elsewhere in the file: a deliberate toggle
+        name = "experimental_run_functions_eagerly" if "experimental" in ctx.call_name(node) else \
+            "run_functions_eagerly"
+        ctx.report(node, f"`{name}(True)` outside a debug switch: every `tf.function` runs eagerly",
+                   self._remove_statement(node, ctx))
+
+    @staticmethod
+    def _guarded(node: cst.Call, ctx) -> bool:
+        return in_test(ctx.scope) or ctx.eager.debug_guarded(node, ctx.scope)
+
+    @staticmethod
+    def _remove_statement(node: cst.Call, ctx) -> Optional[Fix]:
+        found = ctx.eager.statement_of(node, ctx.scope)
+        if found is None:
+            return None
+        line, holder = found
+        body = [statement for statement in holder.body if statement is not line]
+        if not body and isinstance(holder, cst.IndentedBlock):
+            body = [cst.SimpleStatementLine([cst.Pass()])]
+        return Fix("Remove the call", Safety.UNSAFE, {holder: holder.with_changes(body=body)})
+
+    @staticmethod
+    def _drop_argument(call: cst.Call, arg: cst.Arg) -> Fix:
+        args = list(call.args)
+        index = args.index(arg)
+        del args[index]
+        if args and index == len(args):
+            # The last argument went: the new last one takes its comma (none, or a trailing one).
+            args[-1] = args[-1].with_changes(comma=arg.comma)
+        return Fix("Remove `run_eagerly=True`", Safety.UNSAFE, {call: call.with_changes(args=args)})
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+
+            @tf.function
+            def step(x):
+                return x * 2.0
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                return x * 2.0
+            """,
+            at=[(3, 1, "`run_functions_eagerly(True)` outside")],
+            run="y = step(tf.constant([1.0, 2.0]))",
+            effect=IDENTICAL,
+            note="module level",
+        ),
+    ]
+
+
+def _is_true(expr: Optional[cst.BaseExpression]) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "True"
