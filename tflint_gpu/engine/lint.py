@@ -194,50 +194,6 @@ class RuleContext:
             return None
         return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
 
-    # -- analyses ------------------------------------------------------
-    def graph(self, scope: Optional[ScopeInfo] = None) -> Optional[GraphInfo]:
-        """How the innermost function around ``scope`` runs, if as a graph."""
-        function = (scope or self.scope).function()
-        if function is None or function.excluded:
-            return None
-        return function.graph
-
-    def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
-        return self.tensors.is_tensor(expr, scope or self.scope)
-
-    def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
-        """What ``expr`` is: one of ``engine.values``' kinds (tensor, variable,
-        dataset, Keras model/layer, loss, NumPy array, Python container...,
-        or unknown)."""
-        return self.values.kind(expr, scope or self.scope)
-
-    def nodes_in(self, scope: ScopeInfo, *type_names: str) -> List[cst.CSTNode]:
-        """The nodes of these types whose own scope is ``scope`` (not inside a
-        nested function, class or lambda), from the walk's index; the rule
-        names the types in ``reads_index``."""
-        return [node for name in type_names for node in self.model.nodes_in(scope, name)]
-
-    def runs_repeatedly(self, node: cst.CSTNode, scope: Optional[ScopeInfo] = None,
-                        python: bool = True) -> Optional[str]:
-        """Why ``node`` runs many times, or None. ``python=True``: the Python
-        statement itself executes repeatedly (a loop, a callee of one, a
-        per-batch callback...); ``False``: its TensorFlow ops run every
-        call/step/element (all graph code too)."""
-        scope = scope or self.scope
-        return (self.repetition.python_repeats(node, scope) if python
-                else self.repetition.per_call(node, scope))
-
-    @property
-    def run_once(self) -> RunOnce:
-        """Run-once facts of this file (lazy blocks, setup functions, per-call
-        scratch), built on first use."""
-        if self._run_once is None:
-            self._run_once = RunOnce(self.model, self.graphs)
-        return self._run_once
-
-    def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
-        return self.graphs.is_dataset(expr, scope or self.scope)
-
     @property
     def retracing(self) -> Retracing:
         """Retracing facts of this file (calls of tf.functions, per-iteration
