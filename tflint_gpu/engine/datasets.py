@@ -704,17 +704,10 @@ def _random_layer(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
 
 
 def single_value(name: str, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
-    """The one expression ``name`` is bound to in the nearest scope binding it."""
-    for current in scope.chain():
-        if current.kind == "class" and current is not scope:
-            continue
-        values = current.assigned.get(name)
-        if values is None:
-            if name in current.defs or name in current.imports:
-                return None
-            continue
-        return values[0] if len(values) == 1 and isinstance(values[0], cst.BaseExpression) else None
-    return None
+    """The one expression ``name`` is bound to (``model.assigned``), if it is bound once."""
+    found = assigned(name, scope)
+    value = found.single_value if found is not None else None
+    return value if isinstance(value, cst.BaseExpression) else None
 
 
 def short_name(qualname: str) -> str:

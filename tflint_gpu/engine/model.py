@@ -193,24 +193,23 @@ class ScopeInfo:
         return None
 
     def lookup_def(self, name: str) -> Optional["ScopeInfo"]:
-        for scope in self.chain():
-            if scope.kind == "class" and scope is not self:
-                continue  # class bodies are not enclosing scopes for names
-            if name in scope.defs:
-                return scope.defs[name]
-            if name in scope.assigned or name in scope.imports:
-                return None
-        return None
+        """The same-module function ``name`` leads to here: a def, also once
+        wrapped in its own name (``f = tf.function(f)``)."""
+        found = lookup(name, self)
+        if found is None:
+            return None
+        if found.kind == DEF:
+            return found.target
+        return found.scope.defs.get(name) if found.kind == ASSIGNED and not found.writers else None
 
     def lookup(self, name: str, at: Optional[cst.CSTNode] = None) -> Optional["Binding"]:
         """What ``name`` read in this scope binds to (see ``lookup``)."""
         return lookup(name, self, at)
 
     def lookup_class(self, name: str) -> Optional["ScopeInfo"]:
-        for scope in self.chain():
-            if name in scope.classes:
-                return scope.classes[name]
-        return None
+        """The same-module class ``name`` refers to here, unless something else binds it."""
+        found = lookup(name, self)
+        return found.target if found is not None and found.kind == CLASS else None
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<ScopeInfo {self.kind} {self.name}>"

@@ -503,7 +503,7 @@ class TensorInference:
                     return None  # keras.layers.LSTM(4, return_state=True) returns a list
                 return kind
             if isinstance(func, cst.Name):
-                cls = _lookup_class(func.value, scope)
+                cls = scope.lookup_class(func.value)
                 if cls is not None:
                     return self.class_kind(cls)
             return None
@@ -606,7 +606,7 @@ class TensorInference:
                 if qualname is not None:
                     kind = base_kind(qualname)
                 elif isinstance(base.value, cst.Name):
-                    local = _lookup_class(base.value.value, parent)
+                    local = parent.lookup_class(base.value.value)
                     if local is not None and local is not cls:
                         kind = self.class_kind(local, _depth + 1)
                 if kind is not None:
@@ -688,7 +688,7 @@ class TensorInference:
         if isinstance(cls.node, cst.ClassDef) and _depth < 20:
             for base in cls.node.bases:
                 if isinstance(base.value, cst.Name):
-                    local = _lookup_class(base.value.value, cls.parent or cls)
+                    local = (cls.parent or cls).lookup_class(base.value.value)
                     if local is not None and local is not cls:
                         for name, values in self._instance_attributes(local, _depth + 1).items():
                             found.setdefault(name, []).extend(values)
@@ -716,19 +716,6 @@ def _common(kinds) -> Optional[str]:
             return None
         result = kind
     return result
-
-
-def _lookup_class(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
-    """The same-module class ``name`` refers to, unless something else binds it first."""
-    for current in scope.chain():
-        if current.kind == "class" and current is not scope:
-            continue
-        if name in current.classes:
-            return current.classes[name]
-        if name in current.assigned or name in current.imports or name in current.defs \
-                or name in current.globals:
-            return None
-    return None
 
 
 def _record_attribute(found: Dict[str, List[Any]], target: cst.BaseExpression, value: Any, self_name: str,
