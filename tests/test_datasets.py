@@ -365,3 +365,70 @@ def test_what_still_cuts_a_chain(between, last):
     body = textwrap.indent("ds = tf.data.Dataset.range(8)\nds = ds.prefetch(2)\n" + between + last + "\n", "    ")
     found = links("import tensorflow as tf\n\ndef f(flag, other: tf.data.Dataset):\n" + body)
     assert all(previous is None for _, previous in found), found
+
+
+def test_a_tfds_split_held_in_a_name_bound_once_is_one_split():
+    check(
+        """
+        import tensorflow_datasets as tfds
+
+        split = "train"
+        yes(tfds.load("mnist", split=split))
+        which = "train[:80%]" if fast else "train"
+        yes(tfds.load("mnist", split=which))
+
+        def load(part):
+            no(tfds.load("mnist", split=part))  # a parameter: maybe a list of splits
+
+        parts = ["train", "test"]
+        no(tfds.load("mnist", split=parts))
+        again = "train"
+        again = ["train", "test"]
+        no(tfds.load("mnist", split=again))
+        """
+    )
+
+
+def test_calls_that_run_only_under_a_python_flag_of_the_map_function():
+    from tflint_gpu.engine.datasets import flagged_calls, function_calls, map_function
+
+    source = textwrap.dedent("""
+        import tensorflow as tf
+
+        class Preprocess:
+            def __init__(self, train):
+                self._train = train
+
+            def __call__(self, image):
+                image = tf.cast(image, tf.float32)
+                if self._train:
+                    image = tf.image.random_flip_left_right(image)
+                    image = self.jitter(image)
+                return tf.image.random_brightness(image, 0.1)
+
+            def jitter(self, image):
+                return tf.image.random_crop(image, (2, 2, 3))
+
+        def prep(x, training):
+            if not training:
+                return x
+            else:
+                return tf.image.random_flip_up_down(x)
+
+        ds = tf.data.Dataset.range(3).map(Preprocess(True))
+        other = tf.data.Dataset.range(3).map(lambda x: prep(x, True))
+    """)
+    ctx = analyse(cst.parse_module(source), [])
+    stages = [c for c in chains(ctx)]
+    by_call = {}
+    for chain in stages:
+        stage = chain.stages[-1]
+        calls = function_calls(map_function(stage), chain.scope, ctx)
+        flagged = flagged_calls(map_function(stage), chain.scope, ctx)
+        for call, _scope in calls:
+            name = ctx.module.code_for_node(call.func)
+            by_call[name] = id(call) in flagged
+    assert by_call["tf.cast"] is False and by_call["tf.image.random_brightness"] is False
+    assert by_call["tf.image.random_flip_left_right"] is True
+    assert by_call["tf.image.random_crop"] is True  # in a helper called only under the flag
+    assert by_call["tf.image.random_flip_up_down"] is True  # the else side of `if not training`

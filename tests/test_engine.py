@@ -588,3 +588,27 @@ def test_positions_match_libcst_position_providers():
         syntactic, inclusive = code_ranges(module)
         assert syntactic == dict(wrapper.resolve(PositionProvider))
         assert inclusive == dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
+
+
+def test_the_call_method_of_a_callable_object_given_to_map_is_traced():
+    graphs = _graphs_of("""
+        import tensorflow as tf
+
+        class Flip:
+            def __call__(self, x):
+                return x
+
+        class Crop:
+            def __call__(self, x):
+                return x
+
+        class Unused:
+            def __call__(self, x):
+                return x
+
+        flip = Flip()
+        ds = tf.data.Dataset.range(3).map(flip).map(Crop())
+    """)
+    assert graphs["Flip.__call__"] is not None and graphs["Flip.__call__"].kind == "dataset"
+    assert graphs["Crop.__call__"] is not None
+    assert graphs["Unused.__call__"] is None

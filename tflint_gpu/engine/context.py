@@ -24,7 +24,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo
+from tflint_gpu.engine.model import ModuleModel, ScopeInfo, assigned
 from tflint_gpu.engine.names import Resolver, normalize
 
 TF_FUNCTION = "tensorflow.function"
@@ -205,11 +205,19 @@ class GraphAnalysis:
     def function_scope(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
         """The same-module function or lambda ``expr`` (a callee, a function
         argument) refers to, if it can be told: ``f``, ``self.method``,
-        ``lambda ...``, ``functools.partial(f, ...)``."""
+        ``lambda ...``, ``functools.partial(f, ...)``, and the ``__call__`` of
+        an instance of a same-module class (``Preprocess()``, or a name bound
+        once to one)."""
         if isinstance(expr, cst.Lambda):
             return self.model.scope_of_node.get(expr)
         if isinstance(expr, cst.Name):
-            return scope.lookup_def(expr.value)
+            found = scope.lookup_def(expr.value)
+            if found is None:
+                value = assigned(expr.value, scope)
+                instance = value.single_value if value is not None else None
+                if isinstance(instance, cst.Call):
+                    return self._instance_call(instance, value.scope)
+            return found
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = _method_class(scope)
             if cls is not None:
@@ -219,7 +227,16 @@ class GraphAnalysis:
             qualname = self.resolver.qualname(expr.func, scope)
             if qualname == "functools.partial" and expr.args:
                 return self.function_scope(expr.args[0].value, scope)
+            return self._instance_call(expr, scope)
         return None
+
+    @staticmethod
+    def _instance_call(call: cst.Call, scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """``Cls(...)`` of a same-module class with a ``__call__``: that method."""
+        if not isinstance(call.func, cst.Name):
+            return None
+        cls = scope.lookup_class(call.func.value)
+        return cls.defs.get("__call__") if cls is not None else None
 
     def _mark_decorator(self, inner: ScopeInfo, decorator: cst.BaseExpression, scope: ScopeInfo) -> None:
         call = decorator if isinstance(decorator, cst.Call) else None

@@ -275,6 +275,10 @@ class DatasetInference:
             return self._one_split(split.body, scope) and self._one_split(split.orelse, scope)
         if isinstance(split, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return True
+        if isinstance(split, cst.Name):  # `split = "train"`, bound once
+            found = assigned(split.value, scope)
+            value = found.single_value if found is not None else None
+            return isinstance(value, cst.BaseExpression) and self._one_split(value, found.scope)
         target = split.func if isinstance(split, cst.Call) else split
         qualname = self.resolver.qualname(target, scope) or ""
         return qualname.startswith("tensorflow_datasets.") and (
@@ -639,6 +643,49 @@ def function_calls(
             return [(cst.Call(func=func), scope)]  # the op itself: `ds.map(tf.io.read_file)`
         return None
     return [(call, current) for current in ctx.graphs.reachable(target) for call in current.calls]
+
+
+def flagged_calls(func: Optional[cst.BaseExpression], scope: ScopeInfo, ctx) -> Set[int]:
+    """Of the calls ``function_calls`` gives for ``func``, the ids of those that
+    run only when a Python flag says so: under ``under_python_flag`` in their
+    function, or in a same-module function reached only through such calls."""
+    target = ctx.graphs.function_scope(func, scope) if func is not None else None
+    if target is None:
+        return set()
+    certain = {id(target)}
+    queue = [target]
+    for current in queue:  # functions reached through calls no flag guards (and nested in those)
+        targets = list(current.nested) + [ctx.graphs.function_scope(call.func, current) for call in current.calls
+                                          if not under_python_flag(call, current, ctx)]
+        for callee in targets:
+            if callee is not None and id(callee) not in certain:
+                certain.add(id(callee))
+                queue.append(callee)
+    return {id(call) for current in ctx.graphs.reachable(target) for call in current.calls
+            if id(current) not in certain or under_python_flag(call, current, ctx)}
+
+
+def under_python_flag(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
+    """Does ``call`` run only when a Python flag of its function says so
+    (``if self._train:``, ``if training:`` on a parameter, or their ``not``)?
+    Whether it runs then depends on how the function was configured."""
+    function = scope.function()
+    if function is None or not isinstance(function.node, cst.FunctionDef):
+        return False
+
+    def flag(test: cst.BaseExpression) -> Optional[bool]:
+        if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            inner = flag(test.expression)
+            return None if inner is None else not inner
+        if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and function.binds_instance \
+                and test.value.value == bindings.first_parameter(function):
+            return True
+        if isinstance(test, cst.Name) and ctx.is_parameter(test.value, function) \
+                and not ctx.is_tensor(test, function):
+            return True
+        return None
+
+    return id(call) in bindings.guarded_nodes(function.node, flag)
 
 
 _RANDOM_PREFIXES = ("tensorflow.random.", "tensorflow.image.random_")

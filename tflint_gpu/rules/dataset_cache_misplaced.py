@@ -9,6 +9,7 @@ from tflint_gpu.engine.context import argument, keyword
 from tflint_gpu.engine.datasets import (
     Chain,
     chains,
+    flagged_calls,
     function_calls,
     is_stage,
     map_function,
@@ -20,7 +21,7 @@ from tflint_gpu.engine.datasets import (
     upstream,
 )
 from tflint_gpu.engine.model import ScopeInfo
-from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
 
 # Ops that make a map worth caching after: file reads, decoding, parsing, resizing,
 # and Python callbacks. Elementwise arithmetic and casts are not on the list.
@@ -710,6 +711,58 @@ class DatasetCacheMisplaced(Rule):
             """,
             note="the return continues another dataset",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Flip:
+                def __call__(self, x):
+                    return tf.image.random_flip_left_right(x)
+
+            flip = Flip()
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = tf.data.Dataset.from_tensor_slices(images).map(flip).cache()
+            direct = tf.data.Dataset.from_tensor_slices(images).map(Flip()).cache()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Flip:
+                def __call__(self, x):
+                    return tf.image.random_flip_left_right(x)
+
+            flip = Flip()
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            ds = tf.data.Dataset.from_tensor_slices(images).cache().map(flip)
+            direct = tf.data.Dataset.from_tensor_slices(images).cache().map(Flip())
+            """,
+            at=[(9, 59, '`cache()` after a `map` that uses `tf.image.random_flip_left_right`'),
+                (10, 65, '`cache()` after a `map` that uses `tf.image.random_flip_left_right`')],
+            run="out = [list(ds.as_numpy_iterator()), list(direct.as_numpy_iterator())]",
+            effect=RANDOM,
+            note="a callable object as the map function: its __call__ is what is traced (densenet's Preprocess)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Preprocess:
+                def __init__(self, train):
+                    self._train = train
+
+                def __call__(self, image):
+                    if self._train:
+                        image = self.jitter(image)
+                    return image
+
+                def jitter(self, image):
+                    return tf.image.random_crop(image, (2, 2, 3))
+
+            test = tf.data.Dataset.range(3).map(Preprocess(train=False)).cache()
+            """,
+            note="random ops only under a Python flag of the map function (densenet's test pipeline): "
+                 "whether they run depends on the configuration",
+        ),
     ]
 
 
@@ -733,15 +786,20 @@ def _reorder_fix(chain: Chain, span: List[cst.Call], new_order: List[cst.Call], 
 
 def _randomness(stage: cst.Call, scope: ScopeInfo, ctx):
     """A description of the randomness a map stage's function uses; False if it
-    certainly uses none; None if its function cannot be resolved."""
+    certainly uses none; None if its function cannot be resolved or uses
+    randomness only under a Python flag (``if self._train:``)."""
     calls = function_calls(map_function(stage), scope, ctx)
     if calls is None:
         return None
+    maybe = False
+    flagged = flagged_calls(map_function(stage), scope, ctx)
     for call, inner in calls:
         found = random_call(call, inner, ctx)
         if found:
-            return found
-    return False
+            if id(call) not in flagged:
+                return found
+            maybe = None  # random only when a Python flag is set: not a certain finding, not a safe move
+    return maybe
 
 
 def _expensive(qualname: str) -> bool:
