@@ -221,6 +221,18 @@ class RuleContext:
             facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values)
         return facts
 
+    # -- state frozen at trace (engine/trace_state.py) -------------------
+    @property
+    def trace_state(self):
+        """Which outer names graph code reads and whether they are rebound after
+        a trace, built on first use: an ``engine.trace_state.TraceState``."""
+        facts = getattr(self, "_trace_state", None)
+        if facts is None:
+            from tflint_gpu.engine.trace_state import TraceState
+
+            facts = self._trace_state = TraceState(self.model, self.graphs, self.repetition, self.retracing)
+        return facts
+
 
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""

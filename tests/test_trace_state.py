@@ -1,0 +1,117 @@
+"""engine/trace_state.py: outer names graph code reads, and rebindings after a trace."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+from tflint_gpu.engine.trace_state import CALLED, METHOD, VALUE
+
+
+def facts(source: str):
+    module = cst.parse_module(textwrap.dedent(source))
+    ctx = analyse(module, [])
+    return ctx, {scope.name: scope for scope in ctx.model.scopes}
+
+
+def test_outer_reads_skip_locals_attributes_keywords_and_comprehension_names():
+    ctx, scopes = facts("""
+        import tensorflow as tf
+        a = 1
+        b = 2
+        t = 3
+        obj = None
+        fn = None
+
+        @tf.function
+        def f(x, a=a):
+            c = 1
+            y = [t for t in range(2)]
+            obj.method()
+            fn(x)
+            return tf.reduce_sum(x, axis=b) + c + a + x.b + tf.cast(x, dtype=b)
+    """)
+    reads = {r.node.value: r.use for r in ctx.trace_state.outer_reads(scopes["f"])}
+    assert reads == {"obj": METHOD, "fn": CALLED, "b": VALUE}
+
+
+def late(source: str, function: str, name: str):
+    ctx, scopes = facts(source)
+    scope = scopes[function]
+    read = next(r for r in ctx.trace_state.outer_reads(scope) if r.node.value == name)
+    found = ctx.trace_state.late_rebinding(read.binding, scope)
+    return None if found is None else (found[2], found[3])
+
+
+def test_a_rebinding_after_a_call_or_in_a_loop_with_one_is_late():
+    source = """
+        import tensorflow as tf
+        t = 0.5
+
+        @tf.function
+        def f(x):
+            return x * t
+
+        t = 0.4
+        f(1.0)
+        t = 0.1
+    """
+    assert late(source, "f", "t") == ("after a call of `f`", "t = 0.1")
+    assert late("""
+        import tensorflow as tf
+        t = 0.5
+        g = tf.function(lambda x: x * t)
+
+        def helper(x):
+            return x * t
+
+        step = tf.function(helper)
+        for t in [0.5, 0.1]:
+            step(1.0)
+    """, "helper", "t") == ("in a loop that calls `step`", "for t in [0.5, 0.1]")
+
+
+def test_rebindings_before_any_trace_and_setup_writers_are_not_late():
+    assert late("""
+        import tensorflow as tf
+        t = 0.5
+        t = 0.4
+
+        def main():
+            global t
+            t = 0.3
+            f(1.0)
+
+        @tf.function
+        def f(x):
+            return x * t
+    """, "f", "t") is None
+
+
+def test_writers_that_repeat_and_functions_made_in_the_loop():
+    assert late("""
+        import tensorflow as tf
+        t = 0.5
+
+        def set_t(v):
+            global t
+            t = v
+
+        @tf.function
+        def f(x):
+            return x * t
+
+        for v in range(3):
+            set_t(v)
+    """, "f", "t") == ("in `set_t`, which runs repeatedly", "t = v")
+    assert late("""
+        import tensorflow as tf
+
+        def run():
+            for t in (1.0, 2.0):
+                @tf.function
+                def f(x):
+                    return x * t
+                f(1.0)
+    """, "f", "t") is None

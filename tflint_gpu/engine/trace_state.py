@@ -1,0 +1,238 @@
+"""Python state graph code reads at trace time, and whether it changes later.
+
+A traced function reads module-level and closure names once, while it is
+traced; later calls replay the graph with the values of that moment. These
+facts tell which outer names a graph function reads, and whether a binding of
+such a name can run after the function may have been traced.
+
+``outer_reads(function)``
+    The names ``function``'s own code reads (not nested functions, which are
+    asked about themselves) that are bound by assignment at module level or in
+    an eager enclosing function: the first read of each name, with its
+    ``model.Binding`` and how it is used (``VALUE``; ``CALLED``: ``name(...)``;
+    ``METHOD``: ``name.attr(...)``). Not reads: attribute names, argument
+    keywords, ``global``/``nonlocal`` names, names bound by a comprehension
+    in the function (the walk keeps no scope for comprehensions).
+
+``late_rebinding(binding, function)``
+    A binding of ``binding.name`` that can run after ``function`` (graph code
+    reading the name) has been traced, as ``(node, scope, why, text)`` (the
+    node, the scope whose code holds it, why it is late, the binding's short
+    source text), or None.
+    In the scope owning the name (module or eager function): an assignment,
+    augmented assignment or ``for`` target that comes after a call of that
+    scope's own code which runs the function (a call of it, also through a name
+    bound to ``tf.function(f)``, of a same-module function reaching it, or a
+    call handing such a function as an argument,
+    such as ``ds.map(fn)``, which traces it), or that sits in a loop whose body
+    makes such a call; a call of a function writing the name through
+    ``global``/``nonlocal`` counts as a binding where it stands. In a function
+    writing the name through ``global``/``nonlocal`` (not graph code: that
+    write is reported as a trace-time side effect): a write after, or in a loop
+    with, such a call in the writer, or in a writer whose body itself runs
+    repeatedly (called in a loop, a Keras callback's per-epoch method...). A
+    function (or a class holding it) created inside a loop of the owning scope
+    is a new function every turn, traced afresh: nothing is late for it.
+    Bindings that run before any trace (``x = 1; x = 2`` at module top, a
+    setup function run once) are not late.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis
+from tflint_gpu.engine.model import (
+    ASSIGNED, AUGMENTED, ITERATED, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, _Order, lookup, walk,
+)
+from tflint_gpu.engine.repetition import Repetition
+from tflint_gpu.engine.retracing import Retracing
+
+VALUE = "value"
+CALLED = "called"
+METHOD = "method"
+
+_LOOPS = (cst.For, cst.While)
+
+
+class OuterRead:
+    __slots__ = ("node", "binding", "use")
+
+    def __init__(self, node: cst.Name, binding: Binding, use: str) -> None:
+        self.node = node
+        self.binding = binding
+        self.use = use
+
+
+class TraceState:
+    def __init__(self, model: ModuleModel, graphs: GraphAnalysis, repetition: Repetition,
+                 retracing: Retracing) -> None:
+        self.model = model
+        self.graphs = graphs
+        self.repetition = repetition
+        self.retracing = retracing
+        self._reachable: Dict[int, Set[int]] = {}
+
+    # -- what graph code reads -------------------------------------------
+    def outer_reads(self, function: ScopeInfo) -> List[OuterRead]:
+        body = function.node.body
+        not_reads: Set[int] = set()
+        uses: Dict[int, str] = {}
+        comprehension_names: Set[str] = set()
+        nodes = list(walk(body, skip=SCOPE_TYPES))
+        for node in nodes:
+            if isinstance(node, cst.Attribute):
+                not_reads.add(id(node.attr))
+            elif isinstance(node, cst.Arg) and node.keyword is not None:
+                not_reads.add(id(node.keyword))
+            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+                not_reads.update(id(item.name) for item in node.names)
+            elif isinstance(node, cst.CompFor):
+                comprehension_names.update(n.value for n in walk(node.target) if isinstance(n, cst.Name))
+            elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
+                comprehension_names.add(node.target.value)
+            elif isinstance(node, cst.Call):
+                func = node.func
+                if isinstance(func, cst.Name):
+                    uses[id(func)] = CALLED
+                elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+                    uses[id(func.value)] = METHOD
+        found: List[OuterRead] = []
+        seen: Set[str] = set()
+        for node in nodes:
+            if not isinstance(node, cst.Name) or id(node) in not_reads or node.value in seen:
+                continue
+            name = node.value
+            if name in comprehension_names or name in function.globals:
+                continue
+            binding = lookup(name, function)
+            if binding is None or binding.kind != ASSIGNED or not _outlives_trace(binding.scope):
+                continue
+            seen.add(name)
+            found.append(OuterRead(node, binding, uses.get(id(node), VALUE)))
+        return found
+
+    # -- when the name changes -------------------------------------------
+    def late_rebinding(self, binding: Binding,
+                       function: ScopeInfo) -> Optional[Tuple[cst.CSTNode, ScopeInfo, str, str]]:
+        owner = binding.scope
+        top = _top_in(function, owner)
+        if top is None:
+            return None
+        order = _order(owner)
+        if any(isinstance(a, _LOOPS) for a in order.ancestors(top)):
+            return None  # a new function every turn of the loop, traced afresh
+        runs = self._calls_running(owner, function)
+        sites: List[Tuple[cst.CSTNode, str]] = []
+        for value in owner.assigned.get(binding.name, ()):
+            node = _site(value)
+            if node is not None and id(node) in order.pre:
+                sites.append((node, _describe(binding.name, value)))
+        writers = [w for w in binding.writers if w.graph is None or w.excluded]
+        writer_ids = {id(w) for w in writers}
+        for call in owner.calls:
+            target = self.graphs.function_scope(call.func, owner)
+            if target is not None and id(target) in writer_ids:
+                sites.append((call, _text(call)))
+        for node, text in sites:
+            why = _late(node, runs, order)
+            if why is not None:
+                return node, owner, why, text
+        for writer in writers:
+            writer_order = _order(writer)
+            writer_runs = self._calls_running(writer, function)
+            repeats = self.repetition.scope_python_repeats(writer)
+            for value in writer.assigned.get(binding.name, ()):
+                node = _site(value)
+                if node is None or id(node) not in writer_order.pre:
+                    continue
+                why = _late(node, writer_runs, writer_order)
+                if why is None and repeats is not None:
+                    why = f"in `{writer.name}`, which runs repeatedly"
+                if why is not None:
+                    return node, writer, why, _describe(binding.name, value)
+        return None
+
+    def _calls_running(self, scope: ScopeInfo, function: ScopeInfo) -> List[Tuple[cst.Call, str]]:
+        """The calls of ``scope``'s own code that can run (and so trace) ``function``."""
+        found = []
+        for call in scope.calls:
+            if self.graphs.resolver.qualname(call.func, scope) == TF_FUNCTION:
+                continue  # wrapping traces nothing yet
+            called = self.retracing.called_tf_function(call, scope)
+            targets = [called.function if called is not None else self.graphs.function_scope(call.func, scope)]
+            targets += [self.graphs.function_scope(arg.value, scope) for arg in call.args
+                        if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Lambda))]
+            if any(t is not None and id(function) in self._reaches(t) for t in targets):
+                found.append((call, _call_text(call)))
+        return found
+
+    def _reaches(self, start: ScopeInfo) -> Set[int]:
+        key = id(start)
+        if key not in self._reachable:
+            self._reachable[key] = {id(s) for s in self.graphs.reachable(start)}
+        return self._reachable[key]
+
+
+def _outlives_trace(scope: ScopeInfo) -> bool:
+    if scope.kind == "module":
+        return True
+    return scope.is_function and (scope.graph is None or scope.excluded)
+
+
+def _top_in(function: ScopeInfo, owner: ScopeInfo) -> Optional[cst.CSTNode]:
+    """The def, class or lambda of ``owner``'s own code that holds ``function``."""
+    for scope in function.chain():
+        if scope.parent is owner:
+            return scope.node
+    return None
+
+
+def _order(scope: ScopeInfo) -> _Order:
+    if scope.order is None:
+        scope.order = _Order(scope)
+    return scope.order
+
+
+def _site(value) -> Optional[cst.CSTNode]:
+    if isinstance(value, tuple):
+        return None if value[0] == PARAM else value[1]
+    return value
+
+
+def _late(node: cst.CSTNode, runs: List[Tuple[cst.Call, str]], order: _Order) -> Optional[str]:
+    start = order.pre[id(node)]
+    for call, text in runs:
+        if id(call) in order.post and order.post[id(call)] < start:
+            return f"after a call of `{text}`"
+    for loop in order.ancestors(node):
+        if isinstance(loop, _LOOPS):
+            for call, text in runs:
+                if id(call) in order.pre and order.contains(loop, call):
+                    return f"in a loop that calls `{text}`"
+    return None
+
+
+def _call_text(call: cst.Call) -> str:
+    """``f`` for ``f(...)``; ``map(fn)`` for ``<anything>.map(fn)``."""
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return _text(cst.Call(func.attr, call.args))
+    return _text(func)
+
+
+def _describe(name: str, value) -> str:
+    """How a binding reads in the source, short: ``x = 0.1``, ``for x in ...``, ``x += 1``."""
+    if isinstance(value, tuple):
+        if value[0] == ITERATED:
+            return f"for {name} in {_text(value[1])}"
+        if value[0] == AUGMENTED:
+            return _text(value[1], 40)
+        return f"{name} = ..."
+    return f"{name} = {_text(value)}"
+
+
+def _text(expr: cst.BaseExpression, limit: int = 30) -> str:
+    text = " ".join(cst.Module([]).code_for_node(expr).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
