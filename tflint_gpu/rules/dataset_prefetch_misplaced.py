@@ -12,6 +12,9 @@ from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 _DEVICE_COPIES = frozenset(
     {"tensorflow.data.experimental.prefetch_to_device", "tensorflow.data.experimental.copy_to_device"}
 )
+# Stages that expand each element into many: a prefetch right before one
+# buffers the upstream work on purpose.
+_EXPANDING = frozenset({"flat_map", "interleave"})
 
 
 class DatasetPrefetchMisplaced(Rule):
@@ -23,7 +26,10 @@ class DatasetPrefetchMisplaced(Rule):
     the pipeline continues in the next statements (`ds = ds.prefetch(1)`,
     then `ds = ds.batch(32)`). Transformations that only set options
     (`with_options`) do not count, and a host `prefetch` before
-    `apply(tf.data.experimental.prefetch_to_device(...))` is left alone.
+    `apply(tf.data.experimental.prefetch_to_device(...))` is left alone, as
+    is a `prefetch` right before a `flat_map`/`interleave` (it buffers the
+    upstream elements each of which the next stage expands into many, as
+    tf_keras's data adapter does for its index permutations).
 
     ## Why is this bad?
     `prefetch` overlaps the work *upstream* of it with the work of whoever
@@ -96,7 +102,7 @@ class DatasetPrefetchMisplaced(Rule):
                for s in rest):
             return
         working = [s for s in rest if method(s) != "with_options"]
-        if not working:
+        if not working or method(working[0]) in _EXPANDING:
             return
         ends_with_prefetch = method(rest[-1]) == "prefetch"
         followers = ", ".join(f"`{method(s)}`" for s in working if method(s) != "prefetch")
@@ -130,6 +136,19 @@ class DatasetPrefetchMisplaced(Rule):
         return Fix(message, Safety.SAFE, {old: new})
 
     cases = [
+        clean(
+            """
+            import tensorflow as tf
+
+            def permutation(_):
+                return tf.random.shuffle(tf.range(100, dtype=tf.int64))
+
+            indices = tf.data.Dataset.range(3).map(permutation).prefetch(1)
+            batches = indices.flat_map(lambda i: tf.data.Dataset.from_tensor_slices(i).batch(10))
+            """,
+            note="a prefetch right before a flat_map buffers the expensive upstream elements on purpose "
+                 "(tf_keras data_adapter.py)",
+        ),
         flagged(
             """
             import tensorflow as tf
