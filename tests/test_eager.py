@@ -1,0 +1,222 @@
+"""engine/eager.py: GradientTape training steps, graph hazards, retracing arguments, debug guards, eager switches."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+from tflint_gpu.engine.model import SCOPE_TYPES, walk
+
+
+def facts(source: str):
+    """(EagerFacts, RuleContext, {function name: scope}) as a rule sees them."""
+    module = cst.parse_module(textwrap.dedent(source))
+    ctx = analyse(module, [])
+    functions = {s.name: s for s in ctx.model.scopes if s.kind == "function"}
+    return ctx.eager, ctx, functions
+
+
+def tape_withs(ctx):
+    """Every With statement, with its scope."""
+    found = []
+    for scope in ctx.model.scopes:
+        body = scope.node if isinstance(scope.node, cst.Module) else scope.node.body
+        for node in walk(body, skip=SCOPE_TYPES):
+            if isinstance(node, cst.With):
+                found.append((node, scope))
+    return found
+
+
+def steps(source: str):
+    eager, ctx, _functions = facts(source)
+    return [(scope.name, step is not None and step.loop is not None)
+            for node, scope in tape_withs(ctx) for step in [eager.training_step(node, scope)] if step is not None]
+
+
+def hazards(source: str, name: str):
+    eager, ctx, functions = facts(source)
+    return [why for _node, why in eager.graph_hazards(functions[name])]
+
+
+STEP = """
+import tensorflow as tf
+
+def f(model, opt, x):
+    with tf.GradientTape() as tape:
+        loss = model(x)
+    {between}
+    {update}
+"""
+
+
+def test_a_tape_whose_gradients_reach_the_optimizer_is_a_step():
+    source = STEP.format(between="grads = tape.gradient(loss, model.trainable_variables)",
+                         update="opt.apply_gradients(zip(grads, model.trainable_variables))")
+    assert steps(source) == [("f", False)]
+
+
+def test_gradients_through_names_and_comprehensions_still_reach():
+    source = STEP.format(between="g = tape.gradient(loss, model.trainable_variables)\n"
+                                 "    g2 = [tf.clip_by_norm(t, 1.0) for t in g]\n"
+                                 "    g3, _ = tf.clip_by_global_norm(g2, 5.0)",
+                         update="opt.apply_gradients(zip(g3, model.trainable_variables))")
+    assert steps(source) == [("f", False)]
+
+
+def test_gradients_that_reach_no_optimizer_are_no_step():
+    source = STEP.format(between="grads = tape.gradient(loss, model.trainable_variables)",
+                         update="opt.apply_gradients(zip(other, model.trainable_variables))")
+    assert steps(source) == []
+    assert steps(STEP.format(between="grads = tape.gradient(loss, x)", update="print(grads)")) == []
+
+
+def test_a_module_function_named_minimize_is_no_optimizer():
+    source = STEP.format(between="grads = tape.gradient(loss, x)", update="scipy.optimize.minimize(grads)")
+    assert steps(source.replace("import tensorflow as tf", "import tensorflow as tf\nimport scipy.optimize")) == []
+
+
+def test_minimize_with_the_tape_is_a_step():
+    assert steps(STEP.format(between="", update="opt.minimize(loss, model.trainable_variables, tape=tape)")) \
+        == [("f", False)]
+
+
+def test_a_step_inside_a_loop_of_its_scope_says_so():
+    source = """
+    import tensorflow as tf
+
+    def train(model, opt, data):
+        for x in data:
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            opt.apply_gradients(zip(tape.gradient(loss, model.weights), model.weights))
+    """
+    assert steps(source) == [("train", True)]
+
+
+def test_a_clean_step_has_no_hazards():
+    source = """
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+    def helper(x):
+        return tf.reduce_mean(x)
+
+    def step(x, y):
+        with tf.GradientTape() as tape:
+            loss = helper(model(x) - y)
+        if len(model.weights) > 2:
+            pass
+        return {"loss": loss, "n": [loss]}
+    """
+    assert hazards(source, "step") == []
+
+
+def test_hazards_in_the_body_and_in_callees():
+    source = """
+    import numpy as np
+    import tensorflow as tf
+    log = []
+    lr = 0.1
+    lr = 0.2
+
+    def helper(x):
+        print(x)
+        return float(x)
+
+    def step(self, x):
+        global counter
+        self.last = x
+        log.append(x)
+        x.numpy()
+        np.mean(x)
+        v = tf.Variable(1.0)
+        y = helper(x) * lr
+        if tf.reduce_sum(x) > 0:
+            y = 1
+        return 3
+    """
+    found = hazards(source, "step")
+    for part in ("rebinds outer state", "stores on an object", "`.append()` on outer state", "`.numpy()`",
+                 "`numpy.mean`", "builds a `Variable`", "calls `print`", "calls `float`", "reads `lr`",
+                 "branches on a tensor", "returns a Python value"):
+        assert any(part in why for why in found), (part, found)
+
+
+def test_local_containers_and_graph_safe_builtins_are_fine():
+    source = """
+    import tensorflow as tf
+
+    def step(xs):
+        parts = []
+        for i in range(len(xs)):
+            parts.append(xs[i] * 2)
+        table = {}
+        table["a"] = parts
+        return tf.add_n(parts)
+    """
+    assert hazards(source, "step") == []
+
+
+def test_retracing_arguments_are_changing_python_numbers():
+    source = """
+    def step(x, i, flag):
+        return x
+
+    def train(data):
+        count = 0
+        for epoch in range(3):
+            for i, x in enumerate(data):
+                step(x, epoch, True)
+                step(x, i + 1, True)
+                step(x, count, False)
+                count += 1
+            for x in data:
+                step(x, 0, True)
+    """
+    eager, ctx, functions = facts(source)
+    found = [why for _node, why in eager.retracing_arguments(functions["step"])]
+    assert len(found) == 3, found
+    assert "`epoch` counts the iterations of `range`" in found[0]
+    assert "`i` counts the iterations of `enumerate`" in found[1]
+    assert "`count` is a Python counter" in found[2]
+
+
+def test_guards_and_debug_switches():
+    source = """
+    import tensorflow as tf
+
+    def main(args):
+        if args.debug:
+            tf.config.run_functions_eagerly(True)
+        if args.fast:
+            pass
+        else:
+            tf.config.run_functions_eagerly(True)
+        tf.config.run_functions_eagerly(False)
+
+    def enable_eager():
+        tf.config.experimental_run_functions_eagerly(True)
+    """
+    eager, ctx, _functions = facts(source)
+    switches = eager.eager_switches()
+    assert [ctx.module.code_for_node(arg) for _call, _scope, arg in switches] == ["True", "True", "False", "True"]
+    guarded = [eager.debug_guarded(call, scope) for call, scope, _arg in switches]
+    assert guarded == [True, False, False, True]
+    assert [ctx.module.code_for_node(t) for t in eager.guards(switches[1][0], switches[1][1])] == ["args.fast"]
+
+
+def test_statement_of_a_call_on_its_own_line():
+    source = """
+    import tensorflow as tf
+    tf.config.run_functions_eagerly(True)
+    x = tf.config.run_functions_eagerly(True)
+    a = 1; tf.config.run_functions_eagerly(True)
+    """
+    eager, ctx, _functions = facts(source)
+    switches = eager.eager_switches()
+    first = eager.statement_of(switches[0][0], switches[0][1])
+    assert first is not None and isinstance(first[1], cst.Module)
+    assert eager.statement_of(switches[1][0], switches[1][1]) is None
+    assert eager.statement_of(switches[2][0], switches[2][1]) is None
