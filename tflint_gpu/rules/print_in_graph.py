@@ -49,6 +49,10 @@ class PrintInGraph(Rule):
     `print([a, b])`), or formatted into a string (`print(f"loss {loss}")`,
     `"%s" % loss`, `"{}".format(loss)`, `str(loss)`).
 
+    A parameter of a `tf.function` counts as a tensor unless its default or
+    annotation says otherwise (called with a Python number, it prints that
+    number once per trace, and the function retraces for each new one).
+
     Not flagged: prints of string literals, numbers, static facts
     (`x.shape`, `x.dtype`) or values the linter cannot tell are tensors,
     which print at trace what the program meant them to; a print whose text
@@ -89,19 +93,19 @@ class PrintInGraph(Rule):
     the values of the tensors instead of their symbolic names, and to
     standard error, not standard output (`file=sys.stderr` is dropped as the
     default). The fix is offered only for a `print` statement in a
-    `tf.function` without `jit_compile` or a `tf.data` function, whose
+    `tf.function` without `jit_compile` or in a `tf.data` function, whose
     arguments are each a tensor or a string, number, `True`/`False`/`None`
     literal (`tf.print` prints those exactly as `print` does; it prints
     NumPy values and other objects by their `repr`), with no keyword other
     than `sep`/`end` with literal strings and `file=sys.stderr`. Not in a
-    Keras `call`/`*_step` nor in their helpers: Keras 3 compiles those with
-    XLA by default on a GPU, and XLA cannot compile `tf.print`
-    (`InvalidArgumentError: Detected unsupported operations ...
-    StringFormat`), which is also why a `jit_compile=True` function gets no
-    fix. A formatted string (`f"loss {loss}"`, `%`, `.format`) gets no fix:
-    it is formatted at trace, so `tf.print` would print the symbolic name on
-    every call; pass the tensor as its own argument (`tf.print("loss",
-    loss)`).
+    Keras `call`/`*_step` nor in helpers of graph code: Keras 3's default
+    `jit_compile="auto"` turns XLA on when a GPU is present, and XLA cannot
+    compile `tf.print` (`InvalidArgumentError: Detected unsupported
+    operations ... StringFormat`), which is also why a `jit_compile=True`
+    function gets no fix (a `tf.function` called from one is not checked).
+    A formatted string (`f"loss {loss}"`, `%`, `.format`) gets no fix: it is
+    formatted at trace, so `tf.print` would print the symbolic name on every
+    call; pass the tensor as its own argument (`tf.print("loss", loss)`).
 
     ## Measured effect
     TensorFlow 2.21, CPU: a `tf.function` called 3 times (one input
@@ -110,14 +114,18 @@ class PrintInGraph(Rule):
     `tf 2`; a `Dataset.map` function over 3 elements prints
     `Tensor("args_0:0", shape=(), dtype=int64)` once, `tf.print` 3 times; a
     Keras 3.15 layer's `call` under a 4-step `fit` prints twice (the
-    functional build and the one trace of the training step), a `SymbolicTensor`
-    each time, and `tf.print` 4 times; `logging.info("value %s", x)` logs
-    `value Tensor("x:0", ...)` once over 3 calls; a file written in a
-    `tf.function` called 3 times gets one line, the symbolic name.
+    functional build and the one trace of the training step), a
+    `SymbolicTensor` each time, and `tf.print` 4 times; a `tf_keras` layer's
+    `call`, which AutoGraph converts, prints a `SymbolicTensor` 3 times over
+    a 2-epoch `fit`, and once more for `predict`; `logging.info("value %s",
+    x)` logs `value Tensor("x:0", ...)` once over 3 calls; a file written in
+    a `tf.function` called 3 times gets one line, the symbolic name.
     `tf.print` matches `print` for strings, numbers, `None`, lists, tuples
     and dicts of those, and with `sep`/`end`; it prints `np.float32(0.5)`
     where `print` prints `0.5`. Under `jit_compile=True` a `tf.print` fails
     with `InvalidArgumentError` (StringFormat is not an XLA op).
+    examples/TFG105 (`tflint-gpu verify --rule TFG105`): 1 line printed over
+    3 calls before the fix, 3 after, the same losses.
     """
 
     code = "TFG105"
@@ -272,8 +280,14 @@ class PrintInGraph(Rule):
             """
             import keras
             import tensorflow as tf
+            import tf_keras
 
             class Probe(keras.layers.Layer):
+                def call(self, inputs):
+                    print("inputs", inputs)
+                    return inputs * 2
+
+            class OldProbe(tf_keras.layers.Layer):
                 def call(self, inputs):
                     print("inputs", inputs)
                     return inputs * 2
@@ -291,8 +305,10 @@ class PrintInGraph(Rule):
             def outer(x):
                 return helper(x)
             """,
-            at=[(6, 9, "`print` of a tensor"), (11, 5, "`print` of a tensor"), (15, 5, "`print` of a tensor")],
-            note="no fix in a Keras call (XLA by default on GPU), under jit_compile (tf.print is no XLA op), "
+            at=[(7, 9, "`print` of a tensor"), (12, 9, "`print` of a tensor"), (17, 5, "`print` of a tensor"),
+                (21, 5, "`print` of a tensor")],
+            note="no fix in a Keras call (Keras 3: XLA by default on GPU; tf_keras: AutoGraph leaves print alone), "
+                 "under jit_compile (tf.print is no XLA op), "
                  "or in a helper (its callers may be either)",
         ),
         flagged(
