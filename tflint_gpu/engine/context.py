@@ -219,7 +219,7 @@ class GraphAnalysis:
                     return self._instance_call(instance, value.scope)
             return found
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
-            cls = _method_class(scope)
+            cls = scope.method_class()
             if cls is not None:
                 return cls.defs.get(expr.attr.value)
         if isinstance(expr, cst.Call):
@@ -398,11 +398,3 @@ class GraphAnalysis:
         return not any(t == "tensorflow" or t.startswith("tensorflow.") for t in targets) and any(
             t.split(".", 1)[0] in OTHER_BACKENDS for t in targets
         )
-
-
-def _method_class(scope: ScopeInfo) -> Optional[ScopeInfo]:
-    for current in scope.chain():
-        cls = current.enclosing_class
-        if cls is not None:
-            return cls
-    return None

@@ -185,6 +185,13 @@ class ScopeInfo:
             yield scope
             scope = scope.parent
 
+    def method_class(self) -> Optional["ScopeInfo"]:
+        """The class of the innermost method around this scope (``self`` there), if any."""
+        for scope in self.chain():
+            if scope.enclosing_class is not None:
+                return scope.enclosing_class
+        return None
+
     def function(self) -> Optional["ScopeInfo"]:
         """The innermost function or lambda containing this scope."""
         for scope in self.chain():
@@ -385,14 +392,19 @@ def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode
         yield node
         if node is not root and isinstance(node, skip):
             continue
-        children: List[cst.CSTNode] = []
-        for field_name in _walk_fields(node.__class__):
-            value = getattr(node, field_name)
-            if isinstance(value, cst.CSTNode):
-                children.append(value)
-            elif value.__class__ is tuple or value.__class__ is list:
-                children.extend(child for child in value if isinstance(child, cst.CSTNode))
-        stack.extend(reversed(children))
+        stack.extend(reversed(children(node)))
+
+
+def children(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The child nodes that hold code (not whitespace or punctuation), in source order."""
+    found: List[cst.CSTNode] = []
+    for field_name in _walk_fields(node.__class__):
+        value = getattr(node, field_name)
+        if isinstance(value, cst.CSTNode):
+            found.append(value)
+        elif value.__class__ is tuple or value.__class__ is list:
+            found.extend(child for child in value if isinstance(child, cst.CSTNode))
+    return found
 
 
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
@@ -626,14 +638,7 @@ class _Order:
             stack.append((node, True))
             if node is not root and isinstance(node, SCOPE_TYPES):
                 continue
-            children: List[cst.CSTNode] = []
-            for field_name in _walk_fields(node.__class__):
-                value = getattr(node, field_name)
-                if isinstance(value, cst.CSTNode):
-                    children.append(value)
-                elif value.__class__ is tuple or value.__class__ is list:
-                    children.extend(child for child in value if isinstance(child, cst.CSTNode))
-            for child in reversed(children):
+            for child in reversed(children(node)):
                 self.parent[id(child)] = node
                 stack.append((child, False))
 

@@ -136,7 +136,7 @@ class Retracing:
             text = f"{func.value.value}.{func.attr.value}"
             if method is not None:
                 return self._decorated(method, text)
-            cls = _method_class(scope)
+            cls = scope.method_class()
             if cls is not None and func.value.value == bindings.first_parameter(scope.function() or scope):
                 wrapper = self._class_wrappers(cls).get(func.attr.value)
                 if wrapper is not None:
@@ -475,14 +475,6 @@ def _repeated_parts(node: cst.CSTNode) -> List[cst.CSTNode]:
     if comp.inner_for_in is not None:
         parts.append(comp.inner_for_in)
     return parts
-
-
-def _method_class(scope: ScopeInfo) -> Optional[ScopeInfo]:
-    for current in scope.chain():
-        cls = current.enclosing_class
-        if cls is not None:
-            return cls
-    return None
 
 
 def _code(node: cst.CSTNode) -> str:
