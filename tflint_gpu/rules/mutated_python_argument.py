@@ -33,6 +33,11 @@ class MutatedPythonArgument(Rule):
     then `x["mask"] = ...`): Keras 3 calls these from a `tf.function` whose
     argument is `data`.
 
+    Item assignment and `del` count where the key is a string (`acc["k"]`:
+    a dict) or the parameter's default or annotation is a list or dict
+    (`out: List[tf.Tensor]`, `slots=[None]`): on a tensor argument
+    `x[0] = v` raises a `TypeError` (no item assignment) instead.
+
     Not flagged: a parameter rebound anywhere in the function (`acc =
     list(acc)`, `if acc is None: acc = []`: the function changes its own
     copy), `self`, `*args`/`**kwargs` (`kwargs` is a fresh dict), a parameter
@@ -81,29 +86,34 @@ class MutatedPythonArgument(Rule):
     list(acc)`).
 
     ## Measured effect
-    TensorFlow 2.21, CPU: `ValueError ... should not modify its Python input
-    arguments` on the first call for `append` (of a tensor or of `1`),
+    TensorFlow 2.21, CPU. `ValueError ... should not modify its Python input
+    arguments` at the first call: `append` (of a tensor or of `1`),
     `extend`, `insert`, `pop`, `dict.pop`, `update`, `setdefault`,
     `acc[0] = x`, `acc["k"] = x`, `del acc["k"]`, `acc += [x]`,
-    `acc[0].append(x)`, with `autograph=False` too, in a `tf.Module` method,
-    for a dict of tensors (`d["y"] = d["x"] * 2`), and from a function
-    nested in the `tf.function` or a helper given the parameter. No error:
-    `obj.v = x` on an object argument, `kwargs["a"] = 1`, `acc = list(acc)`
-    then `append`, `append` then `pop`, `clear()` of an empty list, `sort()`
-    of a sorted one, a helper changing a local list, `Dataset.map`/`scan`/
-    `reduce` functions changing their dict element or state, a Keras 3
-    `call` changing its dict input under `fit`/`predict`, a Keras 3
-    `predict_step` changing its data, a `tf_keras` `train_step` changing its
-    data. A Keras 3.15 `train_step` or `test_step` doing `x, y = data;
-    x["b"] = ...` under `fit`/`evaluate`, or `data.pop("label")` on a
-    dataset of dicts, raises
+    `acc[0].append(x)`, `slots[0] = x` on a default `slots=[None]`; with
+    `autograph=False` too, in a `tf.Module` method, on a dict of tensors
+    (`d["y"] = d["x"] * 2`), and from a function nested in the `tf.function`
+    or a helper given the parameter (both not flagged). Keras 3.15: a
+    `train_step`/`test_step` doing `x, y = data; x["b"] = ...` under
+    `fit`/`evaluate`, or `data.pop("label")` on a dataset of dicts, raises
     `ValueError: TensorFlowTrainer._make_function.<locals>.one_step_on_data(data)
     should not modify its Python input arguments`.
+
+    No error: `obj.v = x` on an object argument, `kwargs["a"] = 1`,
+    `acc = list(acc)` then `append`, `append` then `pop`, `clear()` of an
+    empty list, `sort()` of a sorted one, a helper changing a local list;
+    `Dataset.map`/`scan`/`reduce` functions changing their dict element or
+    state; a Keras 3 `call` changing its dict input under `fit`/`predict`, a
+    Keras 3 `predict_step` changing its data, a `tf_keras` `train_step`
+    changing its data. `x[0] = 0.0` on a tensor argument raises `TypeError`
+    instead. examples/TFG106 (`tflint-gpu verify --rule TFG106`): before
+    raises the `ValueError`; the rewrite returns the value and the caller
+    appends it.
     """
 
     code = "TFG106"
     name = "tf-function-mutates-python-argument"
-    message = "A tf.function changes a Python argument in place: ValueError at the first call"
+    message = "A tf.function changes a Python argument in place: ValueError when traced"
     needs = (GRAPH_TEXT,)
     fix_safety = None
 
@@ -111,31 +121,35 @@ class MutatedPythonArgument(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in MUTATING_METHODS:
-            self._check(node, func.value, f"`.{func.attr.value}(...)`", ctx)
+            self._check(node, func.value, f"`.{func.attr.value}(...)`", ctx, True)
 
     def visit_Assign(self, node: cst.Assign, ctx) -> None:
         for target in node.targets:
             if isinstance(target.target, cst.Subscript):
-                self._check(node, target.target.value, "item assignment", ctx)
+                self._check(node, target.target.value, "item assignment", ctx, _string_key(target.target))
 
     def visit_AugAssign(self, node: cst.AugAssign, ctx) -> None:
         target = node.target
         if isinstance(target, cst.Subscript):
-            self._check(node, target.value, "item assignment", ctx)
+            self._check(node, target.value, "item assignment", ctx, _string_key(target))
         elif isinstance(target, cst.Name) and isinstance(node.operator, cst.AddAssign) \
                 and isinstance(node.value, (cst.List, cst.ListComp)):
-            self._check(node, target, "`+=`", ctx)
+            self._check(node, target, "`+=`", ctx, True)
 
     def visit_Del(self, node: cst.Del, ctx) -> None:
         targets = node.target.elements if isinstance(node.target, cst.Tuple) else [node.target]
         for target in targets:
             value = target.value if isinstance(target, cst.Element) else target
             if isinstance(value, cst.Subscript):
-                self._check(node, value.value, "`del`", ctx)
+                self._check(node, value.value, "`del`", ctx, _string_key(value))
                 return
 
     # -- the check --------------------------------------------------------
-    def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression, how: str, ctx) -> None:
+    def _check(self, node: cst.CSTNode, receiver: cst.BaseExpression, how: str, ctx, container: bool) -> None:
+        """``container``: the statement itself shows ``receiver`` is a list or
+        dict (a list/dict method, a string key); else the parameter's
+        default or annotation must (a tensor argument raises a TypeError on
+        item assignment, not this ValueError)."""
         graph = ctx.graph()
         if graph is None:
             return
@@ -149,8 +163,9 @@ class MutatedPythonArgument(Rule):
         if found is None:
             return
         parameter, where = found
-        ctx.report(node, f"{how} changes `{parameter}`, {where}: ValueError at the first call "
-                         "(it should not modify its Python input arguments)")
+        if not container and not _declared_container(parameter, function):
+            return
+        ctx.report(node, f"{how} changes `{parameter}`, {where}: ValueError when traced")
 
     def _argument(self, name: str, function: ScopeInfo, graph) -> Optional[Tuple[str, str]]:
         """(parameter, words) if ``name`` is always the argument the
@@ -159,19 +174,19 @@ class MutatedPythonArgument(Rule):
             param = _own_parameter(name, function)
             if param is None:
                 return None
-            return name, "an argument of the `tf.function`"
+            return name, "an argument of the tf.function"
         if graph.kind == "keras" and graph.keras == "keras3" and function.name in KERAS_STEPS:
             data = _step_data(function)
             if data is None:
                 return None
             if name == data:
-                return (name, f"the data Keras 3 passes to `{function.name}` in a `tf.function`") \
+                return (name, f"the data of Keras 3's `{function.name}`") \
                     if _own_parameter(name, function) is not None else None
             values = function.assigned.get(name, ())
             if len(values) == 1 and isinstance(values[0], tuple) and values[0][0] == UNPACKED \
                     and isinstance(values[0][1], cst.Name) and values[0][1].value == data \
                     and _own_parameter(data, function) is not None:
-                return name, f"unpacked from the data Keras 3 passes to `{function.name}` in a `tf.function`"
+                return name, f"part of the data of Keras 3's `{function.name}`"
         return None
 
     cases = [
@@ -191,7 +206,7 @@ class MutatedPythonArgument(Rule):
                 table.update(k=x)
                 return x
             """,
-            at=[(5, 5, "`.append(...)` changes `acc`, an argument of the `tf.function`"),
+            at=[(5, 5, "`.append(...)` changes `acc`, an argument of the tf.function: ValueError when traced"),
                 (6, 5, "`.extend(...)` changes `acc`"), (7, 5, "item assignment changes `table`"),
                 (8, 5, "item assignment changes `table`"), (9, 5, "`del` changes `table`"),
                 (10, 5, "`.append(...)` changes `rows`"), (11, 5, "`+=` changes `acc`"),
@@ -240,8 +255,8 @@ class MutatedPythonArgument(Rule):
                     x["mask"] = tf.ones_like(x["ids"])
                     return {"loss": self.compute_loss(y=y, y_pred=self(x))}
             """,
-            at=[(6, 18, "`.pop(...)` changes `data`, the data Keras 3 passes to `train_step`"),
-                (15, 9, "item assignment changes `x`, unpacked from the data Keras 3 passes to `test_step`")],
+            at=[(6, 18, "`.pop(...)` changes `data`, the data of Keras 3's `train_step`"),
+                (15, 9, "item assignment changes `x`, part of the data of Keras 3's `test_step`")],
             note="Keras 3 calls the steps from a tf.function whose argument is data: fit/evaluate raise",
         ),
         clean(
@@ -320,10 +335,59 @@ class MutatedPythonArgument(Rule):
             note="an attribute set on an object argument raises nothing; a global list is TFG103's; "
                  "a nested function's own parameter is not the tf.function's",
         ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def clip(x, i):
+                x[0] = 0.0
+                x[i] += 1.0
+                del x[1]
+                return x
+            """,
+            note="an index that a tensor would take too: on a tensor argument item assignment raises "
+                 "TypeError (no item assignment), not this ValueError; only string keys or a list/dict "
+                 "default or annotation tell a container",
+        ),
+        flagged(
+            """
+            from typing import List
+
+            import tensorflow as tf
+
+            @tf.function
+            def fill(x, out: List[tf.Tensor], slots=[None]):
+                out[0] = x
+                slots[0] = x
+                return x
+            """,
+            at=[(7, 5, "item assignment changes `out`"), (8, 5, "item assignment changes `slots`")],
+            note="an index into a parameter declared a list (annotation, default)",
+        ),
     ]
 
 
 # -- helpers -----------------------------------------------------------------
+def _string_key(target: cst.Subscript) -> bool:
+    """``d["k"]``: a string key, which only a dict (not a tensor) takes."""
+    if len(target.slice) != 1 or not isinstance(target.slice[0].slice, cst.Index):
+        return False
+    return isinstance(target.slice[0].slice.value, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString))
+
+
+def _declared_container(name: str, function: ScopeInfo) -> bool:
+    """The parameter's default is a list or dict display, or its annotation a list or dict type."""
+    for value in function.assigned.get(name, ()):
+        if isinstance(value, tuple) and value[0] == PARAM:
+            param = value[1]
+            if param.default is not None and isinstance(param.default, (cst.List, cst.Dict)):
+                return True
+            if param.annotation is not None and _container_annotation(param.annotation.annotation):
+                return True
+    return False
+
+
 def _root_name(expr: cst.BaseExpression) -> Optional[str]:
     """``acc`` for ``acc``, ``acc[0]``, ``acc["k"][1]``; None for attributes and calls."""
     while isinstance(expr, cst.Subscript):
