@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
@@ -57,7 +57,8 @@ class PrintInGraph(Rule):
     (`x.shape`, `x.dtype`) or values the linter cannot tell are tensors,
     which print at trace what the program meant them to; a print whose text
     mentions tracing (`print("Tracing with", x)`: TensorFlow's guide uses
-    this on purpose, to show when a function is traced); code handed to
+    this on purpose, to show when a function is traced); a print under
+    `if tf.executing_eagerly():` (it never runs traced); code handed to
     `tf.py_function`/`tf.numpy_function` (it runs eagerly). Writes to files
     (`open(...).write`, `json.dump`, `np.save`) are not reported here.
 
@@ -135,6 +136,9 @@ class PrintInGraph(Rule):
     fix_safety = Safety.UNSAFE
     reads_index = ("Expr",)
 
+    def __init__(self) -> None:
+        self._eager_blocks: Dict[int, Set[int]] = {}
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         graph = ctx.graph()
         if graph is None:
@@ -149,12 +153,29 @@ class PrintInGraph(Rule):
             what = _code(ctx, func)
         if _mentions_tracing(node) or not any(self._shows_tensor(arg.value, ctx) for arg in node.args):
             return
+        if self._eager_only(node, ctx):
+            return
         message = f"`{what}` of a tensor in graph code runs once per trace and shows no value"
         if what == "print":
             message += ": use `tf.print`"
         else:
             message += "; log with `tf.print`"
         ctx.report(node, message, self._fix(node, graph, ctx) if what == "print" else None)
+
+    def _eager_only(self, node: cst.Call, ctx) -> bool:
+        """``node`` sits under ``if tf.executing_eagerly():`` (or in the
+        ``else`` of ``if not tf.executing_eagerly():``): it never runs traced."""
+        function = ctx.scope.function()
+        key = id(function.node)
+        if key not in self._eager_blocks:
+            def classify(test):
+                negated = isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not)
+                inner = test.expression if negated else test
+                if isinstance(inner, cst.Call) and ctx.qualname(inner.func) == "tensorflow.executing_eagerly":
+                    return not negated
+                return None
+            self._eager_blocks[key] = bindings.guarded_nodes(function.node, classify)
+        return id(node) in self._eager_blocks[key]
 
     # -- what the call prints ---------------------------------------------
     def _shows_tensor(self, expr: cst.BaseExpression, ctx) -> bool:
@@ -357,6 +378,23 @@ class PrintInGraph(Rule):
                 return x
             """,
             note="static facts and Python values: what they print at trace is what they are",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Debug(keras.layers.Layer):
+                def call(self, x):
+                    if tf.executing_eagerly():
+                        print("x", x)
+                    if not tf.executing_eagerly():
+                        pass
+                    else:
+                        print("sum", tf.reduce_sum(x))
+                    return x
+            """,
+            note="prints that run only eagerly: under `if tf.executing_eagerly():` they show values",
         ),
         clean(
             """
