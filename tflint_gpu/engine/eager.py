@@ -48,7 +48,7 @@ import libcst as cst
 
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import GraphAnalysis, argument
-from tflint_gpu.engine.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, walk
+from tflint_gpu.engine.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned, walk
 
 TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 UPDATE_METHODS = frozenset({"apply_gradients", "minimize"})
@@ -79,7 +79,6 @@ _MUTATING_METHODS = frozenset({
 })
 # Words that mark a condition or function as a debugging switch.
 DEBUG_WORDS = re.compile(r"debug|eager", re.IGNORECASE)
-_COUNTERS = frozenset({"range", "enumerate"})
 
 
 @dataclass
@@ -94,8 +93,9 @@ class TrainingStep:
 
 
 class EagerFacts:
-    def __init__(self, model: ModuleModel, graphs: GraphAnalysis, tensors, values) -> None:
+    def __init__(self, model: ModuleModel, graphs: GraphAnalysis, tensors, values, retracing) -> None:
         self.model = model
+        self.retracing = retracing  # engine.retracing.Retracing
         self.graphs = graphs
         self.resolver = graphs.resolver
         self.tensors = tensors
@@ -264,12 +264,11 @@ class EagerFacts:
         """Names read from an enclosing scope that rebinds them: tracing keeps the value seen at trace."""
         found = []
         for name in sorted(bindings.mentions(body) - local):
-            owner = bindings.binding_scope(name, scope)
-            if owner is None or owner is scope:
+            binding = assigned(name, scope)
+            if binding is None or binding.scope is scope:
                 continue
-            values = owner.assigned.get(name, ())
-            if len(values) > 1 or any(isinstance(v, tuple) and v[0] in (AUGMENTED, ITERATED) for v in values):
-                found.append((body, f"reads `{name}`, rebound in `{owner.name}`: the value at trace is kept"))
+            if binding.rebound or any(isinstance(v, tuple) and v[0] == ITERATED for v in binding.own_values):
+                found.append((body, f"reads `{name}`, rebound in `{binding.scope.name}`: the value at trace is kept"))
         return found
 
     # -- call sites -------------------------------------------------------
@@ -278,38 +277,15 @@ class EagerFacts:
                 if self.graphs.function_scope(call.func, scope) is function]
 
     def retracing_arguments(self, function: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:
+        """Arguments of the calls of ``function`` that are Python values changing
+        per loop iteration (``engine.retracing``): one trace per value once traced."""
         found = []
         for call, scope in self.call_sites(function):
             for arg in call.args:
-                names = _number_names(arg.value)
-                for name in names:
-                    why = self._changing_number(name, scope)
-                    if why is not None:
-                        found.append((arg.value, f"`{name}` {why}: one trace per value"))
-                        break
+                why = self.retracing.per_iteration(arg.value, scope, call)
+                if why is not None:
+                    found.append((arg.value, f"{why}: one trace per value"))
         return found
-
-    def _changing_number(self, name: str, scope: ScopeInfo) -> Optional[str]:
-        owner = bindings.binding_scope(name, scope)
-        if owner is None:
-            return None
-        values = owner.assigned.get(name, ())
-        if any(isinstance(v, tuple) and v[0] == AUGMENTED for v in values):
-            return "is a Python counter"
-        for loop in self.model.nodes_in(owner, "For"):
-            it = loop.iter
-            if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in _COUNTERS
-                    and bindings.is_builtin(it.func.value, owner)):
-                continue
-            target = loop.target
-            if it.func.value == "enumerate":
-                target = target.elements[0].value if isinstance(target, (cst.Tuple, cst.List)) and target.elements \
-                    else None
-            if isinstance(target, cst.Name) and target.value == name:
-                return f"counts the iterations of `{it.func.value}`"
-        if len(values) > 1 and any(isinstance(v, (cst.Integer, cst.Float)) for v in values):
-            return "is a Python number bound more than once"
-        return None
 
     # -- eager switches and guards ----------------------------------------
     def eager_switches(self) -> List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]:
@@ -393,17 +369,3 @@ def _comprehension_reads(expr: cst.CSTNode) -> Set[str]:
                 if isinstance(inner, cst.Name):
                     found.add(inner.value)
     return found
-
-
-def _number_names(expr: cst.BaseExpression) -> List[str]:
-    """The names in an argument made of names, numbers and arithmetic (``epoch``, ``step + 1``)."""
-    if isinstance(expr, cst.Name):
-        return [expr.value]
-    if isinstance(expr, cst.BinaryOperation):
-        left, right = _number_names(expr.left), _number_names(expr.right)
-        ok_left = left or isinstance(expr.left, (cst.Integer, cst.Float))
-        ok_right = right or isinstance(expr.right, (cst.Integer, cst.Float))
-        return left + right if ok_left and ok_right else []
-    if isinstance(expr, cst.UnaryOperation):
-        return _number_names(expr.expression)
-    return []

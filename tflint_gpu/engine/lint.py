@@ -218,7 +218,7 @@ class RuleContext:
         if facts is None:
             from tflint_gpu.engine.eager import EagerFacts
 
-            facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values)
+            facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values, self.retracing)
         return facts
 
     # -- state frozen at trace (engine/trace_state.py) -------------------
