@@ -544,6 +544,16 @@ class Binding:
         ``(OPAQUE, function node)`` for each function in ``writers``."""
         return self.own_values + [(OPAQUE, writer.node) for writer in self.writers]
 
+    def all_bindings(self) -> Iterator[Tuple[Any, ScopeInfo]]:
+        """Every (value, scope that binds it) of the name, whatever ``at`` the
+        lookup had: the binding scope's own, then each writer's through
+        ``global``/``nonlocal``."""
+        for value in self.scope.assigned.get(self.name, ()):
+            yield value, self.scope
+        for writer in self.writers:
+            for value in writer.assigned.get(self.name, ()):
+                yield value, writer
+
     @property
     def is_parameter(self) -> bool:
         """Bound as a parameter of its function (and maybe rebound in it)."""

@@ -46,6 +46,7 @@ from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis
 from tflint_gpu.engine.model import (
     ASSIGNED, AUGMENTED, ITERATED, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, _Order, lookup, walk,
 )
+from tflint_gpu.engine.run_once import outlives_trace
 from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.retracing import Retracing
 
@@ -107,7 +108,7 @@ class TraceState:
             if name in comprehension_names or name in function.globals:
                 continue
             binding = lookup(name, function)
-            if binding is None or binding.kind != ASSIGNED or not _outlives_trace(binding.scope):
+            if binding is None or binding.kind != ASSIGNED or not outlives_trace(binding.scope):
                 continue
             seen.add(name)
             found.append(OuterRead(node, binding, uses.get(id(node), VALUE)))
@@ -125,9 +126,9 @@ class TraceState:
             return None  # a new function every turn of the loop, traced afresh
         runs = self._calls_running(owner, function)
         sites: List[Tuple[cst.CSTNode, str]] = []
-        for value in owner.assigned.get(binding.name, ()):
+        for value, scope in binding.all_bindings():
             node = _site(value)
-            if node is not None and id(node) in order.pre:
+            if scope is owner and node is not None and id(node) in order.pre:
                 sites.append((node, _describe(binding.name, value)))
         writers = [w for w in binding.writers if w.graph is None or w.excluded]
         writer_ids = {id(w) for w in writers}
@@ -143,7 +144,7 @@ class TraceState:
             writer_order = _order(writer)
             writer_runs = self._calls_running(writer, function)
             repeats = self.repetition.scope_python_repeats(writer)
-            for value in writer.assigned.get(binding.name, ()):
+            for value in (v for v, scope in binding.all_bindings() if scope is writer):
                 node = _site(value)
                 if node is None or id(node) not in writer_order.pre:
                     continue
@@ -173,12 +174,6 @@ class TraceState:
         if key not in self._reachable:
             self._reachable[key] = {id(s) for s in self.graphs.reachable(start)}
         return self._reachable[key]
-
-
-def _outlives_trace(scope: ScopeInfo) -> bool:
-    if scope.kind == "module":
-        return True
-    return scope.is_function and (scope.graph is None or scope.excluded)
 
 
 def _top_in(function: ScopeInfo, owner: ScopeInfo) -> Optional[cst.CSTNode]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Any, Iterator, Tuple
+from typing import Any
 
 import libcst as cst
 
@@ -113,9 +113,9 @@ class PythonStateFrozenAtTrace(Rule):
             binding = read.binding
             if read.use != VALUE or function in binding.writers:
                 continue
-            if not (binding.rebound or any(_iterated(v) for v, _ in _values(binding))):
+            if not (binding.rebound or any(_iterated(v) for v, _ in binding.all_bindings())):
                 continue
-            if any(self._not_setting(value, scope, ctx) for value, scope in _values(binding)):
+            if any(self._not_setting(value, scope, ctx) for value, scope in binding.all_bindings()):
                 continue
             late = facts.late_rebinding(binding, function)
             if late is None:
@@ -342,14 +342,6 @@ class PythonStateFrozenAtTrace(Rule):
             note="a dict mutated in place is not rebound; a model is used as a callee",
         ),
     ]
-
-
-def _values(binding) -> Iterator[Tuple[Any, ScopeInfo]]:
-    for value in binding.scope.assigned.get(binding.name, ()):
-        yield value, binding.scope
-    for writer in binding.writers:
-        for value in writer.assigned.get(binding.name, ()):
-            yield value, writer
 
 
 def _iterated(value: Any) -> bool:
