@@ -11,7 +11,7 @@ from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 # What each constructor creates, in the message: "... creates <what> on every call".
 WEIGHTS = "new weights"
 VARIABLE = "a new variable"
-SEED = "a new random seed variable"
+SEED = "a new seed variable"
 TABLES = "new lookup tables"
 OPTIMIZER = "new optimizer variables"
 METRIC = "new metric variables"
@@ -248,8 +248,8 @@ class LayerCreatedInGraph(Rule):
             return "create it in `__init__`"
         graph = ctx.graph(function)
         if graph is not None and graph.kind == "tf.function":
-            return "create it once, outside the `tf.function`"
-        return "create it once, outside graph code"
+            return "create it outside the `tf.function`"
+        return "create it outside graph code"
 
 
 def _layer(name: str, node: cst.Call, ctx) -> Optional[str]:
@@ -326,7 +326,7 @@ LayerCreatedInGraph.cases = [
         """,
         at=[(9, 13, "`keras.layers.Dense(...)` in graph code makes new weights each call: "
                     "create it in `__init__`/`build`"),
-            (10, 13, "`keras.layers.Dropout(...)` in graph code makes a new random seed variable")],
+            (10, 13, "`keras.layers.Dropout(...)` in graph code makes a new seed variable")],
         note="measured: ValueError under fit (Dropout too: Keras 3 gives it a SeedGenerator)",
     ),
     flagged(
@@ -345,9 +345,9 @@ LayerCreatedInGraph.cases = [
         ds = tf.data.Dataset.from_tensor_slices(tf.ones((4, 2))).map(augment)
         """,
         at=[(5, 9, "`tf.Variable(...)` in graph code makes a new variable each call: "
-                   "create it once, outside the `tf.function`"),
-            (9, 11, "`tf.random.Generator.from_seed(...)` in graph code makes a new random seed variable each call: "
-                    "create it once, outside graph code")],
+                   "create it outside the `tf.function`"),
+            (9, 11, "`tf.random.Generator.from_seed(...)` in graph code makes a new seed variable each call: "
+                    "create it outside graph code")],
         note="measured: ValueError on the first call, and while Dataset.map traces",
     ),
     flagged(
@@ -377,7 +377,7 @@ LayerCreatedInGraph.cases = [
                 return {"loss": tracker.result()}
         """,
         at=[(6, 9, "`layers.Conv2D(...)` in graph code makes new weights each call: "
-                   "create it once, outside graph code"),
+                   "create it outside graph code"),
             (7, 12, "`layers.BatchNormalization(...)` in graph code makes new weights"),
             (20, 19, "`keras.metrics.Mean(...)` in graph code makes new metric variables each call"),
             (21, 15, "`keras.optimizers.Adam(...)` in graph code makes new optimizer variables each call")],
@@ -411,7 +411,7 @@ LayerCreatedInGraph.cases = [
                 return tf.keras.layers.GaussianNoise(0.1)(x)
         """,
         at=[(8, 16, "`tf_keras.layers.Dense(...)` in graph code makes new weights"),
-            (12, 16, "`tf.keras.layers.GaussianNoise(...)` in graph code makes a new random seed variable")],
+            (12, 16, "`tf.keras.layers.GaussianNoise(...)` in graph code makes a new seed variable")],
         note="tf_keras noise layers own no variable (measured: fit trains); tf.keras is Keras 3 in TF 2.21",
     ),
     flagged(

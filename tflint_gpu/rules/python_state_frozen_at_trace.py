@@ -121,8 +121,7 @@ class PythonStateFrozenAtTrace(Rule):
             if late is None:
                 continue
             _site, _scope, why, text = late
-            ctx.report(read.node, f"`{read.node.value}` read in graph code is rebound {why} (`{text}`): "
-                                  "the graph keeps the traced value")
+            ctx.report(read.node, f"`{read.node.value}` is rebound {why} (`{text}`): graph code keeps the traced value")
 
     @staticmethod
     def _not_setting(value: Any, scope: ScopeInfo, ctx) -> bool:
@@ -148,7 +147,7 @@ class PythonStateFrozenAtTrace(Rule):
             threshold = 0.1
             second = count(x)
             """,
-            at=[(7, 38, "`threshold` read in graph code is rebound after a call of `count` (`threshold = 0.1`)")],
+            at=[(7, 38, "`threshold` is rebound after a call of `count` (`threshold = 0.1`)")],
             note="the measured case: a module-level rebinding after the first call",
         ),
         flagged(
@@ -166,7 +165,7 @@ class PythonStateFrozenAtTrace(Rule):
             for t2 in [0.5, 0.1]:
                 results.append(g(x))
             """,
-            at=[(7, 38, "`t2` read in graph code is rebound in a loop that calls `g` (`for t2 in [0.5, 0.1]`)")],
+            at=[(7, 38, "`t2` is rebound in a loop that calls `g` (`for t2 in [0.5, 0.1]`)")],
             note="a module-level loop rebinding the name and calling the function",
         ),
         flagged(
@@ -194,7 +193,7 @@ class PythonStateFrozenAtTrace(Rule):
             w = step(tf.ones(2), tf.ones(2))
             set_lr(0.01)
             """,
-            at=[(12, 16, "`lr` read in graph code is rebound after a call of `step` (`set_lr(0.01)`)")],
+            at=[(12, 16, "`lr` is rebound after a call of `step` (`set_lr(0.01)`)")],
             note="a setter writing the global, called after the first call; step_count is never read in graph code",
         ),
         flagged(
@@ -213,7 +212,7 @@ class PythonStateFrozenAtTrace(Rule):
             def loss_fn(y, p):
                 return tf.reduce_mean(tf.maximum(0.0, margin - y * p))
             """,
-            at=[(13, 43, "`margin` read in graph code is rebound in `on_epoch_end`, which runs repeatedly")],
+            at=[(13, 43, "`margin` is rebound in `on_epoch_end`, which runs repeatedly")],
             note="a global write in a Keras callback's per-epoch method",
         ),
         flagged(
@@ -251,7 +250,7 @@ class PythonStateFrozenAtTrace(Rule):
                     return v * scale
                 return f(x)
             """,
-            at=[(8, 20, "`scale` read in graph code is rebound in a loop that calls `f` (`for scale in (1.0, 2.0)`)")],
+            at=[(8, 20, "`scale` is rebound in a loop that calls `f` (`for scale in (1.0, 2.0)`)")],
             note="a closure variable rebound after the tf.function is made (run); not: a new tf.function every "
                  "turn (fresh), a rebinding before the function exists (early)",
         ),
@@ -269,7 +268,7 @@ class PythonStateFrozenAtTrace(Rule):
                 for batch in ds:
                     pass
             """,
-            at=[(6, 33, "`epoch` read in graph code is rebound after a call of `map(augment)`")],
+            at=[(6, 33, "`epoch` is rebound after a call of `map(augment)`")],
             note="Dataset.map traces the function when the pipeline is built: later epochs change nothing",
         ),
         clean(
