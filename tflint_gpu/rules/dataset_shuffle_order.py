@@ -1,0 +1,248 @@
+from __future__ import annotations
+
+from typing import List, Optional
+
+import libcst as cst
+
+from tflint_gpu.engine.context import argument, is_false
+from tflint_gpu.engine.datasets import chains, is_stage, method, single_value, upstream
+from tflint_gpu.rules.base import Rule, clean, flagged
+
+# Stages that turn elements into batches, and back.
+_BATCHING = frozenset({"batch", "padded_batch", "ragged_batch", "sparse_batch"})
+_UNBATCHING = frozenset({"unbatch", "rebatch", "flat_map", "interleave"})
+# Constructors that shuffle by default (``shuffle=True``).
+_SHUFFLING_SOURCES = frozenset({"tensorflow.data.experimental.make_csv_dataset",
+                                "tensorflow.data.experimental.make_batched_features_dataset"})
+
+
+class DatasetShuffleOrder(Rule):
+    """A `Dataset.shuffle` that does not shuffle what it seems to: after `batch`, after `repeat`, or `shuffle(1)`.
+
+    ## What it does
+    Finds three placements of `shuffle(...)` in a `tf.data` pipeline (in one
+    expression or across statements reassigning the same name):
+
+    1. `batch(b).shuffle(n)` with no shuffle before the batch, and no
+       further `batch` after the shuffle;
+    2. `repeat().shuffle(n)` with no shuffle before the repeat;
+    3. `shuffle(1)` (`buffer_size=1`), a literal buffer of one element.
+
+    Not flagged: a shuffle after a batch when the elements were shuffled
+    before it (shuffling batches on top, as after bucketing, is deliberate);
+    `batch(seq_len).map(split).shuffle(n).batch(b)` (the first batch makes
+    sequences that are then shuffled and batched: the text-generation
+    tutorial's pattern); `repeat(1)`; a shuffle after `unbatch`/`flat_map`/
+    `interleave` (elements again); a buffer size that is not the literal 1.
+    Upstream stages seen through another name (`ds = raw.shuffle(n)` where
+    `raw` is shuffled) count, and so do sources that shuffle by default
+    (`Dataset.list_files`, `tf.data.experimental.make_csv_dataset`, Keras
+    `image_dataset_from_directory` and its siblings, unless `shuffle=False`).
+
+    ## Why is this bad?
+    1. `shuffle` after `batch` shuffles whole batches: each batch holds
+       consecutive elements of its input (every epoch the same batches,
+       unless the source itself shuffles), only their order changes. (TF
+       2.21: `range(12).batch(3).shuffle(4)` gives `[9 10 11] [6 7 8] [0 1 2]
+       [3 4 5]`.)
+    2. `repeat` before `shuffle` mixes the epochs in the buffer: an element
+       can come twice before another comes once, and an "epoch" of N
+       elements is not the data set (the tf.data guide: the epoch
+       boundaries blur). TF 2.21: `range(6).repeat(2).shuffle(12)`, the first
+       6 elements were not the 6 distinct values in 49 of 50 seeds.
+    3. With a buffer of one element, `shuffle` returns its input in order
+       (TF 2.21: `range(10).shuffle(1)` yields 0..9): no shuffling at all.
+
+    ## Example
+    ```python
+    train = ds.batch(32).shuffle(1000)
+    train = ds.repeat().shuffle(1000).batch(32)
+    train = ds.shuffle(1).batch(32)
+    ```
+
+    Use instead:
+    ```python
+    train = ds.shuffle(1000).batch(32)
+    train = ds.shuffle(1000).repeat().batch(32)
+    train = ds.shuffle(len_of_ds).batch(32)  # a buffer as large as practical
+    ```
+
+    ## Fix safety
+    No fix: the right order depends on intent (batches of consecutive
+    elements, a buffer size), and every rewrite changes the data the model
+    sees.
+
+    ## Measured effect
+    TF 2.21, CPU: as above. `examples/TFG305` (`tflint-gpu verify --device
+    cpu --size small`): `batch(8).shuffle(8)` over 64 elements, 3 epochs:
+    the same 8 batches every epoch (1 distinct set of batches) before; after
+    `shuffle(64).batch(8)`, 3 distinct sets (fixes-behaviour).
+    """
+
+    code = "TFG305"
+    name = "dataset-shuffle-order"
+    message = "`shuffle` is placed where it does not shuffle the elements"
+    needs = ((".shuffle(",),)
+
+    def visit_Module(self, node: cst.Module, ctx) -> None:
+        for chain in chains(ctx):
+            stages = chain.all_stages()
+            for stage in chain.stages:
+                if method(stage) != "shuffle" or any(arg.star for arg in stage.args):
+                    continue
+                k = chain.index(stage)
+                message = _problem(stages, k, chain, ctx)
+                if message is not None:
+                    ctx.report(stage.func.attr, message)
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(12).batch(3).shuffle(4)
+            """,
+            at=[(3, 41, "`shuffle` after `batch` shuffles whole batches")],
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(x, y):
+                ds = tf.data.Dataset.from_tensor_slices((x, y))
+                ds = ds.batch(32)
+                ds = ds.shuffle(buffer_size=100)
+                return ds.prefetch(1)
+            """,
+            at=[(6, 13, "`shuffle` after `batch` shuffles whole batches")],
+            note="across statements",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(6).repeat().shuffle(12).batch(3)
+            """,
+            at=[(3, 40, "`shuffle` after `repeat` mixes epochs")],
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(10).shuffle(1).batch(2)
+            other = tf.data.Dataset.range(10).shuffle(buffer_size=1)
+            """,
+            at=[(3, 32, "`shuffle(1)` does not shuffle"), (4, 35, "`shuffle(1)` does not shuffle")],
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(12).shuffle(12).batch(3).shuffle(4)
+            """,
+            note="elements shuffled before the batch: shuffling batches on top is deliberate",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ids = tf.data.Dataset.range(1000)
+            sequences = ids.batch(101, drop_remainder=True)
+            dataset = sequences.map(lambda s: (s[:-1], s[1:]))
+            dataset = dataset.shuffle(10000).batch(64, drop_remainder=True)
+            """,
+            note="text-generation tutorial: the first batch makes sequences, shuffled and batched again",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(12).batch(3).map(lambda b: b * 2).unbatch().shuffle(12)
+            """,
+            note="unbatched again: the shuffle sees elements",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(6).shuffle(6).repeat().shuffle(12)
+            ok = tf.data.Dataset.range(6).repeat(1).shuffle(6)
+            """,
+            note="shuffled before the repeat (mixing epochs on top is deliberate); repeat(1) is no repeat",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def make(ds: tf.data.Dataset, training: bool):
+                return ds.shuffle(1000 if training else 1).batch(32)
+            """,
+            note="a buffer size that is not the literal 1",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            raw = tf.data.Dataset.range(12).shuffle(12)
+            ds = raw.batch(3).shuffle(4)
+            """,
+            note="shuffled upstream, through another name",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def train_input_fn(path):
+                titanic = tf.data.experimental.make_csv_dataset(path, batch_size=32, label_name="survived")
+                return titanic.cache().repeat().shuffle(500).prefetch(tf.data.AUTOTUNE)
+            """,
+            note="tensorflow/docs estimator guide: make_csv_dataset shuffles (and batches) by default",
+        ),
+    ]
+
+
+def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[str]:
+    shuffle = stages[k]
+    size = argument(shuffle, 0, "buffer_size")
+    if isinstance(size, cst.Integer) and size.value == "1":
+        return "`shuffle(1)` does not shuffle: a buffer of one element yields the input order"
+    for i in range(k - 1, -1, -1):
+        name = method(stages[i])
+        if name in ("shuffle",) or name in _UNBATCHING:
+            return None
+        if name in _BATCHING:
+            later = stages[k + 1:] + chain.later_stages()
+            if any(method(s) in _BATCHING for s in later) or _shuffled(stages[:i], chain, ctx):
+                return None
+            return "`shuffle` after `batch` shuffles whole batches: each batch holds consecutive elements"
+        if name == "repeat":
+            count = argument(stages[i], 0, "count")
+            if isinstance(count, cst.Integer) and count.value == "1":
+                continue
+            if _shuffled(stages[:i], chain, ctx):
+                return None
+            return "`shuffle` after `repeat` mixes epochs: some elements come twice before others once"
+    return None
+
+
+def _shuffled(before: List[cst.Call], chain, ctx) -> bool:
+    """Is there a shuffle before these stages (in them, upstream through names, or
+    a source that shuffles by default)?"""
+    return any(method(s) == "shuffle" for s in before) or "shuffle" in upstream(chain, ctx) \
+        or _source_shuffles(chain.origin(), chain.scope, ctx)
+
+
+def _source_shuffles(expr: cst.BaseExpression, scope, ctx, depth: int = 0) -> bool:
+    """Does the pipeline start from a constructor that shuffles unless told not to
+    (``make_csv_dataset``, Keras ``*_dataset_from_directory``), seen through names bound once?"""
+    while is_stage(expr):
+        expr = expr.func.value  # type: ignore[attr-defined]
+    if isinstance(expr, cst.Name) and depth < 10:
+        value = single_value(expr.value, scope)
+        return value is not None and _source_shuffles(value, scope, ctx, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return False
+    qualname = ctx.qualname(expr.func, scope) or ""
+    if qualname in _SHUFFLING_SOURCES or (qualname.startswith("keras.") and qualname.endswith("_from_directory")):
+        return not is_false(argument(expr, 99, "shuffle"))
+    return False
