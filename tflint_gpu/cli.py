@@ -17,6 +17,7 @@ import tflint_gpu
 from tflint_gpu import config
 from tflint_gpu.engine import run
 from tflint_gpu.files import discover
+from tflint_gpu.notebook import is_notebook
 from tflint_gpu.report import FORMATS, STATISTICS, render
 from tflint_gpu.report import text as text_report
 from tflint_gpu.rules.base import REGISTRY, all_rules
@@ -40,6 +41,8 @@ def _check_parser(sub) -> None:
     p.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES", help="e.g. 'tests/*:TFG2'")
     p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")
     p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
+    p.add_argument("--extend-include", action="append", metavar="PATTERNS",
+                   help="also check these files in directories (default: *.py, *.ipynb)")
     p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly too")
     p.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text")
     p.add_argument("--statistics", action="store_true", help="count findings by rule")
@@ -112,6 +115,7 @@ def _check(args: argparse.Namespace) -> int:
             config=args.config,
             exclude=args.exclude,
             extend_exclude=args.extend_exclude,
+            extend_include=args.extend_include,
             cache_dir=args.cache_dir,
             per_file_ignores=args.per_file_ignores,
         ),
@@ -170,6 +174,12 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
+    if is_notebook(name):
+        result, new = run.process_notebook_data(data, name, settings.rules_for(name), mode, settings.unsafe_fixes)
+        if mode == run.FIX:  # the fixed notebook (or the input, unchanged) goes to stdout
+            sys.stdout.buffer.write(new if new is not None and not result.error else data)
+        result.output = None
+        return result
     try:
         source = decode(data).text
     except (UnicodeDecodeError, LookupError) as error:

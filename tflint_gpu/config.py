@@ -54,7 +54,12 @@ DEFAULT_EXCLUDE = (
     "venv",
     ".tflint_gpu_cache",
 )
+# As Ruff's `include` (which has notebooks in it since Ruff 0.6): the files a
+# directory walk picks up; `extend-include` adds to it.
+DEFAULT_INCLUDE = ("*.py", "*.ipynb")
 _KNOWN_KEYS = {
+    "include",
+    "extend-include",
     "select",
     "ignore",
     "extend-select",
@@ -78,6 +83,7 @@ class Settings:
     rules: Tuple[Type[Rule], ...]
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
+    include: Tuple[str, ...] = DEFAULT_INCLUDE
     unsafe_fixes: bool = False
     fix: bool = False
     cache_dir: Optional[Path] = None
@@ -109,6 +115,12 @@ class Settings:
         relative = _relative(path, self.root)
         name = os.path.basename(os.path.normpath(path))
         return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.exclude)
+
+    def is_included(self, path: str) -> bool:
+        """Does an ``include`` pattern match the file's name or its path from the root?"""
+        relative = _relative(path, self.root)
+        name = os.path.basename(path)
+        return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.include)
 
     def fingerprint(self) -> str:
         return repr((sorted(self.codes), self.per_file_ignores))
@@ -230,7 +242,7 @@ def _strings(value: object, where: str) -> List[str]:
 
 
 _SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
-_PATTERN_KEYS = ("exclude", "extend-exclude")
+_PATTERN_KEYS = ("exclude", "extend-exclude", "include", "extend-include")
 
 
 def validate_table(table: object, path: Path) -> Dict:
@@ -320,6 +332,7 @@ class Overrides:
     config: Optional[str] = None
     exclude: Optional[List[str]] = None
     extend_exclude: Optional[List[str]] = None
+    extend_include: Optional[List[str]] = None
     cache_dir: Optional[str] = None
     per_file_ignores: Optional[List[str]] = field(default=None)
 
@@ -346,6 +359,8 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
     if overrides.exclude is not None:
         exclude = _split(overrides.exclude) or []
     exclude += table.get("extend-exclude", []) + (_split(overrides.extend_exclude) or [])
+    include = list(table.get("include", DEFAULT_INCLUDE)) + table.get("extend-include", [])
+    include += _split(overrides.extend_include) or []
 
     unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else table.get("unsafe-fixes", False)
     cache_dir = overrides.cache_dir or table.get("cache-dir")
@@ -354,6 +369,7 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
         rules=rules,
         per_file_ignores=tuple(pairs),
         exclude=tuple(exclude),
+        include=tuple(include),
         unsafe_fixes=unsafe,
         fix=table.get("fix", False),
         cache_dir=(root / cache_dir) if cache_dir else root / ".tflint_gpu_cache",

@@ -11,11 +11,16 @@ from typing import TYPE_CHECKING, List, Sequence, Tuple
 if TYPE_CHECKING:  # a type only: the runner imports this module and must not load the rules
     from tflint_gpu.config import Settings
 
-SOURCE_SUFFIXES = (".py",)
+SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
 def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = False) -> Tuple[List[str], List[str]]:
-    """The source files under ``paths`` and the paths that do not exist."""
+    """The source files under ``paths`` and the paths that do not exist.
+
+    In directories, the files whose name (or path from the root) matches an
+    ``include`` pattern (default ``*.py`` and ``*.ipynb``); a file named
+    explicitly is always checked (a ``.ipynb`` one as a notebook).
+    """
     found: List[str] = []
     missing: List[str] = []
     for path in paths:
@@ -24,7 +29,7 @@ def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = F
                 subdirs[:] = sorted(d for d in subdirs if not settings.is_excluded(os.path.join(directory, d)))
                 for name in sorted(files):
                     full = os.path.join(directory, name)
-                    if name.endswith(SOURCE_SUFFIXES) and not settings.is_excluded(full):
+                    if settings.is_included(full) and not settings.is_excluded(full):
                         found.append(full)
         elif os.path.isfile(path):
             if not (force_exclude and settings.is_excluded(path)):

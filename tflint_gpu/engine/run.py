@@ -3,12 +3,16 @@
 Each file is handled whole by one worker: read, lint (and fix), and the
 worker returns plain data (findings with text edits, a diff, an error line).
 Results of unchanged files come from the cache (``check`` only), keyed by
-the file's size and modification time, the selected rules and the linter's
-own code. The runner takes plain arguments (paths, rule classes, mode, flags);
-turning settings into them is the command line's business.
+the file's size and modification time (for a notebook also a digest of its
+content), the selected rules and the linter's own code. A Jupyter notebook is
+handled by ``tflint_gpu.notebook`` (its code cells joined into one source).
+The runner takes plain arguments (paths, rule classes, mode, flags); turning
+settings into them is the command line's business.
 """
 from __future__ import annotations
 
+import codecs
+import dataclasses
 import difflib
 import hashlib
 import multiprocessing
@@ -25,6 +29,8 @@ from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
 from tflint_gpu.files import decode, encode, write_atomic
 from tflint_gpu.findings import Finding
+from tflint_gpu.notebook import is_notebook
+from tflint_gpu.notebook import process as process_notebook
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.
@@ -84,10 +90,40 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
+def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mode: str,
+                          unsafe: bool) -> Tuple[FileResult, Optional[bytes]]:
+    """A notebook's result, and its new bytes when fixes changed it (``--fix``/``--diff``)."""
+    try:
+        outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF)
+    except ParseError as error:
+        return FileResult(path, error=str(error)), None
+    except RecursionError:
+        return FileResult(path, error=f"{path}: too deeply nested to analyse"), None
+    except Exception as error:  # a bug of ours must not stop the other files
+        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error} (please report)"), None
+    result = FileResult(path, list(outcome.findings), error=outcome.error, fixed=outcome.fixed,
+                        fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text)
+    new = None
+    if outcome.text is not None:
+        new = outcome.text.encode("utf-8")
+        if data.startswith(codecs.BOM_UTF8):
+            new = codecs.BOM_UTF8 + new
+    return result, new
+
+
 def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
     try:
         with open(path, "rb") as handle:
             data = handle.read()
+        if is_notebook(path):
+            result, new = process_notebook_data(data, path, rules, mode, unsafe)
+            if mode == FIX and new is not None and not result.error:
+                try:
+                    write_atomic(path, new)
+                except OSError as error:
+                    result.error = f"{path}: cannot write: {error.strerror}"
+            result.output = None
+            return result
         source = decode(data)
     except (OSError, UnicodeDecodeError, LookupError) as error:
         reason = getattr(error, "strerror", None) or str(error)
@@ -127,7 +163,7 @@ class Cache:
 
     def __init__(self, directory: Optional[Path], key: str) -> None:
         self.path: Optional[Path] = None
-        self.entries: Dict[str, Tuple[Tuple[int, int], List[Finding]]] = {}
+        self.entries: Dict[str, Tuple[Tuple, List[Finding]]] = {}
         self.dirty = False
         if directory is None:
             return
@@ -140,9 +176,15 @@ class Cache:
             self.entries = {}
 
     @staticmethod
-    def stamp(path: str) -> Optional[Tuple[int, int]]:
+    def stamp(path: str) -> Optional[Tuple]:
+        """Size and modification time; for a notebook also a digest of its content (editors and
+        ``nbstripout`` rewrite notebooks in place, so the key covers what is checked)."""
         try:
             stat = os.stat(path)
+            if is_notebook(path):
+                with open(path, "rb") as handle:
+                    digest = hashlib.sha256(handle.read()).hexdigest()[:20]
+                return (stat.st_size, stat.st_mtime_ns, digest)
         except OSError:
             return None
         return (stat.st_size, stat.st_mtime_ns)
@@ -178,9 +220,7 @@ class Cache:
 def _with_path(finding: Finding, path: str) -> Finding:
     if finding.path == path:
         return finding
-    copy = Finding(**{**finding.__dict__})
-    copy.path = path
-    return copy
+    return dataclasses.replace(finding, path=path)  # keeps the class (a notebook finding stays one)
 
 
 def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,

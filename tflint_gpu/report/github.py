@@ -17,6 +17,13 @@ def _property(value: str) -> str:
 def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
     lines = []
     for f in findings:
+        cell = getattr(f, "cell", None)
+        if cell:  # a notebook: the line of the .ipynb file holding the source line; the cell in the text
+            lines.append(
+                f"::warning title={_property('tflint-gpu (' + f.code + ')')},file={_property(f.path)},"
+                f"line={f.file_row}::{_data(f'{f.code} cell {cell}:{f.row}:{f.col + 1}: {f.message}')}"
+            )
+            continue
         lines.append(
             f"::warning title={_property('tflint-gpu (' + f.code + ')')},file={_property(f.path)},"
             f"line={f.row},col={f.col + 1},endLine={f.end_row},endColumn={f.end_col + 1}::"

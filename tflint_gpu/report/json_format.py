@@ -1,4 +1,8 @@
-"""JSON output with Ruff's field names (columns are 1-based, filenames absolute)."""
+"""JSON output with Ruff's field names (columns are 1-based, filenames absolute).
+
+In a notebook, ``cell`` is the code cell (1-based, code cells only, as Ruff
+and nbQA count) and rows are lines of that cell; each edit names its cell too.
+"""
 from __future__ import annotations
 
 import json
@@ -13,16 +17,20 @@ def _location(row: int, col: int) -> Dict[str, int]:
     return {"row": row, "column": col + 1}
 
 
+def _edit(edit) -> Dict:
+    data = {"content": edit.content, "location": _location(*edit.start), "end_location": _location(*edit.end)}
+    if getattr(edit, "cell", None):
+        data["cell"] = edit.cell
+    return data
+
+
 def finding_to_dict(finding: Finding) -> Dict:
     fix: Optional[Dict] = None
     if finding.fix is not None:
         fix = {
             "applicability": finding.fix.safety.value,
             "message": finding.fix.message,
-            "edits": [
-                {"content": e.content, "location": _location(*e.start), "end_location": _location(*e.end)}
-                for e in finding.fix.edits
-            ],
+            "edits": [_edit(e) for e in finding.fix.edits],
         }
     return {
         "code": finding.code,
@@ -33,7 +41,7 @@ def finding_to_dict(finding: Finding) -> Dict:
         "fix": fix,
         "noqa_row": finding.row,
         "url": None,
-        "cell": None,
+        "cell": getattr(finding, "cell", None),
     }
 
 

@@ -25,6 +25,30 @@ def _region(start, end) -> Dict[str, int]:
     return {"startLine": start[0], "startColumn": start[1] + 1, "endLine": end[0], "endColumn": end[1] + 1}
 
 
+def _notebook_result(f: Finding, rule_index: int) -> Dict:
+    """A notebook finding: the region is the line of the .ipynb file that holds the source line (what a
+    viewer of the file shows); the cell, line and column in the cell are in the message and properties.
+    No ``fixes``: their regions would be lines of the cell, not of the file."""
+    where = f"cell {f.cell}, line {f.row}, column {f.col + 1}"
+    return {
+        "ruleId": f.code,
+        "ruleIndex": rule_index,
+        "level": "warning",
+        "message": {"text": f"{f.message} ({where})"},
+        "locations": [
+            {
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f.path)},
+                    "region": {"startLine": f.file_row},
+                },
+                "logicalLocations": [{"name": f"cell {f.cell}", "kind": "module"}],
+            }
+        ],
+        "properties": {"cell": f.cell, "cellLine": f.row, "cellColumn": f.col + 1,
+                       "cellEndLine": f.end_row, "cellEndColumn": f.end_col + 1},
+    }
+
+
 def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
     rules = list(all_rules())
     index = {rule.code: i for i, rule in enumerate(rules)}
@@ -42,6 +66,9 @@ def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
     ]
     results = []
     for f in findings:
+        if getattr(f, "cell", None):
+            results.append(_notebook_result(f, index[f.code]))
+            continue
         result = {
             "ruleId": f.code,
             "ruleIndex": index[f.code],

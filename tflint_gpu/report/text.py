@@ -9,7 +9,9 @@ from tflint_gpu.findings import Finding, Safety
 def line(finding: Finding, unsafe_fixes: bool) -> str:
     fixable = finding.fix is not None and (finding.fix.safety is Safety.SAFE or unsafe_fixes)
     marker = "[*] " if fixable else ""
-    return f"{finding.path}:{finding.row}:{finding.col + 1}: {finding.code} {marker}{finding.message}"
+    cell = getattr(finding, "cell", None)  # a notebook finding: its row is a line of that code cell
+    where = f"cell {cell}:" if cell else ""
+    return f"{finding.path}:{where}{finding.row}:{finding.col + 1}: {finding.code} {marker}{finding.message}"
 
 
 def render(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, unsafe_fixes: bool = False,

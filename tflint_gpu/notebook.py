@@ -1,0 +1,692 @@
+"""Jupyter notebooks (``.ipynb``, nbformat 4): check and fix their code cells.
+
+The code cells are joined, one ``\\n`` between cells, into one Python source
+that is linted (or fixed) once, so a name defined in one cell is known in the
+next. IPython syntax is masked line by line (``%magic``, ``!shell``,
+``x = !cmd``, ``obj?``, ``%%cell`` magics) so LibCST parses the rest and the
+other lines keep their positions; each line of the joined source maps back to
+(cell, line in cell). Cells are numbered as nbQA and Ruff do: the 1-based
+count of code cells, i.e. the ``In [n]`` of a fresh "run all".
+
+A fix is split back into the cells by a line diff of the joined source: it is
+kept only if every changed line stays inside one cell and masked lines are
+untouched; then only the ``"source"`` values of the changed cells are replaced
+in the file's text, laid out as the file lays out the others, and the result
+is checked by parsing it again. Every other byte stays as it was.
+"""
+from __future__ import annotations
+
+import bisect
+import codecs
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
+from tflint_gpu.findings import Edit, Finding, FixInfo
+
+SUFFIX = ".ipynb"
+# Cell magics whose body is Python run in the kernel's namespace: only their first line is masked.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+MASK = "pass"
+
+
+def is_notebook(path: str) -> bool:
+    return path.lower().endswith(SUFFIX)
+
+
+class NotebookError(Exception):
+    """The notebook cannot be read; the message is one line without the path."""
+
+
+@dataclass
+class NotebookFinding(Finding):
+    """A finding in a notebook: ``row``/``col`` are in cell ``cell`` (1-based, code cells only)."""
+
+    cell: int = 0
+    source_row: int = 0  # row in the joined source: orders findings as the notebook reads
+    file_row: int = 0  # line of the .ipynb file holding that source line (SARIF, GitHub annotations)
+
+    def sort_key(self) -> Tuple[str, int, int, str]:
+        return (self.path, self.source_row, self.col, self.code)
+
+
+@dataclass
+class CellEdit(Edit):
+    cell: int = 0
+
+
+# ---------------------------------------------------------------------------
+# Reading: the JSON, and where each code cell's "source" value sits in the text.
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+@dataclass
+class Cell:
+    index: int  # position in the notebook's "cells"
+    number: int  # 1-based among code cells
+    source: str
+    span: Tuple[int, int]
+    items: List[Tuple[int, int]]  # element spans when "source" is a list
+    is_list: bool
+
+
+@dataclass
+class Notebook:
+    text: str
+    bom: bool
+    data: dict
+    cells: List[Cell]
+    python: bool = True
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode("utf-8")
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def _skip(text: str, i: int) -> int:
+    return _WS.match(text, i).end()
+
+
+def _expect(text: str, i: int, char: str) -> int:
+    i = _skip(text, i)
+    if text[i:i + 1] != char:
+        raise ValueError(f"expected {char!r} at offset {i}")
+    return i + 1
+
+
+def _object_members(text: str, i: int):
+    """Yield (key, value start, value end) of the object starting at ``i``; finally its end offset."""
+    i = _expect(text, i, "{")
+    i = _skip(text, i)
+    if text[i:i + 1] == "}":
+        yield i + 1
+        return
+    while True:
+        key, i = _DECODER.raw_decode(text, _skip(text, i))
+        i = _skip(text, _expect(text, i, ":"))
+        _, end = _DECODER.raw_decode(text, i)
+        yield (key, i, end)
+        i = _skip(text, end)
+        if text[i:i + 1] == ",":
+            i += 1
+            continue
+        yield _expect(text, i, "}")
+        return
+
+
+def _array_items(text: str, i: int) -> List[Tuple[int, int]]:
+    i = _expect(text, i, "[")
+    i = _skip(text, i)
+    items: List[Tuple[int, int]] = []
+    if text[i:i + 1] == "]":
+        return items
+    while True:
+        i = _skip(text, i)
+        _, end = _DECODER.raw_decode(text, i)
+        items.append((i, end))
+        i = _skip(text, end)
+        if text[i:i + 1] == ",":
+            i += 1
+            continue
+        _expect(text, i, "]")
+        return items
+
+
+def _source_spans(text: str) -> List[Optional[Tuple[int, int]]]:
+    """For each element of the top-level "cells" array: the span of its "source" value."""
+    cells_span = None
+    for member in _object_members(text, _skip(text, 0)):
+        if isinstance(member, tuple) and member[0] == "cells":
+            cells_span = member
+    if cells_span is None:
+        return []
+    spans: List[Optional[Tuple[int, int]]] = []
+    for start, _end in _array_items(text, cells_span[1]):
+        found = None
+        if text[start] == "{":
+            for member in _object_members(text, start):
+                if isinstance(member, tuple) and member[0] == "source":
+                    found = (member[1], member[2])
+        spans.append(found)
+    return spans
+
+
+def _language(data: dict) -> str:
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        return "python"
+    for key, name in (("language_info", "name"), ("kernelspec", "language")):
+        value = metadata.get(key)
+        if isinstance(value, dict) and isinstance(value.get(name), str):
+            return value[name].lower()
+    return "python"
+
+
+def load(raw: bytes) -> Notebook:
+    """Parse a notebook; raises NotebookError with a one-line reason."""
+    bom = raw.startswith(codecs.BOM_UTF8)
+    try:
+        text = raw[len(codecs.BOM_UTF8):].decode("utf-8") if bom else raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotebookError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise NotebookError(f"not valid JSON ({error.msg}: line {error.lineno} column {error.colno})") from None
+    except RecursionError:
+        raise NotebookError("not valid JSON (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise NotebookError("not a notebook (the JSON is not an object)")
+    version = data.get("nbformat")
+    if version != 4:
+        shown = "missing" if version is None else json.dumps(version)
+        raise NotebookError(f"not an nbformat 4 notebook (nbformat: {shown})")
+    cells = data.get("cells")
+    if not isinstance(cells, list):
+        raise NotebookError("not an nbformat 4 notebook (no \"cells\" list)")
+    try:
+        spans = _source_spans(text)
+    except (ValueError, RecursionError) as error:  # pragma: no cover - json.loads accepted it
+        raise NotebookError(f"cannot locate the cells in the JSON text ({error})") from None
+    code: List[Cell] = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        span = spans[index] if index < len(spans) else None
+        is_list = isinstance(source, list)
+        if is_list and all(isinstance(line, str) for line in source):
+            text_source = "".join(source)
+        elif isinstance(source, str):
+            text_source = source
+        else:
+            raise NotebookError(f"cell {len(code) + 1}: \"source\" is neither a string nor a list of strings")
+        if span is None:
+            raise NotebookError(f"cell {len(code) + 1}: code cell without \"source\"")
+        items = _array_items(text, span[0]) if is_list else []
+        code.append(Cell(index, len(code) + 1, text_source, span, items, is_list))
+    return Notebook(text, bom, data, code, _language(data) in ("python", "python3", "ipython", "ipython3"))
+
+
+# ---------------------------------------------------------------------------
+# Masking IPython syntax.
+
+_LINE_ESCAPES = ("%", "!", "?", "/", ";", ",")
+# ``files = !ls``, ``t = %timeit -o f()``, ``a, b = !cmd``
+_ASSIGN_MAGIC = re.compile(r"[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
+
+
+def _ends_with_backslash(line: str) -> bool:
+    return line.rstrip("\r").endswith("\\")
+
+
+def mask_cell(source: str) -> Dict[int, str]:
+    """Lines of ``source`` (split at ``\\n``) to replace, by index: IPython syntax.
+
+    The first line of a masked statement becomes ``pass`` at its indentation
+    (a block holding only a magic stays a block); its continuation lines and
+    the lines of a non-Python cell magic become empty.
+    """
+    lines = source.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].startswith("%%"):
+        name = lines[first][2:].split()[0] if lines[first][2:].split() else ""
+        if name in PYTHON_CELL_MAGICS:
+            masks = {first: MASK}
+            masks.update(_mask_lines(lines, first + 1))
+            return masks
+        return {i: "" for i in range(len(lines))}
+    return _mask_lines(lines, 0)
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t\f"))]
+
+
+def _mask_lines(lines: List[str], begin: int) -> Dict[int, str]:
+    masks: Dict[int, str] = {}
+    quote: Optional[str] = None
+    depth = 0
+    continued = False
+    start = begin
+    ipython = False
+    i = begin
+    while i < len(lines):
+        line = lines[i]
+        if quote is None and depth == 0 and not continued:
+            start, ipython = i, False
+            if line.lstrip(" \t\f").startswith(_LINE_ESCAPES) or _ASSIGN_MAGIC.match(line):
+                masks[i] = _indent(line) + MASK
+                while _ends_with_backslash(line) and i + 1 < len(lines):
+                    i += 1
+                    line = lines[i]
+                    masks[i] = ""
+                i += 1
+                continue
+        continued = False
+        string_continues = False
+        j, size = 0, len(line)
+        while j < size:
+            char = line[j]
+            if quote is not None:
+                if char == "\\":
+                    if line[j + 1:] in ("", "\r"):
+                        string_continues = True
+                    j += 2
+                elif line.startswith(quote, j):
+                    j += len(quote)
+                    quote = None
+                else:
+                    j += 1
+                continue
+            if char == "#":
+                break
+            if char in "\"'":
+                quote = char * 3 if line.startswith(char * 3, j) else char
+                j += len(quote)
+                continue
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                depth = max(0, depth - 1)
+            elif char == "?" or (char == "!" and not line.startswith("!=", j)):
+                ipython = True
+            elif char == "\\" and line[j + 1:] in ("", "\r"):
+                continued = True
+            j += 1
+        if quote in ("'", '"') and not string_continues:
+            quote = None  # an unterminated one-line string: Python's error, not ours
+        if quote is None and depth == 0 and not continued and ipython:
+            masks[start] = _indent(lines[start]) + MASK
+            for k in range(start + 1, i + 1):
+                masks[k] = ""
+            ipython = False
+        i += 1
+    return masks
+
+
+# ---------------------------------------------------------------------------
+# The joined source and its map back to cells.
+
+
+@dataclass
+class Joined:
+    text: str
+    owner: List[int]  # piece (line) index -> position in Notebook.cells
+    first: List[int]  # cell position -> index of its first piece
+    originals: Dict[int, str]  # masked piece index -> the original line
+    skipped: Set[int] = field(default_factory=set)  # cells masked whole: they do not parse
+
+    def where(self, row: int) -> Tuple[int, int]:
+        """(cell position, 1-based line in the cell) of a 1-based joined row."""
+        piece = min(max(row - 1, 0), len(self.owner) - 1)
+        cell = self.owner[piece]
+        return cell, row - self.first[cell]
+
+
+def join(cells: Sequence[Cell], skipped: Set[int] = frozenset()) -> Joined:
+    pieces: List[str] = []
+    owner: List[int] = []
+    first: List[int] = []
+    originals: Dict[int, str] = {}
+    for position, cell in enumerate(cells):
+        lines = cell.source.split("\n")
+        masks = {i: "" for i in range(len(lines))} if position in skipped else mask_cell(cell.source)
+        first.append(len(pieces))
+        for i, line in enumerate(lines):
+            if i in masks and masks[i] != line:
+                originals[len(pieces)] = line
+                line = masks[i]
+            pieces.append(line)
+            owner.append(position)
+    return Joined("\n".join(pieces), owner, first, originals, set(skipped))
+
+
+# ---------------------------------------------------------------------------
+# Linting and fixing a notebook.
+
+_ERROR_AT = re.compile(r"^(?P<row>\d+):(?P<col>\d+): (?P<rest>.*)$")
+
+
+def _parse_guarded(notebook: Notebook, path: str, run):
+    """``run(joined)`` with cells that do not parse masked whole; returns (result, joined, error line)."""
+    skipped: Set[int] = set()
+    errors: List[str] = []
+    for attempt in range(len(notebook.cells) + 1):
+        joined = join(notebook.cells, skipped)
+        try:
+            return run(joined), joined, _error_line(path, errors)
+        except ParseError as error:
+            message = str(error)
+            found = False
+            if attempt == 0:  # first failure: find every cell that does not parse on its own
+                for position, cell in enumerate(notebook.cells):
+                    if position in skipped:
+                        continue
+                    alone = join([cell])
+                    try:
+                        cst.parse_module(alone.text)
+                    except cst.ParserSyntaxError as cell_error:
+                        reason = str(cell_error).strip().splitlines()[0] if str(cell_error).strip() else "syntax error"
+                        errors.append(f"cell {cell.number}:{cell_error.raw_line}:{cell_error.raw_column + 1}: "
+                                      f"cannot parse: {reason}")
+                        skipped.add(position)
+                        found = True
+                    except (RecursionError, ValueError) as cell_error:
+                        errors.append(f"cell {cell.number}: cannot parse: {cell_error}")
+                        skipped.add(position)
+                        found = True
+            if found:
+                continue
+            rest = message[len(path) + 1:] if message.startswith(path + ":") else message
+            match = _ERROR_AT.match(rest)
+            if match is None:
+                raise
+            position, line = joined.where(int(match.group("row")))
+            if position in skipped:
+                raise
+            errors.append(f"cell {notebook.cells[position].number}:{line}:{match.group('col')}: {match.group('rest')}")
+            skipped.add(position)
+    raise ParseError(f"{path}: cannot parse")  # pragma: no cover - every cell skipped parses
+
+
+def _error_line(path: str, errors: List[str]) -> Optional[str]:
+    if not errors:
+        return None
+    more = f" (and {len(errors) - 1} more cell{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
+    return f"{path}:{errors[0]}; cell skipped{more}"
+
+
+class _Lines:
+    """Offsets of line starts in the notebook's text: file line of an offset."""
+
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [m.end() for m in re.finditer("\n", text)]
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+
+def _file_row(cell: Cell, line: int, lines: _Lines) -> int:
+    if not cell.is_list or not cell.items:
+        return lines.line(cell.span[0])
+    # Element k of the list holds line k + 1 of the cell (each element ends with its newline).
+    return lines.line(cell.items[min(line - 1, len(cell.items) - 1)][0])
+
+
+def map_findings(findings: Sequence[Finding], notebook: Notebook, joined: Joined) -> List[NotebookFinding]:
+    lines = _Lines(notebook.text)
+    result = []
+    for finding in findings:
+        position, row = joined.where(finding.row)
+        end_position, end_row = joined.where(finding.end_row)
+        if end_position != position:  # cannot happen for a node; keep the end inside the cell
+            end_row, end_col = row, finding.col
+        else:
+            end_col = finding.end_col
+        cell = notebook.cells[position]
+        fix = finding.fix
+        if fix is not None:
+            edits = []
+            for edit in fix.edits:
+                edit_cell, start_row = joined.where(edit.start[0])
+                end_cell, edit_end_row = joined.where(edit.end[0])
+                if end_cell != edit_cell:  # an end at the start of the next cell: the end of this one
+                    first = joined.first[edit_cell]
+                    last = joined.first[edit_cell + 1] if edit_cell + 1 < len(joined.first) else len(joined.owner)
+                    edit_end_row = last - first + 1
+                edits.append(CellEdit(edit.content, (start_row, edit.start[1]), (edit_end_row, edit.end[1]),
+                                      notebook.cells[edit_cell].number))
+            fix = FixInfo(fix.message, fix.safety, edits)
+        result.append(NotebookFinding(
+            finding.code, finding.message, finding.path, row, finding.col, end_row, end_col, fix, finding.name,
+            cell=cell.number, source_row=finding.row, file_row=_file_row(cell, row, lines),
+        ))
+    return result
+
+
+def split(joined: Joined, fixed: str) -> Optional[List[str]]:
+    """The cells' sources after a fix of the joined source, or None if a change crosses a cell
+    boundary or touches a masked line."""
+    before = joined.text.split("\n")
+    after = fixed.split("\n")
+    cells: List[List[str]] = [[] for _ in joined.first]
+    changed: Set[int] = set()
+    imports: List[Tuple[int, List[str]]] = []  # (cell position, lines) of inserted import statements
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                cells[joined.owner[i1 + k]].append(joined.originals.get(i1 + k, after[j1 + k]))
+            continue
+        if tag == "insert":
+            candidates = ([joined.owner[i1 - 1]] if i1 > 0 else []) + ([joined.owner[i1]] if i1 < len(before) else [])
+            targets = [c for c in candidates if c not in joined.skipped]
+            if not targets:
+                return None
+            new = after[j1:j2]
+            if all(line.lstrip().startswith(("import ", "from ")) for line in new if line.strip()):
+                imports.append((targets[0], new))
+            cells[targets[0]].extend(new)
+            changed.add(targets[0])
+            continue
+        if any(k in joined.originals for k in range(i1, i2)):
+            return None
+        parts = _share(joined, before, after, i1, i2, j1, j2)
+        if parts is None:
+            return None
+        for position, new in parts:
+            if position in joined.skipped:
+                return None
+            cells[position].extend(new)
+            changed.add(position)
+    # An import the fixer put after the last import of the notebook may land in a cell below the
+    # code that needs it: move it to the top of the first cell the fixes changed.
+    for position, new in imports:
+        others = sorted(c for c in changed if c != position)
+        if others and others[0] < position:
+            target = others[0]
+            _remove_run(cells[position], new)
+            cells[target][:0] = new
+    sources = ["\n".join(lines) for lines in cells]
+    for position in changed:  # each changed cell still runs on its own
+        try:
+            cst.parse_module(join([Cell(0, 0, sources[position], (0, 0), [], True)]).text)
+        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            return None
+    return sources
+
+
+def _share(joined: Joined, before: List[str], after: List[str], i1: int, i2: int, j1: int,
+           j2: int) -> Optional[List[Tuple[int, List[str]]]]:
+    """Which cell gets which new lines of a changed run of lines: (cell position, lines) in order.
+
+    A run inside one cell is that cell's. Two fixes on the two sides of a cell boundary make one run
+    across it: with as many lines after as before, line k replaces line k; else the run is cut where
+    the two parts read most like the two cells' old lines. More than two cells: None.
+    """
+    owners = [joined.owner[k] for k in range(i1, i2)]
+    if len(set(owners)) == 1:
+        return [(owners[0], after[j1:j2])]
+    if i2 - i1 == j2 - j1:
+        parts: List[Tuple[int, List[str]]] = []
+        for owner, line in zip(owners, after[j1:j2]):
+            if parts and parts[-1][0] == owner:
+                parts[-1][1].append(line)
+            else:
+                parts.append((owner, [line]))
+        return parts
+    if len(set(owners)) > 2:
+        return None
+    cut = owners.index(owners[-1])
+    old_first, old_second = "\n".join(before[i1:i1 + cut]), "\n".join(before[i1 + cut:i2])
+    new = after[j1:j2]
+
+    def score(k: int) -> float:
+        return (difflib.SequenceMatcher(None, old_first, "\n".join(new[:k])).ratio()
+                + difflib.SequenceMatcher(None, old_second, "\n".join(new[k:])).ratio())
+
+    best = max(range(len(new) + 1), key=score)
+    return [(owners[0], new[:best]), (owners[-1], new[best:])]
+
+
+def _remove_run(lines: List[str], run: List[str]) -> None:
+    for start in range(len(lines) - len(run), -1, -1):
+        if lines[start:start + len(run)] == run:
+            del lines[start:start + len(run)]
+            return
+
+
+# ---------------------------------------------------------------------------
+# Writing the changed "source" values back into the text.
+
+_ESCAPED_NON_ASCII = re.compile(r"(?<!\\)(?:\\\\)*\\u(?!00[0-7])[0-9a-fA-F]{4}")
+
+
+def _ensure_ascii(text: str) -> bool:
+    if not text.isascii():
+        return False
+    return bool(_ESCAPED_NON_ASCII.search(text))
+
+
+def _source_lines(source: str) -> List[str]:
+    lines = source.split("\n")
+    items = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        items.append(lines[-1])
+    return items
+
+
+def _layout(notebook: Notebook, cell: Cell) -> Tuple[str, str, str]:
+    """(after "[", between items, before "]") of a list "source" value, as the file writes them."""
+    text = notebook.text
+
+    def of(c: Cell) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+        if not c.is_list or not c.items:
+            return None, None, None
+        opening = text[c.span[0] + 1:c.items[0][0]]
+        closing = text[c.items[-1][1]:c.span[1] - 1]
+        between = text[c.items[0][1]:c.items[1][0]] if len(c.items) > 1 else None
+        return opening, between, closing
+
+    opening, between, closing = of(cell)
+    for other in notebook.cells:
+        if opening is not None and between is not None:
+            break
+        o, b, c = of(other)
+        if opening is None and o is not None:
+            opening, closing = o, c
+        if between is None and b is not None:
+            between = b
+    if opening is None:  # no cell has a non-empty list: follow the file's indentation
+        match = re.search(r"\n([ \t]+)\S", text)
+        newline = "\r\n" if "\r\n" in text else "\n"
+        unit = match.group(1) if match else ""
+        if match:
+            opening, closing = newline + unit * 4, newline + unit * 3
+        else:
+            opening, closing = "", ""
+    if between is None:
+        between = "," + opening if opening.startswith(("\n", "\r")) else ", "
+    return opening, between, closing
+
+
+def _render_source(notebook: Notebook, cell: Cell, source: str, ascii_only: bool) -> str:
+    if not cell.is_list:
+        return json.dumps(source, ensure_ascii=ascii_only)
+    items = _source_lines(source)
+    if not items:
+        return "[]"
+    known: Dict[str, str] = {}
+    for start, end in cell.items:
+        raw = notebook.text[start:end]
+        known.setdefault(json.loads(raw), raw)
+    rendered = [known.get(item) or json.dumps(item, ensure_ascii=ascii_only) for item in items]
+    opening, between, closing = _layout(notebook, cell)
+    return "[" + opening + between.join(rendered) + closing + "]"
+
+
+def rewrite(notebook: Notebook, sources: Dict[int, str]) -> str:
+    """The notebook's text with the "source" of the cells in ``sources`` (by position) replaced."""
+    ascii_only = _ensure_ascii(notebook.text)
+    text = notebook.text
+    for position in sorted(sources, key=lambda p: notebook.cells[p].span[0], reverse=True):
+        cell = notebook.cells[position]
+        start, end = cell.span
+        text = text[:start] + _render_source(notebook, cell, sources[position], ascii_only) + text[end:]
+    expected = json.loads(notebook.text)
+    for position, source in sources.items():
+        cell = notebook.cells[position]
+        expected["cells"][cell.index]["source"] = _source_lines(source) if cell.is_list else source
+    if json.loads(text) != expected:  # pragma: no cover - a bug of ours; never write it
+        raise NotebookError("rewriting the cells would change more than their sources (please report)")
+    return text
+
+
+def cell_diff(path: str, number: int, before: str, after: str) -> str:
+    name = f"{path}:cell {number}"
+    out = []
+    a = [line + "\n" for line in before.split("\n")]
+    b = [line + "\n" for line in after.split("\n")]
+    for line in difflib.unified_diff(a, b, name, name):
+        out.append(line if line.endswith("\n") else line + "\n")
+    return "".join(out)
+
+
+@dataclass
+class Outcome:
+    findings: List[NotebookFinding] = field(default_factory=list)
+    error: Optional[str] = None
+    fixed: int = 0
+    fixed_codes: List[str] = field(default_factory=list)
+    text: Optional[str] = None  # the new notebook text, when fixes changed it
+    diff: str = ""
+
+
+def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe: bool, want_diff: bool) -> Outcome:
+    """Lint (``fix=False``) or fix a notebook given as bytes."""
+    try:
+        notebook = load(raw)
+    except NotebookError as error:
+        return Outcome(error=f"{path}: cannot read notebook: {error}")
+    if not notebook.python or not notebook.cells:
+        return Outcome()
+    if not fix:
+        result, joined, error = _parse_guarded(notebook, path, lambda j: lint_source(j.text, path, rules))
+        return Outcome(map_findings(result.findings, notebook, joined), error=error)
+    outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe))
+    if error is not None or outcome.refused or outcome.source == joined.text:
+        if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
+            findings = lint_source(joined.text, path, rules).findings
+        else:
+            findings = outcome.findings
+        refused = f"{path}: a fix produced code that does not parse; notebook left unchanged (please report)"
+        return Outcome(map_findings(findings, notebook, joined), error=error or (refused if outcome.refused else None))
+    sources = split(joined, outcome.source)
+    if sources is None:
+        findings = lint_source(joined.text, path, rules).findings
+        return Outcome(map_findings(findings, notebook, joined),
+                       error=f"{path}: a fix would span notebook cells or touch IPython syntax; notebook left "
+                             f"unchanged")
+    changed = {p: s for p, s in enumerate(sources) if s != notebook.cells[p].source}
+    try:
+        text = rewrite(notebook, changed)
+    except NotebookError as error:
+        return Outcome(map_findings(lint_source(joined.text, path, rules).findings, notebook, joined),
+                       error=f"{path}: {error}")
+    new = load(notebook.encode(text))
+    result, new_joined, _ = _parse_guarded(new, path, lambda j: lint_source(j.text, path, rules))
+    diff = ""
+    if want_diff:
+        diff = "".join(cell_diff(path, notebook.cells[p].number, notebook.cells[p].source, s)
+                       for p, s in sorted(changed.items()))
+    return Outcome(map_findings(result.findings, new, new_joined), fixed=outcome.applied,
+                   fixed_codes=list(outcome.applied_codes), text=text, diff=diff)
