@@ -14,7 +14,7 @@ SAMPLE = textwrap.dedent(
     import numpy as np
     import tensorflow as tf
 
-    x = tf.constant(np.zeros((3, 3)))
+    x = tf.Variable(np.zeros((3, 3)))
     v = tf.Variable(np.random.randn(2, 3))
 
     @tf.function

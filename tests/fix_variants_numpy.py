@@ -1,4 +1,4 @@
-"""TFG201 variants: every NumPy creator x shape forms x conversion and its dtype."""
+"""TFG201/TFG202 variants: every NumPy creator x shape forms x conversion and its dtype (one-time ones are TFG202's)."""
 from __future__ import annotations
 
 import itertools
@@ -36,12 +36,12 @@ def _variants(creators, effect) -> Iterator[Variant]:
     for creator, converter, dtype in itertools.product(creators, CONVERTERS, DTYPES):
         argument = f", dtype={dtype}" if dtype else ""
         code = f"import numpy as np\nimport tensorflow as tf\n\nx = {converter}({creator}{argument})\n"
-        yield Variant(f"{converter[3:]}({creator}{argument})", code, ("TFG201",), effect)
+        yield Variant(f"{converter[3:]}({creator}{argument})", code, ("TFG201", "TFG202"), effect)
     # Through a local name bound once and used once.
     for creator in creators[::4]:
         code = (f"import numpy as np\nimport tensorflow as tf\n\ndef build():\n    w = {creator}\n"
                 f"    return tf.Variable(w)\n")
-        yield Variant(f"local-{creator}", code, ("TFG201",), effect, run="x = build()")
+        yield Variant(f"local-{creator}", code, ("TFG201", "TFG202"), effect, run="x = build()")
 
 
 def variants() -> Iterator[Variant]:

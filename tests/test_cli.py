@@ -123,7 +123,7 @@ def test_fix_writes_safe_fixes_and_is_idempotent(project, run_cli):
     code, out, _ = run_cli("--fix", "a.py")
     assert code == 1  # the unsafe ones remain
     fixed = path.read_text()
-    assert "x = tf.zeros((3, 3), dtype=tf.float64)" in fixed
+    assert "x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))" in fixed
     assert "np.random.randn" in fixed and ".numpy()" in fixed
     assert "Found 3 errors (1 fixed, 2 remaining)." in out
     run_cli("--fix", "a.py")
@@ -152,7 +152,7 @@ def test_diff_writes_nothing(project, run_cli):
     code, out, err = run_cli("--diff", "a.py")
     assert code == 1
     assert path.read_text() == SAMPLE
-    assert "-x = tf.constant(np.zeros((3, 3)))\n+x = tf.zeros((3, 3), dtype=tf.float64)\n" in out
+    assert "-x = tf.Variable(np.zeros((3, 3)))\n+x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n" in out
     assert "Would fix 1 error." in err
     write(project, "b.py", "import tensorflow as tf\n")
     assert run_cli("--diff", "b.py")[0] == 0
@@ -183,7 +183,7 @@ def test_fix_keeps_bom_crlf_and_permissions(project, run_cli):
     run_cli("--fix", "a.py")
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
-    assert b"x = tf.zeros((3, 3), dtype=tf.float64)\r\n" in data
+    assert b"x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\r\n" in data
     assert b"\n" not in data.replace(b"\r\n", b"")
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o751
 
@@ -209,8 +209,8 @@ def test_json_has_ruff_fields(project, run_cli):
         "edits": [
             {
                 "content": "tf.zeros((3, 3), dtype=tf.float64)",
-                "location": {"row": 4, "column": 5},
-                "end_location": {"row": 4, "column": 34},
+                "location": {"row": 4, "column": 17},
+                "end_location": {"row": 4, "column": 33},
             }
         ],
     }
@@ -320,7 +320,7 @@ def test_stdin_check_and_fix(project, monkeypatch, capsys):
     Stdin.buffer = io.BytesIO(SAMPLE.encode())
     code = cli.main(["--fix", "-"])
     captured = capsys.readouterr()
-    assert "x = tf.zeros((3, 3), dtype=tf.float64)" in captured.out
+    assert "x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))" in captured.out
     assert "-:5:5: TFG201" in captured.err
 
 
@@ -418,8 +418,8 @@ FORM_FEED_NOQA = (
     "import numpy as np\n"
     "import tensorflow as tf\n"
     's = "a\x0cb\x0bc\x1cd\x85e\u2028f"\n'
-    "x = tf.constant(np.zeros((3, 3)))  # noqa: TFG201\n"
-    "y = tf.constant(np.zeros((3, 3)))\n"
+    "x = tf.Variable(np.zeros((3, 3)))  # noqa: TFG201\n"
+    "y = tf.Variable(np.zeros((3, 3)))\n"
 )
 
 
@@ -470,8 +470,8 @@ def test_a_path_without_python_files_says_so_and_exits_0_as_in_ruff(project, run
     assert run_cli("--quiet", "empty") == (0, "", "")
 
 
-ONE_FINDING = "import numpy as np\nimport tensorflow as tf\nx = tf.constant(np.zeros((3, 3)))\n"
-TFG201_MESSAGE = "`np.zeros` builds the array on the host and `tf.constant` copies it to the device"
+ONE_FINDING = "import numpy as np\nimport tensorflow as tf\nx = tf.Variable(np.zeros((3, 3)))\n"
+TFG201_MESSAGE = "`tf.Variable(np.zeros(...))` is a float64 variable by NumPy's default"
 
 
 def test_statistics_as_json_is_parseable_like_ruffs(project, run_cli):
@@ -509,7 +509,7 @@ def test_output_shapes_have_no_stray_blank_lines(project, run_cli):
     assert run_cli("--diff", "a.py") == (
         1,
         "--- a.py\n+++ a.py\n@@ -1,3 +1,3 @@\n import numpy as np\n import tensorflow as tf\n"
-        "-x = tf.constant(np.zeros((3, 3)))\n+x = tf.zeros((3, 3), dtype=tf.float64)\n",
+        "-x = tf.Variable(np.zeros((3, 3)))\n+x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n",
         "Would fix 1 error.\n",
     )
     assert run_cli("--diff", "clean.py") == (0, "", "No fixes available.\n")

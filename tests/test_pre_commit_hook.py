@@ -57,4 +57,4 @@ def test_check_hook_reports_and_fails(user_repo):
 def test_fix_hook_rewrites_safe_fixes(user_repo):
     proc = _try_repo(user_repo, "tflint-gpu-fix")
     assert proc.returncode == 1, proc.stdout + proc.stderr  # files were modified; unsafe findings remain
-    assert "x = tf.zeros((3, 3), dtype=tf.float64)" in (user_repo / "train.py").read_text()
+    assert "x = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))" in (user_repo / "train.py").read_text()

@@ -52,7 +52,9 @@ def test_numpy_creation_is_found_and_fixed_in_every_spelling(
     template, dtype = creator
     call = f"{np_prefix}{template.format(shape=shape, np=np_prefix)}"
     line = f"x = {tf_prefix}{converter}({call})"
-    body = f"def build(n):\n    {line}\n    return x\n" if in_function else f"n = 3\n{line}\n"
+    # In a loop: the conversion runs repeatedly (TFG201; one-time ones are TFG202's, off by default).
+    body = (f"def build(n):\n    for _ in range(2):\n        {line}\n    return x\n" if in_function
+            else f"n = 3\nfor _ in range(2):\n    {line}\n")
     source = f"{tf_import}\n{np_import}\n\n{body}"
     findings = lint_source(source, "p.py", RULES).findings
     assert [f.code for f in findings] == ["TFG201"]

@@ -150,6 +150,20 @@ class _Spelling:
         return self.ctx.module.code_for_node(expr)
 
 
+# Creators whose array is float64 unless a dtype is named (random ones: with a size).
+_FLOAT64_BY_DEFAULT = frozenset({"numpy.zeros", "numpy.ones", "numpy.eye", "numpy.identity", "numpy.empty",
+                                 "numpy.linspace"}) | frozenset(RANDOM)
+
+
+def float64_by_default(call: cst.Call, qualname: str) -> bool:
+    """Does the NumPy creator ``call`` make a float64 array only because
+    NumPy's default says so (no ``dtype=``; a random draw with a size)?"""
+    if qualname not in _FLOAT64_BY_DEFAULT or any(a.keyword is not None and a.keyword.value == "dtype"
+                                                  for a in call.args):
+        return False
+    return qualname not in RANDOM or bool(call.args)
+
+
 def rewrite(call: cst.Call, qualname: str, ctx, dtype: Optional[str],
             extra: List[str]) -> Optional[Rewrite]:
     """The TF expression making the same array as ``call`` (a NumPy creator)

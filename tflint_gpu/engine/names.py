@@ -22,6 +22,11 @@ _ALIASES = (
     ("tensorflow.compat.v1.", "tensorflow."),
     ("tensorflow.python.keras.", "keras."),
     ("tensorflow.keras.", "keras."),
+    # TF 2.16+: tf.losses, tf.metrics, tf.optimizers, tf.initializers are Keras's modules.
+    ("tensorflow.losses.", "keras.losses."),
+    ("tensorflow.metrics.", "keras.metrics."),
+    ("tensorflow.optimizers.", "keras.optimizers."),
+    ("tensorflow.initializers.", "keras.initializers."),
     ("tf_keras.", "keras."),
     ("keras.src.", "keras."),
 )

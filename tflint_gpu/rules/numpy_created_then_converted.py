@@ -4,7 +4,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.autofix.numpy_to_tf import CREATORS, rewrite, tf_dtype_of
+from tflint_gpu.autofix.numpy_to_tf import CREATORS, float64_by_default, rewrite, tf_dtype_of
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import argument, keyword
 from tflint_gpu.rules.base import RANDOM, Fix, Rule, Safety, clean, flagged
@@ -18,13 +18,21 @@ _PASS_THROUGH = frozenset({"name"})  # conversion keywords the creation op accep
 
 
 class NumpyCreatedThenConverted(Rule):
-    """A NumPy array built on the host only to be converted to a tensor.
+    """A NumPy array built on the host, again and again, only to be converted to a tensor.
 
     ## What it does
     Finds `tf.constant`, `tf.convert_to_tensor` and `tf.Variable` applied to an
     array made by a NumPy creation function (`np.zeros`, `np.ones`, `np.full`,
     `np.eye`, `np.identity`, `np.arange`, `np.random.rand/randn/normal/uniform`,
-    ...), directly or through a local name bound once and used only there.
+    ...), directly or through a local name bound once and used only there,
+    where the conversion runs repeatedly (in a loop, in a function a loop or
+    per-step code calls, in a Keras callback, in a dataset generator), and
+    `tf.Variable(np.zeros(...))` without a dtype anywhere: a float64 variable
+    by NumPy's default, which float32 inputs then fail to mix with.
+
+    Conversions that run once (module level, setup code, graph code, which is
+    traced once and keeps the tensor as a constant) are TFG202's, off by
+    default: their copy costs next to nothing.
 
     ## Why is this bad?
     The array is computed and stored in host memory, then copied to the device.
@@ -42,13 +50,15 @@ class NumpyCreatedThenConverted(Rule):
     ## Example
     ```python
     w = tf.Variable(np.zeros((784, 10)))
-    noise = tf.constant(np.random.randn(32, 10))
+    for step in range(steps):
+        noise = tf.constant(np.random.randn(32, 10))
     ```
 
     Use instead:
     ```python
     w = tf.Variable(tf.zeros((784, 10), dtype=tf.float64))
-    noise = tf.random.normal((32, 10), dtype=tf.float64)
+    for step in range(steps):
+        noise = tf.random.normal((32, 10), dtype=tf.float64)
     ```
 
     ## Fix safety
@@ -59,12 +69,14 @@ class NumpyCreatedThenConverted(Rule):
     (whose Python type decides NumPy's dtype) are flagged without a fix.
 
     ## Measured effect
-    `tflint-gpu verify --rule TFG201` runs the example pair and records the
-    device and the ratio in examples/RESULTS.md. On a 2-core CPU, where host
-    and device share memory, the small example (256x256 arrays) shows no gain;
-    the large one (4096x4096, 64-128 MB arrays) ran about 2.9x faster after the
-    fix, because NumPy's host buffers and the conversion copy are gone. On a
-    GPU the copy removed is a host-to-device transfer.
+    `tflint-gpu verify --rule TFG201` runs the example pair (a mask and a
+    bias made in a loop) and records the device and the ratio in
+    examples/RESULTS.md. On a 2-core CPU, where host and device share memory,
+    the small example (256x256 arrays) shows no gain; with 4096x4096 arrays
+    (64-128 MB) the one-time version of these conversions ran about 2.9x
+    faster after the fix, because NumPy's host buffers and the conversion
+    copy are gone. On a GPU the copy removed is a host-to-device transfer,
+    made once per iteration here.
     """
 
     code = "TFG201"
@@ -72,6 +84,9 @@ class NumpyCreatedThenConverted(Rule):
     message = "NumPy array created on the host and then converted to a tensor"
     needs = (("numpy",), ("constant", "convert_to_tensor", "Variable"))
     fix_safety = Safety.SAFE
+    # TFG201 reports conversions that run repeatedly or leave a float64
+    # variable; TFG202 (off by default) the one-time rest.
+    one_time = False
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qualname = ctx.call_name(node)
@@ -93,7 +108,14 @@ class NumpyCreatedThenConverted(Rule):
             return
         short = creator[len("numpy."):]
         converter = qualname.split(".", 1)[1]
+        repeated = ctx.runs_repeatedly(node)
+        leak = qualname == "tensorflow.Variable" and keyword(node, "dtype") is None \
+            and float64_by_default(value, creator)
+        if (repeated is not None or leak) == self.one_time:
+            return
         message = f"`np.{short}` builds the array on the host and `tf.{converter}` copies it to the device"
+        if leak and repeated is None:
+            message = f"`tf.Variable(np.{short}(...))` is a float64 variable by NumPy's default"
         ctx.report(node, message, self._fix(node, qualname, value, via_name is not None, ctx))
 
     @staticmethod
@@ -128,6 +150,204 @@ class NumpyCreatedThenConverted(Rule):
             return None
         target: Tuple[cst.CSTNode, ...] = (node,) if replace_call else (creation,)
         return Fix(result.message, result.safety, {target[0]: result.expr}, result.imports)
+
+    cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def train(steps, n):
+                total = 0.0
+                for step in range(steps):
+                    mask = tf.convert_to_tensor(np.eye(n))
+                    total += float(tf.reduce_sum(mask))
+                return total
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def train(steps, n):
+                total = 0.0
+                for step in range(steps):
+                    mask = tf.eye(n, dtype=tf.float64)
+                    total += float(tf.reduce_sum(mask))
+                return total
+            """,
+            at=[(7, 16, "`np.eye` builds the array on the host")],
+            run="out = train(3, 4)",
+            note="in a loop: the host array and the copy are made at every iteration",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def batch_noise(n):
+                return tf.constant(np.zeros((n, 2)))
+
+            def run(batches):
+                return [batch_noise(n) for n in batches]
+
+            for epoch in range(2):
+                out = run([1, 2])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def batch_noise(n):
+                return tf.zeros((n, 2), dtype=tf.float64)
+
+            def run(batches):
+                return [batch_noise(n) for n in batches]
+
+            for epoch in range(2):
+                out = run([1, 2])
+            """,
+            at=[(5, 12, "`np.zeros` builds the array on the host")],
+            run="result = run([3])",
+            note="in a function called (through another) from a loop",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.constant(np.zeros((3, 3)))
+
+            def build(n):
+                return tf.constant(np.eye(n), dtype=tf.float32)
+            """,
+            note="one-time setup conversions: TFG202 (off by default) reports them",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def build(n):
+                w = np.eye(n)
+                return tf.Variable(w)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def build(n):
+                w = tf.eye(n, dtype=tf.float64)
+                return tf.Variable(w)
+            """,
+            at=[(6, 12, '`tf.Variable(np.eye(...))` is a float64 variable')],
+            run="x = build(3)",
+            note="through a local name bound once and used once",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            v = tf.Variable(np.random.randn(2, 3), trainable=True)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            v = tf.Variable(tf.random.normal((2, 3), dtype=tf.float64), trainable=True)
+            """,
+            at=[(4, 5, '`tf.Variable(np.random.randn(...))` is a float64')],
+            effect=RANDOM,
+            note="random creator: an unsafe fix",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            mean = tf.constant(np.array([0.485, 0.456, 0.406]))
+            """,
+            note="a literal table",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            w = np.zeros((3, 3))
+            w[0, 0] = 1.0
+            x = tf.constant(w)
+            """,
+            note="mutated before conversion",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            data = tf.constant(np.load("weights.npy"))
+            """,
+            note="loaded from a file",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            x = tf.zeros((3, 3), dtype=tf.float64)
+            y = np.zeros((3, 3)) + 1
+            """,
+            note="already TensorFlow; NumPy that stays NumPy",
+        ),
+    ]
+
+
+class NumpyCreatedOnceThenConverted(NumpyCreatedThenConverted):
+    """A NumPy array built on the host once, at setup, only to be converted to a tensor.
+
+    ## What it does
+    The same finding as TFG201 (`tf.constant`, `tf.convert_to_tensor` or
+    `tf.Variable` applied to an array made by a NumPy creation function),
+    where the conversion runs once: at module level, in setup code, in a
+    function no loop or per-step code calls, and in graph code (traced once,
+    the tensor is a constant of the graph). TFG201 reports the conversions
+    that run repeatedly and the ones that make a float64 `tf.Variable`.
+
+    Off by default: the copy happens once, so it costs next to nothing (on
+    tensorflow/probability and tensorflow/agents all ~80 such sites were test
+    setup). Select it (`--extend-select TFG202`) to make setup code use
+    TensorFlow's creation ops and spell NumPy's dtype out.
+
+    ## Why is this bad?
+    It is not, much: one host buffer and one copy. The rewrite still states
+    the dtype NumPy picked (float64, int64) where TensorFlow would pick float32
+    and int32, which makes a later dtype mismatch visible in the source.
+
+    ## Example
+    ```python
+    table = tf.constant(np.zeros((784, 10)))
+    ```
+
+    Use instead:
+    ```python
+    table = tf.zeros((784, 10), dtype=tf.float64)
+    ```
+
+    ## Fix safety
+    As TFG201: safe for deterministic creators (same values and dtype),
+    unsafe for random ones (same distribution and dtype, another stream).
+
+    ## Measured effect
+    `tflint-gpu verify --rule TFG202` runs the example pair (one-time
+    conversions in `main`): the same results, and no measurable time
+    difference on a 2-core CPU at the small size.
+    """
+
+    code = "TFG202"
+    name = "numpy-created-once-then-converted"
+    message = "NumPy array created on the host once and then converted to a tensor"
+    default_enabled = False
+    one_time = True
 
     cases = [
         flagged(
@@ -177,44 +397,6 @@ class NumpyCreatedThenConverted(Rule):
             """,
             at=[(4, 7, '`np.arange` builds the array')],
             note="from-imports only: the fix adds `import tensorflow as tf`",
-        ),
-        flagged(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            def build(n):
-                w = np.eye(n)
-                return tf.Variable(w)
-            """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            def build(n):
-                w = tf.eye(n, dtype=tf.float64)
-                return tf.Variable(w)
-            """,
-            at=[(6, 12, '`np.eye` builds the array on')],
-            run="x = build(3)",
-            note="through a local name bound once and used once",
-        ),
-        flagged(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            v = tf.Variable(np.random.randn(2, 3), trainable=True)
-            """,
-            fixed="""
-            import numpy as np
-            import tensorflow as tf
-
-            v = tf.Variable(tf.random.normal((2, 3), dtype=tf.float64), trainable=True)
-            """,
-            at=[(4, 5, '`np.random.randn` builds the')],
-            effect=RANDOM,
-            note="random creator: an unsafe fix",
         ),
         flagged(
             """
@@ -334,38 +516,9 @@ class NumpyCreatedThenConverted(Rule):
             import numpy as np
             import tensorflow as tf
 
-            mean = tf.constant(np.array([0.485, 0.456, 0.406]))
+            for step in range(3):
+                mask = tf.constant(np.eye(4))
             """,
-            note="a literal table",
-        ),
-        clean(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            w = np.zeros((3, 3))
-            w[0, 0] = 1.0
-            x = tf.constant(w)
-            """,
-            note="mutated before conversion",
-        ),
-        clean(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            data = tf.constant(np.load("weights.npy"))
-            """,
-            note="loaded from a file",
-        ),
-        clean(
-            """
-            import numpy as np
-            import tensorflow as tf
-
-            x = tf.zeros((3, 3), dtype=tf.float64)
-            y = np.zeros((3, 3)) + 1
-            """,
-            note="already TensorFlow; NumPy that stays NumPy",
+            note="a conversion in a loop: TFG201 reports it",
         ),
     ]
