@@ -19,7 +19,8 @@ def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = F
 
     In directories, the files whose name (or path from the root) matches an
     ``include`` pattern (default ``*.py`` and ``*.ipynb``); a file named
-    explicitly is always checked (a ``.ipynb`` one as a notebook).
+    explicitly is checked (a ``.ipynb`` one as a notebook) unless ``force_exclude``
+    and it is excluded, or is a notebook that ``include`` leaves out.
     """
     found: List[str] = []
     missing: List[str] = []
@@ -32,7 +33,10 @@ def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = F
                     if settings.is_included(full) and not settings.is_excluded(full):
                         found.append(full)
         elif os.path.isfile(path):
-            if not (force_exclude and settings.is_excluded(path)):
+            # With --force-exclude (pre-commit), a notebook is also left out when `include` leaves
+            # notebooks out; a script without the .py suffix is still checked.
+            if not (force_exclude and (settings.is_excluded(path)
+                                       or (path.lower().endswith(".ipynb") and not settings.is_included(path)))):
                 found.append(path)
         else:
             missing.append(path)

@@ -16,6 +16,7 @@ is checked by parsing it again. Every other byte stays as it was.
 """
 from __future__ import annotations
 
+import ast
 import bisect
 import codecs
 import difflib
@@ -371,17 +372,9 @@ def _parse_guarded(notebook: Notebook, path: str, run):
                 for position, cell in enumerate(notebook.cells):
                     if position in skipped:
                         continue
-                    alone = join([cell])
-                    try:
-                        cst.parse_module(alone.text)
-                    except cst.ParserSyntaxError as cell_error:
-                        reason = str(cell_error).strip().splitlines()[0] if str(cell_error).strip() else "syntax error"
-                        errors.append(f"cell {cell.number}:{cell_error.raw_line}:{cell_error.raw_column + 1}: "
-                                      f"cannot parse: {reason}")
-                        skipped.add(position)
-                        found = True
-                    except (RecursionError, ValueError) as cell_error:
-                        errors.append(f"cell {cell.number}: cannot parse: {cell_error}")
+                    reason = _cell_syntax_error(join([cell]).text)
+                    if reason is not None:
+                        errors.append(f"cell {cell.number}:{reason}")
                         skipped.add(position)
                         found = True
             if found:
@@ -396,6 +389,25 @@ def _parse_guarded(notebook: Notebook, path: str, run):
             errors.append(f"cell {notebook.cells[position].number}:{line}:{match.group('col')}: {match.group('rest')}")
             skipped.add(position)
     raise ParseError(f"{path}: cannot parse")  # pragma: no cover - every cell skipped parses
+
+
+def _cell_syntax_error(source: str) -> Optional[str]:
+    """``line:col: cannot parse: reason`` if the (masked) cell does not parse on its own, else None.
+    LibCST decides; CPython's message is clearer where it has one (``print 'x'``: "Missing parentheses")."""
+    try:
+        cst.parse_module(source)
+        return None
+    except cst.ParserSyntaxError as error:
+        where, reason = f"{error.raw_line}:{error.raw_column + 1}", "syntax error"
+    except (RecursionError, ValueError) as error:
+        return f" cannot parse: {error}"
+    try:
+        compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+    except SyntaxError as error:
+        where, reason = f"{error.lineno}:{error.offset}", error.msg
+    except (ValueError, RecursionError):
+        pass
+    return f"{where}: cannot parse: {reason}"
 
 
 def _error_line(path: str, errors: List[str]) -> Optional[str]:
