@@ -266,7 +266,7 @@ def make():
 
 @pytest.mark.parametrize("source,select", [
     (SAMPLE, "TFG201"), (SAMPLE, "TFG101"), (GLOBAL_COUNTER, "TFG103"),
-    (NEEDS_IMPORT_AFTER_IMPORTS, "TFG201"), (NEEDS_IMPORT_FIRST, "TFG201"),
+    (NEEDS_IMPORT_AFTER_IMPORTS, "TFG202"), (NEEDS_IMPORT_FIRST, "TFG202"),
 ])
 def test_json_edits_apply_to_the_same_result_as_fix(project, run_cli, source, select):
     """Including the import a fix needs (once, however many findings need it)."""
