@@ -89,6 +89,8 @@ def test_ipython_syntax_is_masked_and_positions_stay_exact(notebooks, run_cli):
     ('s = """\n%not a magic\n!nor this\n"""\nx = 1 != 2', {}),
     ("f(a,\n  b)?", {0: "pass", 1: ""}),
     ("x = '%s' % y  # 100%!\nz = {'a': 1}", {}),
+    ("pip install -q tensorflow-datasets\nls ./data/train/\ncd ..", {0: "pass", 1: "pass", 2: "pass"}),
+    ("ls = [1]\ntime.sleep(1)\nrun(x)\npip", {}),  # Python that starts like an automagic
 ])
 def test_mask_cell(source, masked):
     assert nb.mask_cell(source) == masked
@@ -385,3 +387,18 @@ def test_parallel_run_over_notebooks_matches_serial(notebooks, run_cli):
     for i in range(10):
         shutil.copy(notebooks / "pitfalls.ipynb", notebooks / f"copy{i}.ipynb")
     assert run_cli("--jobs", "2", ".") == run_cli("--jobs", "1", ".")
+
+
+def test_an_indented_cell_is_checked_and_fixed_with_its_columns(project, run_cli):
+    """IPython strips a cell's leading indentation (tensorflow/docs has such cells)."""
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in (["import numpy as np\n", "import tensorflow as tf"],
+                            [" for i in range(2):\n", "   w = tf.Variable(np.zeros((3, 3)))"])]
+    data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = write(project, "indented.ipynb", json.dumps(data, indent=1) + "\n")
+    code, out, err = run_cli("--select", "TFG201", "indented.ipynb")
+    assert (code, err) == (1, "") and "indented.ipynb:cell 2:2:8: TFG201" in out
+    run_cli("--fix", "--select", "TFG201", "indented.ipynb")
+    fixed = json.loads(path.read_text())
+    assert fixed["cells"][1]["source"] == [
+        " for i in range(2):\n", "   w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))"]

@@ -223,6 +223,25 @@ def load(raw: bytes) -> Notebook:
 _LINE_ESCAPES = ("%", "!", "?", "/", ";", ",")
 # ``files = !ls``, ``t = %timeit -o f()``, ``a, b = !cmd``
 _ASSIGN_MAGIC = re.compile(r"[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
+# Magics IPython runs without the % (automagic): `pip install x`, `ls ./data`, `cd dir`. Masked only
+# when the line is not Python (`ls = []`, `time.sleep(1)` are).
+_AUTOMAGIC = re.compile(
+    r"[ \t]*(?:alias|autoreload|cat|cd|clear|conda|config|cp|debug|env|history|less|load_ext|ls|man|"
+    r"matplotlib|mkdir|more|mv|pip|precision|prun|pwd|pycat|reload_ext|reset|rm|rmdir|run|sc|store|sx|"
+    r"tensorboard|time|timeit|unalias|who|whos|xmode)[ \t]+\S"
+)
+
+
+def _is_automagic(line: str) -> bool:
+    if not _AUTOMAGIC.match(line):
+        return False
+    try:
+        compile(line.strip(), "<line>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError:
+        return True
+    except ValueError:
+        return False
+    return False
 
 
 def _ends_with_backslash(line: str) -> bool:
@@ -264,7 +283,7 @@ def _mask_lines(lines: List[str], begin: int) -> Dict[int, str]:
         line = lines[i]
         if quote is None and depth == 0 and not continued:
             start, ipython = i, False
-            if line.lstrip(" \t\f").startswith(_LINE_ESCAPES) or _ASSIGN_MAGIC.match(line):
+            if line.lstrip(" \t\f").startswith(_LINE_ESCAPES) or _ASSIGN_MAGIC.match(line) or _is_automagic(line):
                 masks[i] = _indent(line) + MASK
                 while _ends_with_backslash(line) and i + 1 < len(lines):
                     i += 1
@@ -325,6 +344,7 @@ class Joined:
     first: List[int]  # cell position -> index of its first piece
     originals: Dict[int, str]  # masked piece index -> the original line
     skipped: Set[int] = field(default_factory=set)  # cells masked whole: they do not parse
+    synthetic: Set[int] = field(default_factory=set)  # pieces of ours: `if True:` over an indented cell
 
     def where(self, row: int) -> Tuple[int, int]:
         """(cell position, 1-based line in the cell) of a 1-based joined row."""
@@ -338,17 +358,24 @@ def join(cells: Sequence[Cell], skipped: Set[int] = frozenset()) -> Joined:
     owner: List[int] = []
     first: List[int] = []
     originals: Dict[int, str] = {}
+    synthetic: Set[int] = set()
     for position, cell in enumerate(cells):
         lines = cell.source.split("\n")
         masks = {i: "" for i in range(len(lines))} if position in skipped else mask_cell(cell.source)
+        masked = [masks.get(i, line) for i, line in enumerate(lines)]
+        code = next((line for line in masked if line.strip()), "")
+        if code[:1] in (" ", "\t"):
+            # IPython strips a cell's leading indentation; a block header keeps the columns instead.
+            synthetic.add(len(pieces))
+            pieces.append("if True:")
+            owner.append(position)
         first.append(len(pieces))
         for i, line in enumerate(lines):
-            if i in masks and masks[i] != line:
+            if masked[i] != line:
                 originals[len(pieces)] = line
-                line = masks[i]
-            pieces.append(line)
+            pieces.append(masked[i])
             owner.append(position)
-    return Joined("\n".join(pieces), owner, first, originals, set(skipped))
+    return Joined("\n".join(pieces), owner, first, originals, set(skipped), synthetic)
 
 
 # ---------------------------------------------------------------------------
@@ -475,9 +502,12 @@ def split(joined: Joined, fixed: str) -> Optional[List[str]]:
     imports: List[Tuple[int, List[str]]] = []  # (cell position, lines) of inserted import statements
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if any(k in joined.synthetic for k in range(i1, i2)) and tag != "equal":
+            return None
         if tag == "equal":
             for k in range(i2 - i1):
-                cells[joined.owner[i1 + k]].append(joined.originals.get(i1 + k, after[j1 + k]))
+                if i1 + k not in joined.synthetic:
+                    cells[joined.owner[i1 + k]].append(joined.originals.get(i1 + k, after[j1 + k]))
             continue
         if tag == "insert":
             candidates = ([joined.owner[i1 - 1]] if i1 > 0 else []) + ([joined.owner[i1]] if i1 < len(before) else [])
