@@ -281,3 +281,21 @@ def test_binding_scope_is_builtin_and_first_parameter():
 def test_always_returns_on_every_path(body, expected):
     fn = function("def f(a, b):\n    " + body + "\n")
     assert bindings.always_returns(list(fn.body.body)) is expected
+
+
+def test_parameter_names_and_local_values():
+    from tflint_gpu.engine.model import PARAM, build_model
+
+    module = cst.parse_module(textwrap.dedent("""
+        total = 0
+
+        def step(self, data, *, scale=2):
+            data = data + 1
+            return total
+    """))
+    model = build_model(module, [])
+    function = next(s for s in model.scopes if s.name == "step")
+    assert [bindings.parameter_name(function, i) for i in range(4)] == ["self", "data", "scale", None]
+    kinds = [v[0] if isinstance(v, tuple) else module.code_for_node(v) for v in bindings.local_values("data", function)]
+    assert kinds == [PARAM, "data + 1"]
+    assert bindings.local_values("total", function) == ()  # a module global, not local to step

@@ -362,10 +362,23 @@ def is_builtin(name: str, scope: ScopeInfo) -> bool:
 
 def first_parameter(function: ScopeInfo) -> Optional[str]:
     """The name of a function's first parameter (``self`` in a method), if any."""
+    return parameter_name(function, 0)
+
+
+def parameter_name(function: ScopeInfo, position: int) -> Optional[str]:
+    """The name of a function's parameter at ``position`` (0-based, in the
+    order of the signature), if any."""
     for name, values in function.assigned.items():
-        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
+        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == position for v in values):
             return name
     return None
+
+
+def local_values(name: str, function: ScopeInfo) -> Sequence:
+    """Everything ``function`` itself binds to ``name`` (parameters, assignments,
+    loop targets...), or nothing when ``name`` is not local to it (``model.lookup``)."""
+    found = lookup(name, function)
+    return found.own_values if found is not None and found.scope is function else ()
 
 
 def always_returns(body) -> bool:

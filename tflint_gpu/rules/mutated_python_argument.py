@@ -4,6 +4,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine import bindings
 from tflint_gpu.engine.model import AUGMENTED, PARAM, UNPACKED, ScopeInfo
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 
@@ -182,7 +183,7 @@ class MutatedPythonArgument(Rule):
             if name == data:
                 return (name, f"the data of Keras 3's `{function.name}`") \
                     if _own_parameter(name, function) is not None else None
-            values = function.assigned.get(name, ())
+            values = bindings.local_values(name, function)
             if len(values) == 1 and isinstance(values[0], tuple) and values[0][0] == UNPACKED \
                     and isinstance(values[0][1], cst.Name) and values[0][1].value == data \
                     and _own_parameter(data, function) is not None:
@@ -378,7 +379,7 @@ def _string_key(target: cst.Subscript) -> bool:
 
 def _declared_container(name: str, function: ScopeInfo) -> bool:
     """The parameter's default is a list or dict display, or its annotation a list or dict type."""
-    for value in function.assigned.get(name, ()):
+    for value in bindings.local_values(name, function):
         if isinstance(value, tuple) and value[0] == PARAM:
             param = value[1]
             if param.default is not None and isinstance(param.default, (cst.List, cst.Dict)):
@@ -399,7 +400,7 @@ def _own_parameter(name: str, function: ScopeInfo) -> Optional[cst.Param]:
     """The parameter ``name`` of ``function`` if the name is never rebound in
     it (``+= [...]`` changes the list in place), is not ``self``/``*args``/``**kwargs``, and
     its default and annotation, if any, allow a list or dict."""
-    values = function.assigned.get(name, ())
+    values = bindings.local_values(name, function)
     params = [v for v in values if isinstance(v, tuple) and v[0] == PARAM]
     others = [v for v in values if not (isinstance(v, tuple) and v[0] == PARAM) and not _extends_list(v)]
     if len(params) != 1 or others:
@@ -439,7 +440,4 @@ def _container_annotation(expr: cst.BaseExpression) -> bool:
 
 def _step_data(function: ScopeInfo) -> Optional[str]:
     """The name of a Keras step's ``data`` parameter (the one after ``self``)."""
-    for name, values in function.assigned.items():
-        if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 1 for v in values):
-            return name
-    return None
+    return bindings.parameter_name(function, 1)
