@@ -90,7 +90,7 @@ def test_ipython_syntax_is_masked_and_positions_stay_exact(notebooks, run_cli):
     ("f(a,\n  b)?", {0: "pass", 1: ""}),
     ("x = '%s' % y  # 100%!\nz = {'a': 1}", {}),
     ("pip install -q tensorflow-datasets\nls ./data/train/\ncd ..", {0: "pass", 1: "pass", 2: "pass"}),
-    ("ls = [1]\ntime.sleep(1)\nrun(x)\npip", {}),  # Python that starts like an automagic
+    ("ls = [1]\ntime.sleep(1)\nrun(x)\npip\nhistory = model.fit(x,\n    y)\ntime -= 1", {}),  # Python
 ])
 def test_mask_cell(source, masked):
     assert nb.mask_cell(source) == masked

@@ -228,7 +228,7 @@ _ASSIGN_MAGIC = re.compile(r"[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!
 _AUTOMAGIC = re.compile(
     r"[ \t]*(?:alias|autoreload|cat|cd|clear|conda|config|cp|debug|env|history|less|load_ext|ls|man|"
     r"matplotlib|mkdir|more|mv|pip|precision|prun|pwd|pycat|reload_ext|reset|rm|rmdir|run|sc|store|sx|"
-    r"tensorboard|time|timeit|unalias|who|whos|xmode)[ \t]+\S"
+    r"tensorboard|time|timeit|unalias|who|whos|xmode)[ \t]+(?!-=)[\w./~'\"$-]"
 )
 
 
