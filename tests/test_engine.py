@@ -615,3 +615,29 @@ def test_the_call_method_of_a_callable_object_given_to_map_is_traced():
     assert graphs["Flip.__call__"] is not None and graphs["Flip.__call__"].kind == "dataset"
     assert graphs["Crop.__call__"] is not None
     assert graphs["Unused.__call__"] is None
+
+
+def _rule_offences(text: str):
+    """What a rule module does that only the engine may: walk the tree, read the
+    model's raw bindings, use LibCST's matchers or metadata."""
+    tree = ast.parse(text)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("assigned", "defs", "classes", "global_writes") \
+                and not (isinstance(node.value, ast.Name) and node.value.id == "ctx"):
+            found.add(f".{node.attr}")
+        if isinstance(node, ast.Name) and node.id in ("walk", "MetadataWrapper", "lookup"):
+            found.add(node.id)
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) else [])
+            found |= {n for n in names if n and ("matchers" in n or "metadata" in n)}
+    return found
+
+
+def test_rules_only_ask_the_engine():
+    rules = sorted((PACKAGE / "rules").glob("*.py"))
+    offences = {path.name: sorted(_rule_offences(path.read_text(encoding="utf-8"))) for path in rules}
+    assert {name: found for name, found in offences.items() if found} == {}
+    # The check sees what it looks for.
+    assert _rule_offences("x = scope.assigned['a']\nfor n in walk(m): pass\nimport libcst.matchers as m\n") \
+        == {".assigned", "walk", "libcst.matchers"}
