@@ -248,6 +248,15 @@ def test_split_keeps_an_import_after_the_imports_and_edits_in_their_cells():
     assert nb.split(joined, fixed) == ["import tensorflow as tf\nimport numpy as np\n", "x = tf.zeros(3)", "y = 2"]
 
 
+def test_split_puts_a_new_decorator_on_the_cell_of_its_function():
+    joined = _joined("x = 1\n", "def f():\n    return 1")
+    assert nb.split(joined, "x = 1\n\n@tf.function\ndef f():\n    return 1") == [
+        "x = 1\n", "@tf.function\ndef f():\n    return 1"]
+    # A line added at the end of a cell that would not parse at the top of the next one stays above.
+    joined = _joined("for i in x:\n    f(i)", "y = 2")
+    assert nb.split(joined, "for i in x:\n    f(i)\n    g(i)\ny = 2") == ["for i in x:\n    f(i)\n    g(i)", "y = 2"]
+
+
 def test_split_moves_an_import_above_the_code_that_needs_it():
     joined = _joined("x = np.zeros(3)", "import tensorflow as tf")
     fixed = "x = tf.zeros(3)\nimport tensorflow as tf\nimport numpy as np"

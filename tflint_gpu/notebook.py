@@ -494,7 +494,15 @@ def map_findings(findings: Sequence[Finding], notebook: Notebook, joined: Joined
 
 def split(joined: Joined, fixed: str) -> Optional[List[str]]:
     """The cells' sources after a fix of the joined source, or None if a change crosses a cell
-    boundary or touches a masked line."""
+    boundary, touches a masked line, or leaves a changed cell that does not parse on its own.
+
+    Lines inserted on a cell boundary: imports go to the end of the cell above; other code (a
+    decorator, a setup line) to the top of the cell below, else the end of the cell above.
+    """
+    return _split(joined, fixed, True) or _split(joined, fixed, False)
+
+
+def _split(joined: Joined, fixed: str, code_below: bool) -> Optional[List[str]]:
     before = joined.text.split("\n")
     after = fixed.split("\n")
     cells: List[List[str]] = [[] for _ in joined.first]
@@ -517,6 +525,8 @@ def split(joined: Joined, fixed: str) -> Optional[List[str]]:
             new = after[j1:j2]
             if all(line.lstrip().startswith(("import ", "from ")) for line in new if line.strip()):
                 imports.append((targets[0], new))
+            elif code_below:
+                targets.reverse()
             cells[targets[0]].extend(new)
             changed.add(targets[0])
             continue
@@ -539,9 +549,12 @@ def split(joined: Joined, fixed: str) -> Optional[List[str]]:
             _remove_run(cells[position], new)
             cells[target][:0] = new
     sources = ["\n".join(lines) for lines in cells]
-    for position in changed:  # each changed cell still runs on its own
+    for position in changed:  # each changed cell still runs on its own, indented as a whole only if it was
+        alone = join([Cell(0, 0, sources[position], (0, 0), [], True)])
+        if bool(alone.synthetic) != (joined.first[position] - 1 in joined.synthetic):
+            return None
         try:
-            cst.parse_module(join([Cell(0, 0, sources[position], (0, 0), [], True)]).text)
+            cst.parse_module(alone.text)
         except (cst.ParserSyntaxError, RecursionError, ValueError):
             return None
     return sources
