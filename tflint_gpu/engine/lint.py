@@ -234,6 +234,19 @@ class RuleContext:
         return facts
 
 
+    # -- mixed precision (engine/precision.py) -----------------------------
+    @property
+    def precision(self):
+        """Mixed precision facts of this file (the mixed global policy it sets,
+        the last layers of the models it trains, loss scaling, optimizer kinds),
+        built on first use: an ``engine.precision.PrecisionFacts``."""
+        facts = getattr(self, "_precision", None)
+        if facts is None:
+            from tflint_gpu.engine.precision import PrecisionFacts
+
+            facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
+        return facts
+
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""
     if not any(text in source for text in FRAMEWORK_TEXT):

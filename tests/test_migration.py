@@ -1,0 +1,111 @@
+"""engine/migration.py: which Keras a file, an API spelling or an object belongs to."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+from tflint_gpu.engine.migration import KERAS3, TF_KERAS, is_metric_class, is_model_class, raw_flavour
+
+
+def context(source: str):
+    module = cst.parse_module(textwrap.dedent(source).lstrip("\n"))
+    return analyse(module, [])
+
+
+def test_raw_flavour_by_spelling():
+    assert raw_flavour("tf_keras.optimizers.Adam") == TF_KERAS
+    assert raw_flavour("tensorflow.python.keras.layers.Dense") == TF_KERAS
+    assert raw_flavour("tensorflow.keras.optimizers.Adam") == KERAS3
+    assert raw_flavour("keras.optimizers.Adam") == KERAS3
+    assert raw_flavour("keras") == KERAS3
+    assert raw_flavour("tensorflow.zeros") is None
+    assert raw_flavour(None) is None
+    assert raw_flavour("tensorflow.keras.optimizers.Adam", legacy_env=True) is None
+    assert raw_flavour("keras.optimizers.Adam", legacy_env=True) == KERAS3
+
+
+def test_module_flavour_from_imports_calls_and_bases():
+    assert context("import tensorflow as tf\nm = tf.keras.Sequential()\n").migration.module_flavour() == KERAS3
+    assert context("import tf_keras\nm = tf_keras.Sequential()\n").migration.module_flavour() == TF_KERAS
+    assert context("import tensorflow as tf\nx = tf.zeros(3)\n").migration.module_flavour() is None
+    both = context("import tf_keras\nimport keras\n")
+    assert both.migration.module_flavour() is None
+    assert both.migration.module_flavours() == {KERAS3, TF_KERAS}
+    base = context("import tensorflow as tf\nclass M(tf.keras.Model):\n    pass\n")
+    assert base.migration.module_flavour() == KERAS3
+    legacy = context("import os\nos.environ['TF_USE_LEGACY_KERAS'] = '1'\nimport tensorflow as tf\n"
+                     "m = tf.keras.Sequential()\n")
+    assert legacy.migration.module_flavour() is None
+
+
+def test_object_flavour_and_class_follow_names_bound_once():
+    ctx = context("""
+        import tensorflow as tf
+        import tf_keras
+
+        metric = tf.keras.metrics.Mean()
+        old = tf_keras.metrics.Mean()
+        alias = metric
+
+        class Net(tf.keras.Model):
+            pass
+
+        class Sub(Net):
+            pass
+
+        net = Sub()
+        loaded = tf.keras.models.load_model("m.keras")
+        twice = tf.keras.metrics.Mean()
+        twice = tf_keras.metrics.Mean()
+    """)
+    m = ctx.migration
+    root = ctx.model.root
+    assert m.object_flavour(cst.Name("metric"), root) == KERAS3
+    assert m.object_flavour(cst.Name("old"), root) == TF_KERAS
+    assert m.object_flavour(cst.Name("alias"), root) == KERAS3
+    assert m.object_flavour(cst.Name("net"), root) == KERAS3
+    assert m.object_class(cst.Name("metric"), root) == "keras.metrics.Mean"
+    assert m.object_class(cst.Name("net"), root) == "keras.Model"
+    assert m.object_class(cst.Name("loaded"), root) == "keras.Model"
+    assert m.object_class(cst.Name("twice"), root) is None
+    # Rebound to two Keras: the file uses both, so nothing is decided.
+    assert m.object_flavour(cst.Name("twice"), root) is None
+    assert m.object_flavour(cst.Name("unknown"), root) is None
+
+
+def test_object_flavour_falls_back_to_the_file():
+    ctx = context("""
+        from tensorflow import keras
+
+        def train(model):
+            model.fit_generator(gen)
+    """)
+    function = next(s for s in ctx.model.scopes if s.name == "train")
+    assert ctx.migration.object_flavour(cst.Name("model"), function) == KERAS3
+
+
+def test_class_kinds():
+    assert is_model_class("keras.Sequential") and is_model_class("keras.models.Model")
+    assert not is_model_class("keras.layers.Dense")
+    assert is_metric_class("keras.metrics.Mean") and is_metric_class("keras.metrics.AUC")
+    assert not is_metric_class("keras.metrics.MSE") and not is_metric_class("keras.metrics.mean_squared_error")
+    assert not is_metric_class(None)
+
+
+def test_path_ending():
+    ctx = context("""
+        import os
+
+        path = os.path.join(folder, "model.keras")
+        other = folder + "/w.h5"
+        text = f"{folder}/m.keras"
+        unknown = make_path()
+        twice = "a.keras"
+        twice = "b"
+    """)
+    ends = {name: ctx.path_ending(cst.Name(name), ctx.model.root)
+            for name in ("path", "other", "text", "unknown", "twice")}
+    assert ends == {"path": "model.keras", "other": "/w.h5", "text": "/m.keras", "unknown": None, "twice": None}
+    assert ctx.path_ending(cst.parse_expression("'x.hdf5'"), ctx.model.root) == "x.hdf5"

@@ -1,0 +1,220 @@
+"""Migration facts: which Keras a file, an API or an object belongs to.
+
+Rules about APIs that Keras 3 (and TensorFlow 2.16+, where ``tf.keras`` is
+Keras 3) removed need to know, for a call, whether the code runs under
+Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
+
+* ``api_flavour(expr, scope)``: the Keras an API spelling names
+  (``tf_keras.*`` and ``tensorflow.python.keras.*`` are Keras 2;
+  ``keras.*`` and ``tensorflow.keras.*`` Keras 3; ``tf.keras`` is Keras 2
+  again in a file that mentions ``TF_USE_LEGACY_KERAS``, so not decided).
+* ``module_flavour()``: the one Keras a file uses, from its imports, the
+  Keras APIs it calls and the Keras classes it derives from; None when it
+  uses none or both.
+* ``object_flavour(expr, scope)``: the Keras of the object ``expr`` is: of
+  the call that made it (following a name bound once, and same-module
+  classes by their bases), else the file's.
+* ``object_class(expr, scope)``: the Keras class (normalized, such as
+  ``keras.Sequential`` or ``keras.metrics.Mean``) an object was made from,
+  through names bound once and same-module subclasses (their nearest Keras
+  base), when it can be told.
+"""
+from __future__ import annotations
+
+from typing import Optional, Set
+
+import libcst as cst
+
+from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, lookup
+from tflint_gpu.engine.names import normalize
+
+KERAS3 = "keras3"
+TF_KERAS = "tf_keras"
+_KERAS2_PREFIXES = ("tf_keras.", "tensorflow.python.keras.")
+_KERAS2_EXACT = ("tf_keras", "tensorflow.python.keras")
+_TF_KERAS_PREFIXES = ("tensorflow.keras", "tensorflow.compat.v2.keras", "tensorflow.compat.v1.keras")
+# Factories that return a Keras model.
+_MODEL_FACTORIES = frozenset({
+    "keras.models.load_model", "keras.saving.load_model", "keras.models.clone_model",
+    "keras.models.model_from_json", "keras.models.model_from_config",
+})
+_DEPTH = 8
+
+
+def raw_flavour(raw: Optional[str], legacy_env: bool = False) -> Optional[str]:
+    """The Keras a raw (not normalized) qualified name belongs to; None when
+    it names no Keras API, or ``tf.keras`` where the file may switch it to
+    Keras 2 (``legacy_env``)."""
+    if raw is None:
+        return None
+    if raw in _KERAS2_EXACT or raw.startswith(_KERAS2_PREFIXES):
+        return TF_KERAS
+    qualname = normalize(raw)
+    if qualname != "keras" and not qualname.startswith("keras."):
+        return None
+    if legacy_env and raw.startswith(_TF_KERAS_PREFIXES):
+        return None
+    return KERAS3
+
+
+class Migration:
+    def __init__(self, model, resolver, graphs) -> None:
+        self.model = model
+        self.resolver = resolver
+        self.graphs = graphs
+        self._legacy_env: Optional[bool] = None
+        self._module_flavour: Optional[Set[str]] = None
+
+    @property
+    def legacy_env(self) -> bool:
+        """Does the file mention TF_USE_LEGACY_KERAS (tf.keras may be Keras 2 there)?"""
+        if self._legacy_env is None:
+            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.module.code
+        return self._legacy_env
+
+    def api_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        return raw_flavour(self.resolver.raw_qualname(expr, scope), self.legacy_env)
+
+    def module_flavours(self) -> Set[str]:
+        """Every Keras the file uses (imports, calls, class bases)."""
+        if self._module_flavour is None:
+            found: Set[str] = set()
+            for scope in self.model.scopes:
+                for target in scope.imports.values():
+                    flavour = raw_flavour(target, self.legacy_env)
+                    if flavour is not None:
+                        found.add(flavour)
+                if scope.kind == "class":
+                    flavour = self.graphs.keras_flavour(scope)
+                    if flavour == KERAS3 and self.legacy_env:
+                        flavour = None
+                    if flavour is not None:
+                        found.add(flavour)
+            for call, scope in self.model.index.get("Call", ()):
+                flavour = self.api_flavour(call.func, scope)
+                if flavour is not None:
+                    found.add(flavour)
+            self._module_flavour = found
+        return self._module_flavour
+
+    def module_flavour(self) -> Optional[str]:
+        flavours = self.module_flavours()
+        return next(iter(flavours)) if len(flavours) == 1 else None
+
+    # -- objects ------------------------------------------------------------
+    def _origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0):
+        """(call, scope) that made the object ``expr`` names, following names bound once."""
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, cst.Call):
+            return expr, scope
+        if isinstance(expr, cst.Name):
+            found = lookup(expr.value, scope, None)
+            if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+                return None
+            value = found.single_value
+            if isinstance(value, cst.BaseExpression):
+                return self._origin(value, found.scope, depth + 1)
+        return None
+
+    def object_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        """The Keras of the object ``expr``: of the call that made it, else the file's."""
+        origin = self._origin(expr, scope)
+        if origin is not None:
+            call, where = origin
+            flavour = self.api_flavour(call.func, where)
+            if flavour is not None:
+                return flavour
+            if isinstance(call.func, cst.Name):
+                cls = where.lookup_class(call.func.value)
+                if cls is not None:
+                    flavour = self.graphs.keras_flavour(cls)
+                    if flavour is not None:
+                        return None if flavour == KERAS3 and self.legacy_env else flavour
+        return self.module_flavour()
+
+    def object_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        """The normalized Keras class the object ``expr`` was made from
+        (``keras.metrics.Mean``; for a same-module subclass, its nearest Keras
+        base; ``keras.Model`` for ``load_model`` and the like), or None."""
+        origin = self._origin(expr, scope)
+        if origin is None:
+            return None
+        call, where = origin
+        qualname = self.resolver.qualname(call.func, where)
+        if qualname is not None:
+            if qualname in _MODEL_FACTORIES:
+                return "keras.Model"
+            return qualname if qualname.startswith("keras.") else None
+        if isinstance(call.func, cst.Name):
+            cls = where.lookup_class(call.func.value)
+            if cls is not None:
+                return self.class_base(cls)
+        return None
+
+    def class_base(self, cls: ScopeInfo, depth: int = 0) -> Optional[str]:
+        """The nearest Keras base class (normalized) of a same-module class."""
+        if depth > _DEPTH or not isinstance(cls.node, cst.ClassDef):
+            return None
+        parent = cls.parent or cls
+        for base in cls.node.bases:
+            qualname = self.resolver.qualname(base.value, parent)
+            if qualname is not None:
+                if qualname.startswith("keras."):
+                    return qualname
+                continue
+            if isinstance(base.value, cst.Name):
+                local = parent.lookup_class(base.value.value)
+                if local is not None and local is not cls:
+                    found = self.class_base(local, depth + 1)
+                    if found is not None:
+                        return found
+        return None
+
+
+def is_model_class(qualname: Optional[str]) -> bool:
+    """Is this normalized Keras class a model (``keras.Model``, ``keras.Sequential``...)?"""
+    return qualname in ("keras.Model", "keras.Sequential", "keras.models.Model", "keras.models.Sequential",
+                        "keras.engine.training.Model", "keras.engine.sequential.Sequential",
+                        "keras.engine.functional.Functional")
+
+
+def is_metric_class(qualname: Optional[str]) -> bool:
+    """Is this normalized Keras class a metric (``keras.metrics.Mean``, ``keras.metrics.Metric``)?"""
+    if qualname is None:
+        return False
+    parts = qualname.split(".")
+    return (len(parts) == 3 and parts[:2] == ["keras", "metrics"] and parts[2][:1].isupper()
+            and parts[2] not in ("MSE", "MAE", "MAPE", "MSLE", "KLD")) or qualname == "keras.Metric"
+
+
+_PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join"})
+
+
+def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:
+    """Text a path expression is known to end with: a string literal; the last
+    part of ``os.path.join(...)``, of ``a + "x"`` or of an f-string ending in
+    text; through a name bound once. None when it cannot be told."""
+    if expr is None or depth > _DEPTH:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        return path_ending(expr.right, scope, resolver, depth + 1)
+    if isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        return path_ending(expr.right, scope, resolver, depth + 1)
+    if isinstance(expr, cst.Call) and expr.args and resolver.qualname(expr.func, scope) in _PATH_JOINS:
+        last = expr.args[-1]
+        return None if last.star else path_ending(last.value, scope, resolver, depth + 1)
+    if isinstance(expr, cst.Name):
+        found = lookup(expr.value, scope, None)
+        if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+            return None
+        value = found.single_value
+        if isinstance(value, cst.BaseExpression):
+            return path_ending(value, found.scope, resolver, depth + 1)
+    return None

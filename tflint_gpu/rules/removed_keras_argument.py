@@ -1,0 +1,414 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from tflint_gpu.engine import values
+from tflint_gpu.engine.migration import KERAS3, TF_KERAS
+from tflint_gpu.rules.base import CHANGES, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+
+# Keras 3 layers whose constructor takes `weights=` (measured: Keras 3.15).
+_LAYERS_WITH_WEIGHTS = frozenset({"Embedding", "Bidirectional"})
+_NOT_LAYERS = frozenset({"Input", "InputSpec"})
+# File suffixes that decide the format in Keras 3 (save_format is then ignored).
+_FORMAT_SUFFIXES = (".keras", ".h5", ".hdf5")
+_SAVE_FUNCTIONS = frozenset({"keras.models.save_model", "keras.saving.save_model"})
+
+_OPTIMIZER_RUN = """
+lr = float(opt.learning_rate)
+"""
+
+
+def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
+    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
+
+def _string(expr: Optional[cst.BaseExpression]) -> Optional[str]:
+    if isinstance(expr, cst.SimpleString):
+        try:
+            value = expr.evaluated_value
+        except Exception:  # pragma: no cover - defensive
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _rename(arg: cst.Arg, new: str, message: str, safety: Safety) -> Fix:
+    assert arg.keyword is not None
+    return Fix(message, safety, {arg.keyword: cst.Name(new)})
+
+
+def _drop(call: cst.Call, arg: cst.Arg, message: str) -> Fix:
+    args = [a for a in call.args if a is not arg]
+    if args and call.args[-1] is arg:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return Fix(message, Safety.SAFE, {call: call.with_changes(args=args)})
+
+
+class RemovedKerasArgument(Rule):
+    """A keyword argument Keras 3 removed: `Adam(lr=)`, `compile(experimental_compile=)`, `save_format=`, `weights=`.
+
+    ## What it does
+    Finds keyword arguments that Keras 2 accepted and Keras 3 (what `tf.keras`
+    is under TensorFlow 2.16+) rejects:
+
+    * `lr=` given to a Keras optimizer (`tf.keras.optimizers.Adam(lr=1e-3)`);
+    * `experimental_compile=` given to `model.compile(...)`;
+    * `save_format=` given to `model.save(...)`, `keras.models.save_model(...)`
+      or `model.save_weights(...)`;
+    * `weights=` given to a Keras layer's constructor (`Dense(4, weights=[w, b])`).
+
+    The Keras is decided by the import spelling: `keras` and `tf.keras` are
+    Keras 3, `tf_keras` is Keras 2 (a file that mentions `TF_USE_LEGACY_KERAS`
+    leaves `tf.keras` undecided: it may be Keras 2 there). For `model.save`
+    and `model.compile` the object's Keras is that of the call that made it,
+    else the file's (only when the file uses one Keras).
+
+    In Keras 2 (`tf_keras` 2.21) a new-style optimizer also takes `lr=` without
+    an error, and ignores it: reported too, with its own message.
+
+    ## Why is this bad?
+    Measured under TensorFlow 2.21 with Keras 3.15:
+    * `tf.keras.optimizers.Adam(lr=0.1)` (and SGD, RMSprop, Adagrad, Adadelta,
+      Adamax, Nadam, Ftrl, AdamW): `ValueError: Argument(s) not recognized:
+      {'lr': 0.1}`. Under `tf_keras` 2.21, `tf_keras.optimizers.Adam(lr=0.1)`
+      only logs a warning and trains at the default: its `learning_rate` is
+      0.001 (SGD: 0.01). The legacy optimizers (`tf_keras.optimizers.legacy`)
+      still honour `lr=` and are not reported.
+    * `model.compile(..., experimental_compile=True)`: `TypeError:
+      Trainer.compile() got an unexpected keyword argument
+      'experimental_compile'` (tf_keras 2.21 raises a TypeError too). The
+      argument was renamed `jit_compile`.
+    * `model.save(path, save_format=...)`: `ValueError: The save_format
+      argument is deprecated in Keras 3` unless `path` ends in `.keras`,
+      `.h5` or `.hdf5`, where it is ignored with a warning (the suffix decides
+      the format: `save("m.h5", save_format="tf")` writes HDF5). Without the
+      argument, a path with no suffix raises too (`Invalid filepath
+      extension`): a SavedModel is now written by `model.export(path)`.
+      `model.save_weights(path, save_format=...)`: `TypeError`.
+    * `Dense(1, weights=[w, b])` (any layer but `Embedding` and
+      `Bidirectional`, which still take it): `ValueError: Unrecognized keyword
+      arguments passed to Dense: {'weights': ...}`. tf_keras accepts it.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    opt = tf.keras.optimizers.Adam(lr=1e-3)
+    model.compile(opt, "mse", experimental_compile=True)
+    model.save("model.h5", save_format="h5")
+    ```
+
+    Use instead:
+    ```python
+    import tensorflow as tf
+
+    opt = tf.keras.optimizers.Adam(learning_rate=1e-3)
+    model.compile(opt, "mse", jit_compile=True)
+    model.save("model.h5")
+    ```
+
+    ## Fix safety
+    * `lr=` → `learning_rate=` (when `learning_rate=` is not also given) and
+      `experimental_compile=` → `jit_compile=` (when `jit_compile=` is not also
+      given): the names Keras 2 meant. Unsafe: the original raises, so there
+      is nothing to hold the fixed code identical to (for tf_keras, the fixed
+      optimizer trains at the rate written instead of the default: that
+      changes training, on purpose).
+    * `save_format=` on a literal path ending in `.keras`/`.h5`/`.hdf5`: dropped,
+      safe (Keras 3 ignores it there). On any other path: no fix, the file
+      name or the call (`model.export`) must change, and so must the code that
+      loads the file.
+    * `weights=`: no fix (`layer.set_weights(...)` once the layer is built, or
+      initializers).
+
+    ## Measured effect
+    TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: the errors above, each
+    raised at the call. examples/TFG901 (`tflint-gpu verify --rule TFG901`):
+    fixes-error, `ValueError` before, the fixed training step runs after.
+    """
+
+    code = "TFG901"
+    name = "removed-keras-argument"
+    message = "Keras 3 removed this argument"
+    needs = (("lr", "experimental_compile", "save_format", "weights"),)
+    fix_safety = Safety.SAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if not any(a.keyword is not None for a in node.args):
+            return
+        lr = _keyword(node, "lr")
+        if lr is not None:
+            self._optimizer(node, lr, ctx)
+        if isinstance(node.func, cst.Attribute):
+            method = node.func.attr.value
+            receiver = node.func.value
+            compile_arg = _keyword(node, "experimental_compile")
+            if method == "compile" and compile_arg is not None:
+                self._compile(node, receiver, compile_arg, ctx)
+            save_format = _keyword(node, "save_format")
+            if method in ("save", "save_weights") and save_format is not None:
+                self._save(node, receiver, save_format, method, ctx)
+        weights = _keyword(node, "weights")
+        if weights is not None:
+            self._layer(node, weights, ctx)
+        save_format = _keyword(node, "save_format")
+        if save_format is not None and ctx.call_name(node) in _SAVE_FUNCTIONS \
+                and ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
+            self._report_save(node, save_format, _path(node, 1), ctx)
+
+    def _optimizer(self, node: cst.Call, lr: cst.Arg, ctx) -> None:
+        qualname = ctx.call_name(node)
+        if qualname is None:
+            return
+        parts = qualname.split(".")
+        if len(parts) != 3 or parts[:2] != ["keras", "optimizers"] or not parts[2][:1].isupper():
+            return
+        flavour = ctx.migration.api_flavour(node.func, ctx.scope)
+        raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
+        has_rate = _keyword(node, "learning_rate") is not None
+        if flavour == KERAS3:
+            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE)
+            ctx.report(lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
+        elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
+            ctx.report(lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
+                       _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE))
+
+    def _compile(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, ctx) -> None:
+        kind = ctx.value_kind(receiver)
+        if kind != values.KERAS and not (kind == values.UNKNOWN
+                                         and ctx.migration.object_flavour(receiver, ctx.scope) is not None):
+            return
+        fix = None
+        if _keyword(node, "jit_compile") is None:
+            fix = _rename(arg, "jit_compile", "Rename `experimental_compile=` to `jit_compile=`", Safety.UNSAFE)
+        ctx.report(arg, "`compile()` has no `experimental_compile=` (TypeError): use `jit_compile=`", fix)
+
+    def _save(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, method: str, ctx) -> None:
+        kind = ctx.value_kind(receiver)
+        if kind not in (values.KERAS, values.UNKNOWN) or ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+            return
+        if method == "save_weights":
+            ctx.report(arg, "Keras 3 `save_weights()` has no `save_format=` (TypeError): the path must end in "
+                            "`.weights.h5`")
+            return
+        self._report_save(node, arg, _path(node, 0), ctx)
+
+    def _report_save(self, node: cst.Call, arg: cst.Arg, path: Optional[cst.BaseExpression], ctx) -> None:
+        if (isinstance(arg.value, cst.Name) and arg.value.value in ("None", "False")) or _string(arg.value) == "":
+            return  # a falsy save_format is ignored
+        text = ctx.path_ending(path)
+        if text is not None and text.endswith(_FORMAT_SUFFIXES):
+            suffix = "." + text.rsplit(".", 1)[1]
+            ctx.report(arg, f"Keras 3 ignores `save_format=`: the `{suffix}` suffix decides the format",
+                       _drop(node, arg, "Remove `save_format=`"))
+            return
+        ctx.report(arg, "Keras 3 raises ValueError on `save_format=` unless the path ends in `.keras` or `.h5`; "
+                        "a SavedModel is `model.export(path)`")
+
+    def _layer(self, node: cst.Call, arg: cst.Arg, ctx) -> None:
+        qualname = ctx.call_name(node)
+        if qualname is None:
+            return
+        parts = qualname.split(".")
+        if len(parts) != 3 or parts[:2] != ["keras", "layers"] or not parts[2][:1].isupper() \
+                or parts[2] in _LAYERS_WITH_WEIGHTS or parts[2] in _NOT_LAYERS:
+            return
+        if ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3:
+            return
+        ctx.report(arg, f"Keras 3 layers take no `weights=` (ValueError): call `set_weights()` once the "
+                        f"`{parts[2]}` is built")
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(lr=0.01)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+            """,
+            at=[(3, 32, "Keras 3 optimizers raise ValueError on `lr=`")],
+            run=_OPTIMIZER_RUN,
+            effect=FIXES_ERROR,
+        ),
+        flagged(
+            """
+            from keras import optimizers
+
+            opt = optimizers.SGD(lr=0.1, momentum=0.9)
+            """,
+            fixed="""
+            from keras import optimizers
+
+            opt = optimizers.SGD(learning_rate=0.1, momentum=0.9)
+            """,
+            at=[(3, 22, "Keras 3 optimizers raise ValueError on `lr=`")],
+            run=_OPTIMIZER_RUN,
+            effect=FIXES_ERROR,
+            note="standalone keras is Keras 3",
+        ),
+        flagged(
+            """
+            import tf_keras
+
+            opt = tf_keras.optimizers.SGD(lr=0.1)
+            """,
+            fixed="""
+            import tf_keras
+
+            opt = tf_keras.optimizers.SGD(learning_rate=0.1)
+            """,
+            at=[(3, 31, "tf_keras optimizers ignore `lr=`")],
+            run=_OPTIMIZER_RUN,
+            effect=CHANGES,
+            note="tf_keras 2.21 ignores lr: learning_rate 0.01 (the default) before, 0.1 after",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+            model.compile("sgd", "mse", experimental_compile=True)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+            model.compile("sgd", "mse", jit_compile=True)
+            """,
+            at=[(5, 29, "`compile()` has no `experimental_compile=` (TypeError)")],
+            run="y = model.predict(np.ones((2, 2), np.float32), verbose=0)",
+            effect=FIXES_ERROR,
+        ),
+        flagged(
+            """
+            import os
+            import tempfile
+            import numpy as np
+            import tensorflow as tf
+
+            def build():
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+
+            def roundtrip(folder):
+                model = build()
+                model.save(os.path.join(folder, "m.h5"), save_format="h5")
+                model.save(folder + "/m.keras", save_format="tf")
+                path = os.path.join(folder, "m.keras")
+                tf.keras.models.save_model(model, "m2.keras", save_format="keras")
+                return tf.keras.models.load_model(path).get_weights()
+            """,
+            fixed="""
+            import os
+            import tempfile
+            import numpy as np
+            import tensorflow as tf
+
+            def build():
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+
+            def roundtrip(folder):
+                model = build()
+                model.save(os.path.join(folder, "m.h5"))
+                model.save(folder + "/m.keras")
+                path = os.path.join(folder, "m.keras")
+                tf.keras.models.save_model(model, "m2.keras")
+                return tf.keras.models.load_model(path).get_weights()
+            """,
+            at=[
+                (11, 46, "Keras 3 ignores `save_format=`: the `.h5` suffix decides the format"),
+                (12, 37, "Keras 3 ignores `save_format=`: the `.keras` suffix decides the format"),
+                (14, 51, "Keras 3 ignores `save_format=`: the `.keras` suffix decides the format"),
+            ],
+            run="""
+            with tempfile.TemporaryDirectory() as _folder:
+                _old = os.getcwd()
+                os.chdir(_folder)
+                try:
+                    weights = roundtrip(_folder)
+                finally:
+                    os.chdir(_old)
+            """,
+            note="paths known to end in .h5/.keras (literal, os.path.join, +): save_format is ignored, dropped (safe)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            model.save("saved/model", save_format="tf")
+            model.save_weights("weights.ckpt", save_format="tf")
+            layer = tf.keras.layers.Dense(1, weights=[w, b])
+            """,
+            at=[
+                (4, 27, "Keras 3 raises ValueError on `save_format=` unless the path ends in `.keras` or `.h5`"),
+                (5, 36, "Keras 3 `save_weights()` has no `save_format=` (TypeError)"),
+                (6, 34, "Keras 3 layers take no `weights=` (ValueError)"),
+            ],
+            note="no exact rewrite: the file name or format changes, or the weights are set after build",
+        ),
+        clean(
+            """
+            import tf_keras
+            from tf_keras.optimizers import legacy
+
+            opt = legacy.Adam(lr=0.01)
+            model = tf_keras.Sequential([tf_keras.layers.Dense(1, weights=[w, b])])
+            model.save("saved/model", save_format="tf")
+            model.save_weights("weights.ckpt", save_format="tf")
+            """,
+            note="tf_keras: the legacy optimizers honour lr; weights= and save_format= are accepted",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            emb = tf.keras.layers.Embedding(100, 8, weights=[matrix], trainable=False)
+            opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+            model = tf.keras.Sequential([emb])
+            model.save("saved/model.keras", save_format=None)
+            """,
+            note="Keras 3 Embedding still takes weights=; a falsy save_format is ignored",
+        ),
+        clean(
+            """
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(lr=0.01)
+            layer = tf.keras.layers.Dense(1, weights=[w, b])
+            """,
+            note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 here",
+        ),
+        clean(
+            """
+            import re
+            import tensorflow as tf
+
+            class Store:
+                def save(self, path, save_format=None):
+                    pass
+
+            store = Store()
+            store.save("out", save_format="tf")
+            pattern = re.compile("x")
+            """,
+            note="save() of an object the file defines, not a Keras model",
+        ),
+    ]
+
+
+def _path(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
+    keyword = _keyword(call, "filepath")
+    if keyword is not None:
+        return keyword.value
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    return positional[position].value if len(positional) > position else None
