@@ -411,3 +411,31 @@ def test_an_indented_cell_is_checked_and_fixed_with_its_columns(project, run_cli
     fixed = json.loads(path.read_text())
     assert fixed["cells"][1]["source"] == [
         " for i in range(2):\n", "   w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))"]
+
+
+# --- pre-commit ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("git") is None or shutil.which("pre-commit") is None,
+                    reason="needs git and pre-commit")
+def test_pre_commit_hooks_check_and_fix_a_notebook(tmp_path):
+    from tests.test_pre_commit_hook import _git, _try_repo
+
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    shutil.copy(FIXTURES / "pitfalls.ipynb", repo / "pitfalls.ipynb")
+    (repo / "pyproject.toml").write_text('[tool.tflint-gpu]\nselect = ["TFG101", "TFG201", "TFG302"]\n')
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "init")
+    raw = (repo / "pitfalls.ipynb").read_bytes()
+    proc = _try_repo(repo, "tflint-gpu")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "pitfalls.ipynb:cell 3:1:5: TFG201" in proc.stdout
+    assert (repo / "pitfalls.ipynb").read_bytes() == raw
+    proc = _try_repo(repo, "tflint-gpu-fix")
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the file was modified; the unsafe TFG101 remains
+    fixed = json.loads((repo / "pitfalls.ipynb").read_text())
+    assert fixed["cells"][4]["source"][0] == "w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n"
+    before = json.loads(raw)
+    assert [c.get("outputs") for c in fixed["cells"]] == [c.get("outputs") for c in before["cells"]]
