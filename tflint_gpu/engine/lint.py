@@ -233,6 +233,26 @@ class RuleContext:
             facts = self._trace_state = TraceState(self.model, self.graphs, self.repetition, self.retracing)
         return facts
 
+    # -- Keras migration (engine/migration.py) ---------------------------
+    @property
+    def migration(self):
+        """Which Keras a file, an API spelling or an object belongs to (Keras 3
+        or tf_keras), and the Keras class an object was made from, built on
+        first use: an ``engine.migration.Migration``."""
+        facts = getattr(self, "_migration", None)
+        if facts is None:
+            from tflint_gpu.engine.migration import Migration
+
+            facts = self._migration = Migration(self.model, self.resolver, self.graphs)
+        return facts
+
+    def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
+        """Text a file-path expression is known to end with (a literal, the last
+        part of ``os.path.join``/``+``/an f-string, through names bound once):
+        ``engine.migration.path_ending``."""
+        from tflint_gpu.engine.migration import path_ending
+
+        return path_ending(expr, scope or self.scope, self.resolver)
 
     # -- mixed precision (engine/precision.py) -----------------------------
     @property
@@ -246,6 +266,7 @@ class RuleContext:
 
             facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
         return facts
+
 
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""
