@@ -194,3 +194,62 @@ def variants() -> Iterator[Variant]:
     yield from _take_variants()
     yield from _random_variants()
     yield from _combined_variants()
+
+
+# -- TFG304 / TFG306: shuffle order and parallel calls (appended) -------------
+# TFG304 moves a shuffle to right after the cache (the order changes: "changes";
+# the first epoch keeps the seeded order, the second differs). TFG306 adds
+# `num_parallel_calls=tf.data.AUTOTUNE` to a random map (which element gets which
+# draw varies: "random") and to an interleave (identical with a cycle length,
+# another order without one: "changes").
+SHUFFLED_CACHES = [
+    ["shuffle(12, seed=5)", "cache()"],
+    ["shuffle(12)", "map(lambda x: x * 2)", "cache()", "batch(3)"],
+    ["map(lambda x: x + 1)", "shuffle(6, seed=2)", "filter(lambda x: x % 3 != 0)", "prefetch(1)", "cache()"],
+    ["shuffle(12)", "batch(3)", "cache()"],  # refused: a batch in between
+]
+PARALLEL_MAPS = [
+    ("", RANGE, "map(lambda x: x + tf.random.uniform((), maxval=100, dtype=tf.int64))", "random"),
+    (GENERATOR, RANGE, "map(lambda x: x + rng.uniform((), minval=0, maxval=100, dtype=tf.int64))", "random"),
+    ("", RANGE, "interleave(lambda i: tf.data.Dataset.range(i, i + 3), cycle_length=2)", "identical"),
+    ("", RANGE, "interleave(lambda i: tf.data.Dataset.range(i * 10, i * 10 + i % 4), 3, 2)", "identical"),
+    ("", RANGE, "interleave(lambda i: tf.data.Dataset.range(i * 10, i * 10 + 7))", "changes"),
+]
+ORDER_RULES = ("TFG301", "TFG302", "TFG303", "TFG304", "TFG306")
+COMBINED_ORDER = [
+    # a shuffle before a random map before the cache: TFG304, TFG301 and TFG306 together
+    (GENERATOR, RANGE, ["shuffle(12)", "map(lambda x: x + rng.uniform((), 0, 9, dtype=tf.int64))", "cache()",
+                        "batch(3)"]),
+    # a shuffle before a cache, a prefetch mid-pipeline, an interleave
+    ("", RANGE, ["shuffle(12, seed=1)", "prefetch(1)", "cache()",
+                 "interleave(lambda i: tf.data.Dataset.range(i, i + 2), cycle_length=2)", "batch(2)"]),
+    # a random map without parallel calls, then an expensive map after the cache
+    (IMAGES + GENERATOR, IMAGE_SOURCE, ["map(lambda v: v + rng.normal(()))", "cache()",
+                                        "map(lambda v: tf.image.resize(v, (4, 4)))"]),
+]
+
+
+def _order_variants() -> Iterator[Variant]:
+    for s, stages in enumerate(SHUFFLED_CACHES):
+        for layout in LAYOUTS:
+            yield Variant(f"304-{s}-{layout}", module("", RANGE, stages, layout), ("TFG304",), effect="changes",
+                          run=RUN)
+    for m, (prelude, source, stage, effect) in enumerate(PARALLEL_MAPS):
+        for context, layout in zip(((), ("batch(2)",), ("map(lambda x: x * 2)",), ("take(20)",)), LAYOUTS):
+            stages = [stage] + list(context)
+            # "-npc": the comment check of test_dataset_fixes keys calls by their text, which
+            # this fix changes; test_each_call_keeps_its_comments_with_parallel_calls checks these.
+            yield Variant(f"306-{m}-{layout}-npc", module(prelude, source, stages, layout), ("TFG306",),
+                          effect=effect, run=RUN)
+    for c, (prelude, source, stages) in enumerate(COMBINED_ORDER):
+        for layout in LAYOUTS:
+            yield Variant(f"order-all-{c}-{layout}-npc", module(prelude, source, stages, layout), ORDER_RULES,
+                          effect="changes", run=RUN)
+
+
+_variants_before_order = variants
+
+
+def variants() -> Iterator[Variant]:  # noqa: F811  (extends the generator above)
+    yield from _variants_before_order()
+    yield from _order_variants()

@@ -134,3 +134,50 @@ def test_tfg303_reports_a_pipeline_built_over_statements_once():
     assert [(f.row, f.col + 1) for f in findings] == [(12, 13)]
     fixed = fix_source(source, "x.py", RULES, unsafe=True).source
     assert fixed == source.replace("ds.batch(2)", "ds.batch(2).prefetch(tf.data.AUTOTUNE)")
+
+
+# -- TFG304-TFG307 (appended) ---------------------------------------------------
+ORDER_RULES = [REGISTRY[code] for code in ("TFG301", "TFG302", "TFG303", "TFG304", "TFG305", "TFG306", "TFG307")]
+ORDER_SOURCES = [pytest.param(v.code, id=v.id) for v in VARIANTS if v.id.startswith(("304-", "306-", "order-"))] + [
+    pytest.param(case.code, id=f"{code}-case-{i}")
+    for code in ("TFG304", "TFG306") for i, case in enumerate(REGISTRY[code].cases) if case.fixed is not None
+]
+
+
+@pytest.mark.parametrize("code", ORDER_SOURCES)
+def test_after_all_fixes_no_tf_data_rule_flags_a_fixed_pipeline(code):
+    """The family's fixes compose: once every rule's fixes (unsafe included) are
+    applied, no tf.data rule (TFG301-TFG307, off-by-default ones too) flags the
+    pipeline, unless nothing could be fixed in it."""
+    outcome = fix_source(code, "x.py", RULES, unsafe=True)
+    if outcome.source == code:
+        return  # refused on purpose (a batch between the shuffle and the cache): reported only
+    left = lint_source(outcome.source, "x.py", ORDER_RULES).findings
+    assert left == [], f"{[(f.code, f.message) for f in left]}\n{outcome.source}"
+
+
+def test_the_order_variants_are_fixed_and_some_refused():
+    fixed = refused = 0
+    for variant in VARIANTS:
+        if variant.id.startswith(("304-", "306-", "order-")):
+            outcome = fix_source(variant.code, "v.py", RULES, unsafe=True)
+            fixed += outcome.source != variant.code
+            refused += outcome.source == variant.code
+    assert fixed >= 40 and refused >= 4
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v.id.endswith(("-trailing-npc", "-leading-npc"))],
+                         ids=lambda v: v.id)
+def test_each_call_keeps_its_comments_with_parallel_calls(variant):
+    """As test_each_call_keeps_its_comments, for the variants TFG306 also fixes: a call
+    is known by its text without the `num_parallel_calls` the fix adds."""
+    outcome = fix_source(variant.code, "variant.py", [REGISTRY[c] for c in variant.rules], unsafe=True)
+    assert "num_parallel_calls=tf.data.AUTOTUNE" in outcome.source
+    before = _comments_by_call(variant.code)
+    after = _comments_by_call(outcome.source.replace(", num_parallel_calls=tf.data.AUTOTUNE", ""))
+    for call, comments in after.items():
+        if call.startswith(".prefetch(tf.data.AUTOTUNE)") and call not in before:
+            continue
+        assert comments == before[call], f"{call}: {comments} (was {before[call]})\n{outcome.source}"
+    kept = _COMMENT.findall(outcome.source)
+    assert len(kept) == len(set(kept)) and set(_COMMENT.findall(variant.code)) == set(kept), outcome.source

@@ -282,7 +282,18 @@ class DatasetMapWithoutParallelism(Rule):
                 return files.interleave(tf.data.TFRecordDataset, cycle_length=4, num_parallel_calls=tf.data.AUTOTUNE)
             """,  # noqa: E501
             at=[(4, 18, "`interleave` without `num_parallel_calls`")],
-            note="a stateless interleave with its cycle length: safe, the same order",
+            run="""
+            import os
+            import tempfile
+
+            _paths = [os.path.join(tempfile.mkdtemp(), f"{i}.rec") for i in range(3)]
+            for _i, _path in enumerate(_paths):
+                with tf.io.TFRecordWriter(_path) as _writer:
+                    for _j in range(2 + _i):
+                        _writer.write(f"{_i}-{_j}".encode())
+            out = tf.stack(list(make(tf.data.Dataset.from_tensor_slices(_paths))))
+            """,
+            note="a stateless interleave with its cycle length: safe, the same order (files of 2, 3, 4 records)",
         ),
         flagged(
             """
