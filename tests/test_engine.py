@@ -641,3 +641,34 @@ def test_rules_only_ask_the_engine():
     # The check sees what it looks for.
     assert _rule_offences("x = scope.assigned['a']\nfor n in walk(m): pass\nimport libcst.matchers as m\n") \
         == {".assigned", "walk", "libcst.matchers"}
+
+
+def test_functions_given_to_py_function_by_a_decorator_run_eagerly():
+    model, _, _ = analysed("""
+        import tensorflow as tf
+
+        def map_decorator(func):
+            def wrapper(*args):
+                return tf.py_function(func, inp=args, Tout=tf.float32)
+            return wrapper
+
+        def plain_decorator(func):
+            return func
+
+        @map_decorator
+        def slow(x):
+            return x
+
+        @tf.py_function(Tout=tf.float32)
+        def direct(x):
+            return x
+
+        @plain_decorator
+        def traced(x):
+            return x
+
+        ds = tf.data.Dataset.range(3).map(slow).map(direct).map(traced)
+    """)
+    scopes = {s.name: s for s in model.scopes}
+    assert scopes["slow"].excluded and scopes["direct"].excluded
+    assert not scopes["traced"].excluded and scopes["traced"].graph is not None

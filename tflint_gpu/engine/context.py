@@ -24,6 +24,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine import bindings
 from tflint_gpu.engine.model import ModuleModel, ScopeInfo, assigned
 from tflint_gpu.engine.names import Resolver, normalize
 
@@ -241,9 +242,31 @@ class GraphAnalysis:
     def _mark_decorator(self, inner: ScopeInfo, decorator: cst.BaseExpression, scope: ScopeInfo) -> None:
         call = decorator if isinstance(decorator, cst.Call) else None
         target = call.func if call is not None else decorator
-        if self.resolver.qualname(target, scope) != TF_FUNCTION:
+        qualname = self.resolver.qualname(target, scope)
+        if qualname in EAGER_WRAPPERS or self._wraps_eagerly(target, scope):
+            inner.excluded = True  # `@tf.py_function(Tout=...)`, or a decorator handing it to one
+            return
+        if qualname != TF_FUNCTION:
             return
         self._mark(inner, self._tf_function_info(call, decorator, "decorated with `tf.function`"))
+
+    def _wraps_eagerly(self, decorator: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """A same-module decorator whose wrapper hands the decorated function to
+        ``tf.py_function``/``tf.numpy_function`` (``def deco(func): def wrapper(*a):
+        return tf.py_function(func, a, ...)``): the function runs eagerly."""
+        if not isinstance(decorator, cst.Name):
+            return False
+        outer = scope.lookup_def(decorator.value)
+        parameter = bindings.first_parameter(outer) if outer is not None else None
+        if parameter is None:
+            return False
+        for current in [outer] + list(outer.nested):
+            for call in current.calls:
+                func = argument(call, 0, "func")
+                if isinstance(func, cst.Name) and func.value == parameter \
+                        and self.resolver.qualname(call.func, current) in EAGER_WRAPPERS:
+                    return True
+        return False
 
     def _tf_function_info(self, call: Optional[cst.Call], origin: cst.BaseExpression, reason: str) -> GraphInfo:
         autograph = True
