@@ -105,7 +105,11 @@ class DatasetMapWithoutParallelism(Rule):
     latency (10 ms a call, `time.sleep` in a `tf.py_function`), 40 elements:
     `map` 0.43 s, with `num_parallel_calls=AUTOTUNE` 0.22 s; `interleave` of 8
     inputs of 5 such elements with `cycle_length=4`: 0.44 s, parallel 0.22 s
-    (same order). `examples/TFG306`: see `examples/RESULTS.md`.
+    (same order). `examples/TFG306` (images resized from 96x96 to 192x192,
+    random flips and `rot90`, `tflint-gpu verify --device cpu`): small, 64
+    images: 0.96 s before, 0.55 s after (1.75x); large, 512 images, on the
+    machine shared with other jobs: 0.84 s, 0.68 s (1.24x); the same
+    per-image pixel sums (flips keep them).
     """
 
     code = "TFG306"

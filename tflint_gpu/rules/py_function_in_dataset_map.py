@@ -60,8 +60,10 @@ class PyFunctionInDatasetMap(Rule):
     `num_parallel_calls=AUTOTUNE` (the GIL), 0.013-0.031 s with the same
     work as TF ops. `element_spec` of the py_function map:
     `TensorSpec(shape=<unknown>, dtype=tf.int64)`; of the TF-op map:
-    `TensorSpec(shape=(), ...)`. `examples/TFG307`: see
-    `examples/RESULTS.md`.
+    `TensorSpec(shape=(), ...)`. `examples/TFG307` (a sum of squares per
+    record, 256 records of 64 values, `tflint-gpu verify --device cpu --size
+    small`): 0.083 s with `tf.py_function` (even with `num_parallel_calls`),
+    0.022 s with TF ops (3.8x), the same values.
     """
 
     code = "TFG307"
