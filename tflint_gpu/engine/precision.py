@@ -32,15 +32,17 @@ layers of the models it trains, and how a training step scales its loss.
     ``.get_scaled_loss(...)`` call (any object; ``hasattr`` forms included)?
 
 ``optimizer_kind(expr, scope)``
-    What an optimizer expression is, where exact: ``LOSS_SCALE`` for a Keras 3
-    ``LossScaleOptimizer`` (a name bound once to
-    ``keras.optimizers.LossScaleOptimizer(...)`` or
-    ``keras.mixed_precision.LossScaleOptimizer(...)``, and ``self.optimizer``
-    in a Keras 3 model class when the module compiles nothing with
-    ``auto_scale_loss=False``: Keras 3 ``compile`` wraps the optimizer under
-    ``mixed_float16``); ``PLAIN`` for a name bound once to a Keras optimizer
-    class other than that (``keras.optimizers.Adam(...)``); None otherwise.
-    ``flavour`` is the Keras of the object (``"keras3"``/``"tf_keras"``).
+    What an optimizer expression is, where exact, as (kind, Keras flavour):
+    ``LOSS_SCALE`` for a ``LossScaleOptimizer``: a name bound once to
+    ``keras.optimizers.LossScaleOptimizer(...)`` /
+    ``keras.mixed_precision.LossScaleOptimizer(...)`` (any spelling), or,
+    unless the module passes ``auto_scale_loss=`` to a ``compile``,
+    ``self.optimizer`` in a Keras model class and ``model.optimizer`` of a
+    model the module builds and compiles (``compile`` wraps the optimizer under
+    ``mixed_float16``, in Keras 3 and tf_keras); ``PLAIN`` for a name bound
+    once to another ``keras.optimizers.<Class>(...)``; None otherwise. The
+    flavour is "keras3" or "tf_keras" (their ``LossScaleOptimizer``s differ:
+    Keras 3's ``apply_gradients`` divides by the scale, tf_keras's does not).
 """
 from __future__ import annotations
 

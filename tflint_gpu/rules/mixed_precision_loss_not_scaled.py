@@ -76,8 +76,9 @@ class MixedPrecisionLossNotScaled(Rule):
     `train_step` without `scale_loss`: it moves by 2.2e-5 (17,700x less),
     eval loss 1.543 (untrained). With `scale_loss`: identical to the built-in
     step (0.383, 0.860, bit for bit). Under `mixed_bfloat16` all three are the
-    same (the optimizer stays `SGD`). `examples/TFG502`: verify verdict
-    fixes-behaviour (see `tflint-gpu rule TFG502`).
+    same (the optimizer stays `SGD`). `examples/TFG502` (`tflint-gpu verify
+    --rule TFG502 --device cpu --size small`): fixes-behaviour; over 3 epochs
+    the eval loss goes 3.967 -> 3.966 before the fix, 3.967 -> 0.484 after.
     """
 
     code = "TFG502"

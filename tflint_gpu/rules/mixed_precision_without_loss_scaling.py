@@ -86,8 +86,12 @@ class MixedPrecisionWithoutLossScaling(Rule):
     without scaling; none and 1.7% with a `LossScaleOptimizer` and
     `scale_loss`. tf_keras 2.21: a custom `train_step` with the compiled
     `LossScaleOptimizer` and no `get_scaled_loss` gives the same updates as
-    unscaled float16 (and logs a warning). `examples/TFG503`: verify verdict
-    fixes-behaviour (see `tflint-gpu rule TFG503`).
+    unscaled float16 (and logs a warning). `examples/TFG503` (a nearly fit
+    32-64-64-1 MLP, residuals 1e-3, batch 1024; `tflint-gpu verify --rule
+    TFG503 --device cpu --size small`): fixes-behaviour; 50.7% of the first
+    kernel's gradients are off by more than 10% from float32 without scaling,
+    12.2% (float16 forward rounding) with it; at residuals 1e-4, 91.8% vs
+    12.3%, 4.8% flushed to zero.
     """
 
     code = "TFG503"
