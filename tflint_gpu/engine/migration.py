@@ -129,8 +129,7 @@ class Migration:
                 cls = where.lookup_class(call.func.value)
                 if cls is not None:
                     flavour = self.graphs.keras_flavour(cls)
-                    if flavour is not None:
-                        return None if flavour == KERAS3 and self.legacy_env else flavour
+                    return None if flavour == KERAS3 and self.legacy_env else flavour  # None: not Keras
         return self.module_flavour()
 
     def object_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:

@@ -1,0 +1,390 @@
+from __future__ import annotations
+
+import textwrap
+from typing import List, Optional
+
+import libcst as cst
+
+from tflint_gpu.engine import values
+from tflint_gpu.engine.migration import KERAS3, is_metric_class, is_model_class
+from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+
+# Model.*_generator -> the method Keras 3 has, and the keywords that method accepts.
+_GENERATORS = {
+    "fit_generator": ("fit", frozenset({
+        "steps_per_epoch", "epochs", "verbose", "callbacks", "validation_data", "validation_steps",
+        "validation_freq", "class_weight", "shuffle", "initial_epoch"})),
+    "evaluate_generator": ("evaluate", frozenset({"steps", "callbacks", "verbose"})),
+    "predict_generator": ("predict", frozenset({"steps", "callbacks", "verbose"})),
+}
+# Keywords of the *_generator methods that Keras 3's fit/evaluate/predict no longer take (they moved
+# to keras.utils.PyDataset): the fix drops them.
+_DATA_LOADING = frozenset({"workers", "use_multiprocessing", "max_queue_size"})
+_LEARNING_PHASE = frozenset({"keras.backend.learning_phase", "keras.backend.set_learning_phase"})
+# tf.keras.mixed_precision.experimental.X -> tf.keras.mixed_precision.Y (same object, same signature).
+_MIXED_PRECISION = {"Policy": "Policy", "set_policy": "set_global_policy", "global_policy": "global_policy"}
+_MIXED_EXPERIMENTAL = "keras.mixed_precision.experimental"
+
+_TRAIN = """import numpy as np
+import tensorflow as tf
+
+def batches():
+    rng = np.random.default_rng(0)
+    while True:
+        x = rng.standard_normal((8, 2)).astype("float32")
+        yield x, x.sum(axis=1, keepdims=True)
+
+model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="zeros")])
+model.compile(tf.keras.optimizers.SGD(learning_rate=0.1), "mse")
+"""
+
+
+class RemovedKerasMethod(Rule):
+    """A Keras 2 method or function Keras 3 removed: `reset_states()`, `fit_generator`, `learning_phase()`...
+
+    ## What it does
+    Finds, in Keras 3 code (`keras`, or `tf.keras` under TensorFlow 2.16+):
+
+    * `metric.reset_states()` on a Keras metric (made by `tf.keras.metrics.X(...)`
+      or a subclass of `Metric`, through names bound once and `self.x`
+      attributes), and `model.reset_states()` on a Keras model;
+    * `model.fit_generator(...)`, `evaluate_generator(...)`,
+      `predict_generator(...)` on a Keras model, or on an object of unknown
+      kind in a file that uses Keras 3 only;
+    * `tf.keras.backend.learning_phase()` and `set_learning_phase(...)`;
+    * `tf.keras.mixed_precision.experimental.*` (calls and imports; also gone
+      from tf_keras 2.21).
+
+    The Keras of an object is that of the call that made it, else the file's
+    (only when the file uses one Keras): `tf_keras` 2.21 still has
+    `reset_states`, the `*_generator` methods and `learning_phase`.
+
+    ## Why is this bad?
+    Measured under TensorFlow 2.21 with Keras 3.15, each raises
+    `AttributeError`: `'Mean' object has no attribute 'reset_states'`,
+    `'Sequential' object has no attribute 'reset_states'` (and
+    `'fit_generator'`, `'evaluate_generator'`, `'predict_generator'`),
+    `module 'keras._tf_keras.keras.backend' has no attribute 'learning_phase'`,
+    `module 'keras.mixed_precision' has no attribute 'experimental'` (`from
+    tensorflow.keras.mixed_precision import experimental`: `ImportError`).
+    Stateful RNN layers keep `reset_states()` in Keras 3: not reported.
+
+    ## Example
+    ```python
+    train_loss = tf.keras.metrics.Mean()
+    for epoch in range(epochs):
+        model.fit_generator(batches(), steps_per_epoch=100, workers=4)
+        train_loss.reset_states()
+    ```
+
+    Use instead:
+    ```python
+    train_loss = tf.keras.metrics.Mean()
+    for epoch in range(epochs):
+        model.fit(batches(), steps_per_epoch=100)
+        train_loss.reset_state()
+    ```
+
+    ## Fix safety
+    Unsafe, as every fix of a call that raises (the original computes
+    nothing to hold the fix identical to); each rewrite is the method Keras 2
+    meant:
+    * metric `reset_states()` → `reset_state()` (tf_keras's `reset_states` calls
+      `reset_state`);
+    * `fit_generator`/`evaluate_generator`/`predict_generator` → `fit`/`evaluate`/
+      `predict` (in tf_keras 2.21 the `*_generator` methods call these), when at
+      most the generator is passed by position (their positional order
+      differs) and every other keyword is one the Keras 3 method takes;
+      `generator=` becomes `x=`; `workers`, `use_multiprocessing` and
+      `max_queue_size` (which Keras 3's methods reject with TypeError: they
+      moved to `keras.utils.PyDataset`) are dropped, so a `Sequence` is no
+      longer read by several workers; `evaluate`/`predict` get `verbose=0`,
+      the `*_generator` default (theirs is `"auto"`: a progress bar);
+    * `mixed_precision.experimental.Policy`/`set_policy`/`global_policy` →
+      `mixed_precision.Policy`/`set_global_policy`/`global_policy` when spelled
+      as an attribute chain.
+    No fix for `model.reset_states()` (reset the stateful layers),
+    `learning_phase()` (pass `training=` to the calls instead), the
+    experimental `LossScaleOptimizer` (its arguments changed) or the imports.
+
+    ## Measured effect
+    TensorFlow 2.21, Keras 3.15, CPU: the errors above, raised at the call.
+    tf_keras 2.21: `Mean().reset_states()`, `fit_generator` and
+    `learning_phase()` run (no finding there). examples/TFG902
+    (`tflint-gpu verify --rule TFG902`): fixes-error, `AttributeError`
+    before, the fixed training loop runs after.
+    """
+
+    code = "TFG902"
+    name = "removed-keras-method"
+    message = "Keras 3 removed this method"
+    needs = (("reset_states", "_generator", "learning_phase", "experimental"),)
+    fix_safety = Safety.UNSAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            if method == "reset_states" and not node.args:
+                self._reset_states(node, func, ctx)
+                return
+            if method in _GENERATORS:
+                self._generator(node, func, method, ctx)
+                return
+        qualname = ctx.call_name(node)
+        if qualname is None:
+            return
+        if qualname in _LEARNING_PHASE and ctx.migration.api_flavour(func, ctx.scope) == KERAS3:
+            name = qualname.rsplit(".", 1)[1]
+            ctx.report(node, f"Keras 3 has no `backend.{name}()` (AttributeError): pass `training=` to the "
+                             f"layer and model calls")
+            return
+        if qualname.startswith(_MIXED_EXPERIMENTAL + ".") and ctx.migration.api_flavour(func, ctx.scope):
+            self._mixed_precision(node, func, qualname[len(_MIXED_EXPERIMENTAL) + 1:], ctx)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = _dotted(node.module)
+        if module is None:
+            return
+        from tflint_gpu.engine.migration import raw_flavour
+        from tflint_gpu.engine.names import normalize
+
+        if raw_flavour(module) is None:
+            return
+        target = normalize(module)
+        if target == _MIXED_EXPERIMENTAL or target.startswith(_MIXED_EXPERIMENTAL + ".") or (
+                target == "keras.mixed_precision"
+                and any(_dotted(alias.name) == "experimental" for alias in node.names)):
+            ctx.report(node, "Keras 3 has no `mixed_precision.experimental` (ImportError): use "
+                             "`mixed_precision.Policy` and `set_global_policy`")
+
+    # -- reset_states -------------------------------------------------------
+    def _reset_states(self, node: cst.Call, func: cst.Attribute, ctx) -> None:
+        receiver = func.value
+        if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+            return
+        cls = ctx.migration.object_class(receiver, ctx.scope)
+        if is_metric_class(cls) or (cls is None and ctx.value_kind(receiver) == values.METRIC):
+            fix = Fix("Call `reset_state()`", Safety.UNSAFE, {func.attr: cst.Name("reset_state")})
+            ctx.report(func.attr, "Keras 3 metrics have no `reset_states()` (AttributeError): use "
+                                  "`reset_state()`", fix)
+        elif is_model_class(cls):
+            ctx.report(func.attr, "Keras 3 models have no `reset_states()` (AttributeError): reset the "
+                                  "stateful layers (`layer.reset_state()`)")
+
+    # -- *_generator ---------------------------------------------------------
+    def _generator(self, node: cst.Call, func: cst.Attribute, method: str, ctx) -> None:
+        receiver = func.value
+        kind = ctx.value_kind(receiver)
+        if kind not in (values.KERAS, values.UNKNOWN):
+            return
+        if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+            return
+        new, accepted = _GENERATORS[method]
+        ctx.report(func.attr, f"Keras 3 models have no `{method}()` (AttributeError): use `{new}()`",
+                   self._generator_fix(node, func, new, accepted))
+
+    @staticmethod
+    def _generator_fix(node: cst.Call, func: cst.Attribute, new: str, accepted) -> Optional[Fix]:
+        if any(a.star for a in node.args):
+            return None
+        positional = [a for a in node.args if a.keyword is None]
+        if len(positional) > 1:
+            return None
+        args: List[cst.Arg] = []
+        verbose = False
+        for arg in node.args:
+            if arg.keyword is None:
+                args.append(arg)
+                continue
+            name = arg.keyword.value
+            if name in _DATA_LOADING:
+                continue
+            if name == "generator":
+                if positional:
+                    return None
+                args.append(arg.with_changes(keyword=cst.Name("x")))
+                continue
+            if name not in accepted:
+                return None
+            verbose = verbose or name == "verbose"
+            args.append(arg)
+        if not args:
+            return None
+        if new != "fit" and not verbose:
+            args.append(cst.Arg(cst.Integer("0"), keyword=cst.Name("verbose"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        for i, arg in enumerate(args[:-1]):
+            if arg.comma is cst.MaybeSentinel.DEFAULT:
+                args[i] = arg.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        if args[-1] is not node.args[-1]:
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        new_call = node.with_changes(func=func.with_changes(attr=cst.Name(new)), args=args)
+        return Fix(f"Call `{new}()`", Safety.UNSAFE, {node: new_call})
+
+    # -- mixed precision -----------------------------------------------------
+    def _mixed_precision(self, node: cst.Call, func: cst.BaseExpression, name: str, ctx) -> None:
+        fix = None
+        simple = len(node.args) == (0 if name == "global_policy" else 1) and all(
+            not a.star and (a.keyword is None or a.keyword.value == "name") for a in node.args)
+        if simple and name in _MIXED_PRECISION and isinstance(func, cst.Attribute) \
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value == "experimental":
+            new_func = func.with_changes(value=func.value.value, attr=cst.Name(_MIXED_PRECISION[name]))
+            fix = Fix(f"Use `mixed_precision.{_MIXED_PRECISION[name]}`", Safety.UNSAFE, {func: new_func})
+        ctx.report(node, f"Keras 3 has no `mixed_precision.experimental` (AttributeError): use "
+                         f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
+
+    cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Trainer:
+                def __init__(self):
+                    self.train_loss = tf.keras.metrics.Mean(name="loss")
+                    self.lstm = tf.keras.layers.LSTM(4, stateful=True)
+
+                def epoch(self, values):
+                    for v in values:
+                        self.train_loss.update_state(v)
+                    result = self.train_loss.result()
+                    self.train_loss.reset_states()
+                    return result, self.train_loss.result()
+
+            test_loss = tf.keras.metrics.Mean()
+            test_loss.update_state(3.0)
+            test_loss.reset_states()
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Trainer:
+                def __init__(self):
+                    self.train_loss = tf.keras.metrics.Mean(name="loss")
+                    self.lstm = tf.keras.layers.LSTM(4, stateful=True)
+
+                def epoch(self, values):
+                    for v in values:
+                        self.train_loss.update_state(v)
+                    result = self.train_loss.result()
+                    self.train_loss.reset_state()
+                    return result, self.train_loss.result()
+
+            test_loss = tf.keras.metrics.Mean()
+            test_loss.update_state(3.0)
+            test_loss.reset_state()
+            """,
+            at=[(12, 25, "Keras 3 metrics have no `reset_states()`"), (17, 11, "Keras 3 metrics have no")],
+            run="""
+            out = Trainer().epoch([1.0, 2.0])
+            after = test_loss.result()
+            """,
+            effect=FIXES_ERROR,
+            note="a metric in self.x and a module-level one; a stateful LSTM keeps reset_states (not flagged)",
+        ),
+        flagged(
+            _TRAIN + textwrap.dedent("""
+            model.fit_generator(batches(), steps_per_epoch=4, epochs=2, verbose=0, workers=4,
+                                use_multiprocessing=False)
+            loss = model.evaluate_generator(generator=batches(), steps=2)
+            pred = model.predict_generator(batches(), steps=1)
+            """),
+            fixed=_TRAIN + textwrap.dedent("""
+            model.fit(batches(), steps_per_epoch=4, epochs=2, verbose=0)
+            loss = model.evaluate(x=batches(), steps=2, verbose=0)
+            pred = model.predict(batches(), steps=1, verbose=0)
+            """),
+            at=[(13, 7, "Keras 3 models have no `fit_generator()`"),
+                (15, 14, "Keras 3 models have no `evaluate_generator()`"),
+                (16, 14, "Keras 3 models have no `predict_generator()`")],
+            effect=FIXES_ERROR,
+            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            tf.keras.mixed_precision.experimental.set_policy("mixed_float16")
+            policy = tf.keras.mixed_precision.experimental.global_policy()
+            name = policy.name
+            tf.keras.mixed_precision.experimental.set_policy("float32")
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            tf.keras.mixed_precision.set_global_policy("mixed_float16")
+            policy = tf.keras.mixed_precision.global_policy()
+            name = policy.name
+            tf.keras.mixed_precision.set_global_policy("float32")
+            """,
+            at=[(3, 1, "Keras 3 has no `mixed_precision.experimental` (AttributeError)"),
+                (4, 10, "Keras 3 has no `mixed_precision.experimental`"),
+                (6, 1, "Keras 3 has no `mixed_precision.experimental`")],
+            run="""
+            import numpy as np
+            half = np.array([policy.compute_dtype == "float16", policy.variable_dtype == "float32"])
+            """,
+            effect=FIXES_ERROR,
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            from tensorflow.keras.mixed_precision import experimental as mixed_precision
+
+            model = tf.keras.Sequential([tf.keras.layers.LSTM(4, stateful=True)])
+            model.reset_states()
+            phase = tf.keras.backend.learning_phase()
+            opt = tf.keras.mixed_precision.experimental.LossScaleOptimizer(opt, loss_scale="dynamic")
+            model.fit_generator(batches(), 10, 2)
+            """,
+            at=[(2, 1, "Keras 3 has no `mixed_precision.experimental` (ImportError)"),
+                (5, 7, "Keras 3 models have no `reset_states()`"),
+                (6, 9, "Keras 3 has no `backend.learning_phase()`"),
+                (7, 7, "Keras 3 has no `mixed_precision.experimental`"),
+                (8, 7, "Keras 3 models have no `fit_generator()`")],
+            note="no exact rewrite: stateful layers, training=, a changed signature; positional steps/epochs",
+        ),
+        clean(
+            """
+            import tf_keras
+
+            metric = tf_keras.metrics.Mean()
+            metric.reset_states()
+            model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+            model.fit_generator(batches(), steps_per_epoch=10)
+            model.reset_states()
+            phase = tf_keras.backend.learning_phase()
+            """,
+            note="tf_keras 2.21 keeps all of these",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            lstm = tf.keras.layers.LSTM(4, stateful=True)
+            lstm.reset_states()
+
+            def run(tracker):
+                tracker.reset_states()
+
+            class Agent:
+                def fit_generator(self, gen):
+                    return list(gen)
+
+            Agent().fit_generator(iter([1]))
+            """,
+            note="stateful RNN layers keep reset_states; an unknown receiver of reset_states; a class of the "
+                 "file's own",
+        ),
+    ]
+
+
+def _dotted(expr) -> Optional[str]:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = _dotted(expr.value)
+        return f"{base}.{expr.attr.value}" if base is not None else None
+    return None
