@@ -112,10 +112,10 @@ class RemovedKerasArgument(Rule):
     ## Fix safety
     * `lr=` → `learning_rate=` (when `learning_rate=` is not also given) and
       `experimental_compile=` → `jit_compile=` (when `jit_compile=` is not also
-      given): the names Keras 2 meant. Unsafe: the original raises, so there
-      is nothing to hold the fixed code identical to (for tf_keras, the fixed
-      optimizer trains at the rate written instead of the default: that
-      changes training, on purpose).
+      given): the names Keras 2 meant. Safe for Keras 3, where the original
+      raises (eagerly too) and the tests check that the fixed code runs;
+      unsafe for tf_keras's `lr=`, where the fixed optimizer trains at the
+      rate written instead of the default: that changes training, on purpose.
     * `save_format=` on a literal path ending in `.keras`/`.h5`/`.hdf5`: dropped,
       safe (Keras 3 ignores it there). On any other path: no fix, the file
       name or the call (`model.export`) must change, and so must the code that
@@ -169,7 +169,7 @@ class RemovedKerasArgument(Rule):
         raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
         has_rate = _keyword(node, "learning_rate") is not None
         if flavour == KERAS3:
-            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE)
+            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.SAFE)
             ctx.report(lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
         elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
             ctx.report(lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
@@ -182,7 +182,7 @@ class RemovedKerasArgument(Rule):
             return
         fix = None
         if _keyword(node, "jit_compile") is None:
-            fix = _rename(arg, "jit_compile", "Rename `experimental_compile=` to `jit_compile=`", Safety.UNSAFE)
+            fix = _rename(arg, "jit_compile", "Rename `experimental_compile=` to `jit_compile=`", Safety.SAFE)
         ctx.report(arg, "`compile()` has no `experimental_compile=` (TypeError): use `jit_compile=`", fix)
 
     def _save(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, method: str, ctx) -> None:

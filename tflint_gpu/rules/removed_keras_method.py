@@ -86,9 +86,10 @@ class RemovedKerasMethod(Rule):
     ```
 
     ## Fix safety
-    Unsafe, as every fix of a call that raises (the original computes
-    nothing to hold the fix identical to); each rewrite is the method Keras 2
-    meant:
+    Safe: each rewrite is the method Keras 2 meant, and the tests run the
+    original (which raises AttributeError under Keras 3, eagerly too) and the
+    fixed code, which must run. Unsafe only where `fit_generator`'s fix drops
+    data-loading keywords (below). The rewrites:
     * metric `reset_states()` → `reset_state()` (tf_keras's `reset_states` calls
       `reset_state`);
     * `fit_generator`/`evaluate_generator`/`predict_generator` → `fit`/`evaluate`/
@@ -119,7 +120,7 @@ class RemovedKerasMethod(Rule):
     name = "removed-keras-method"
     message = "Keras 3 removed this method"
     needs = (("reset_states", "_generator", "learning_phase", "experimental"),)
-    fix_safety = Safety.UNSAFE
+    fix_safety = Safety.SAFE
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -167,7 +168,7 @@ class RemovedKerasMethod(Rule):
             return
         cls = ctx.migration.object_class(receiver, ctx.scope)
         if is_metric_class(cls) or (cls is None and ctx.value_kind(receiver) == values.METRIC):
-            fix = Fix("Call `reset_state()`", Safety.UNSAFE, {func.attr: cst.Name("reset_state")})
+            fix = Fix("Call `reset_state()`", Safety.SAFE, {func.attr: cst.Name("reset_state")})
             ctx.report(func.attr, "Keras 3 metrics have no `reset_states()` (AttributeError): use "
                                   "`reset_state()`", fix)
         elif is_model_class(cls):
@@ -195,12 +196,14 @@ class RemovedKerasMethod(Rule):
             return None
         args: List[cst.Arg] = []
         verbose = False
+        dropped = False
         for arg in node.args:
             if arg.keyword is None:
                 args.append(arg)
                 continue
             name = arg.keyword.value
             if name in _DATA_LOADING:
+                dropped = True
                 continue
             if name == "generator":
                 if positional:
@@ -222,7 +225,8 @@ class RemovedKerasMethod(Rule):
         if args[-1] is not node.args[-1]:
             args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         new_call = node.with_changes(func=func.with_changes(attr=cst.Name(new)), args=args)
-        return Fix(f"Call `{new}()`", Safety.UNSAFE, {node: new_call})
+        # Safe unless data-loading keywords were dropped (a Sequence then loads in one worker).
+        return Fix(f"Call `{new}()`", Safety.UNSAFE if dropped else Safety.SAFE, {node: new_call})
 
     # -- mixed precision -----------------------------------------------------
     def _mixed_precision(self, node: cst.Call, func: cst.BaseExpression, name: str, ctx) -> None:
@@ -232,7 +236,7 @@ class RemovedKerasMethod(Rule):
         if simple and name in _MIXED_PRECISION and isinstance(func, cst.Attribute) \
                 and isinstance(func.value, cst.Attribute) and func.value.attr.value == "experimental":
             new_func = func.with_changes(value=func.value.value, attr=cst.Name(_MIXED_PRECISION[name]))
-            fix = Fix(f"Use `mixed_precision.{_MIXED_PRECISION[name]}`", Safety.UNSAFE, {func: new_func})
+            fix = Fix(f"Use `mixed_precision.{_MIXED_PRECISION[name]}`", Safety.SAFE, {func: new_func})
         ctx.report(node, f"Keras 3 has no `mixed_precision.experimental` (AttributeError): use "
                          f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
 
