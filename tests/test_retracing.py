@@ -216,3 +216,31 @@ def test_the_binding_that_reaches_the_call_decides():
                 pass
     """)
     assert got == {"lr": True}
+
+
+def test_a_tf_function_made_in_a_loop_that_closes_over_a_loop_value():
+    import libcst as cst
+
+    from tflint_gpu.engine.lint import analyse
+
+    source = textwrap.dedent("""
+        import tensorflow as tf
+
+        def run(layers, w, xs):
+            for layer in layers:
+                scale = layer * 2
+                @tf.function
+                def by_layer(x):
+                    return x * scale
+                step = tf.function(lambda x: x @ w)
+                step(xs)
+                by_layer(xs)
+    """)
+    ctx = analyse(cst.parse_module(source), [])
+    scope = next(s for s in ctx.model.scopes if s.name == "run")
+    facts = ctx.retracing
+    loop = facts.loops_around(next(c for c in scope.calls if ctx.module.code_for_node(c.func) == "step"), scope)[0]
+    by_layer = next(s.node for s in ctx.model.scopes if s.name == "by_layer")
+    wrapped = next(c for c in scope.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "function")
+    assert facts.captured_from_loop(by_layer, scope, loop) == "scale"
+    assert facts.captured_from_loop(wrapped, scope, loop) is None  # `w` is a parameter: the same every turn

@@ -317,6 +317,37 @@ class Retracing:
                     found.append(call)
         return found
 
+    def captured_from_loop(self, node: cst.CSTNode, scope: ScopeInfo, loop: cst.CSTNode) -> Optional[str]:
+        """A name the ``tf.function`` made at ``node`` reads from ``scope`` whose
+        value, where the function is made, was bound inside ``loop`` (its target
+        or its body): each iteration then makes a genuinely different function
+        (``layer = aug(); @tf.function def apply(x): return layer(x)``), which
+        cannot be made once before the loop."""
+        if isinstance(node, cst.FunctionDef):
+            made = self.model.scope_of_node.get(node)
+        else:  # tf.function(f) or tf.function(jit_compile=True)(f)
+            made = self.graphs.function_scope(argument(node, 0, "func"), scope) if isinstance(node, cst.Call) else None
+        if made is None:
+            return None
+        parts = next((p for candidate, p in self._scope_loops(scope) if candidate is loop), set())
+        target_iter = loop.iter if isinstance(loop, cst.For) else None
+        for current in self.graphs.reachable(made):
+            if not any(outer is made for outer in current.chain()):
+                continue  # a same-module callee: its reads are its own
+            body = current.node.body if not isinstance(current.node, cst.Module) else None
+            if body is None:
+                continue
+            for name in sorted(bindings.mentions(body)):
+                found = lookup(name, current)
+                if found is None or found.scope is not scope or found.kind != ASSIGNED:
+                    continue
+                reaching = lookup(name, scope, at=node)
+                for value in reaching.own_values if reaching is not None else ():
+                    site = value[1] if isinstance(value, tuple) else value
+                    if site is target_iter or (isinstance(site, cst.CSTNode) and id(site) in parts):
+                        return name
+        return None
+
     def _decorator_ids(self) -> Set[int]:
         if self._decorators is None:
             self._decorators = {

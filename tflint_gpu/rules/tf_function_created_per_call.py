@@ -87,6 +87,8 @@ class TfFunctionCreatedPerCall(Rule):
             calls = [c for c in calls if any(loop is inner for loop in facts.loops_around(c, scope))]
             if not calls:
                 return  # made in a loop, called after it: one trace
+            if facts.captured_from_loop(node, scope, inner) is not None:
+                return  # it closes over a value the loop rebinds: a different function each time
         name = facts.created_tf_function(node, scope)
         what = f"`{name}`" if name else "here"
         when = "at every iteration" if loops else f"at every call of `{ctx.graphs.describe(scope.function())}`"
@@ -136,6 +138,23 @@ class TfFunctionCreatedPerCall(Rule):
             """,
             at=[(5, 9, "a new `tf.function` `step` is made and traced at every call of `evaluate`")],
             note="made in a function called from a loop: traced again at each call",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def benchmark(augmenters, images):
+                for make in augmenters:
+                    layer = make()
+
+                    @tf.function
+                    def apply(x):
+                        return layer(x)
+
+                    apply(images)
+            """,
+            note="each iteration's tf.function closes over a value the loop rebinds (keras-cv benchmarks): "
+                 "a different function each time, it cannot be made once before the loop",
         ),
         clean(
             """
