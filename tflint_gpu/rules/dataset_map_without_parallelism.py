@@ -40,20 +40,22 @@ class DatasetMapWithoutParallelism(Rule):
     2. `interleave(f, ...)` without `num_parallel_calls`.
 
     Not flagged: a `map` whose function is stateless (`lambda x: x / 255`,
-    decoding, resizing), or cannot be resolved (imported): since TF 2.6
-    tf.data's default `map_parallelization` optimization already runs a
-    stateless `map` in parallel (TF 2.21: `range(5).map(lambda x: x * 2)` is
+    decoding, resizing), or cannot be resolved (imported): tf.data's
+    `map_parallelization` optimization (`tf.data.Options` documents it as
+    "If None, defaults to True") already runs a stateless `map` in
+    parallel (TF 2.21: `range(5).map(lambda x: x * 2)` is
     rewritten to `ParallelMap`; with `tf.image.random_flip_left_right`,
     `keras.layers.RandomFlip`, a `tf.random.Generator`, `tf.py_function` it
-    stays `Map`). Adding `num_parallel_calls` there changes nothing, so the
+    stays `Map`). Adding `num_parallel_calls` there is redundant unless the
+    optimization is turned off (`apply_default_optimizations=False`), so the
     rule stays quiet, even though such maps are very common. Random ops only
     under a Python condition (`if training:`, `if self._train:`, `if shuffle:`
     on a closure value) are not counted; a tensor condition (`if
     tf.random.uniform(()) > 0.5:`) is. A map running Python
     (`tf.py_function`, `tf.numpy_function`) is sequential too, but parallel
     calls help there only where the Python releases the GIL: that is
-    TFG307's hint. An `interleave`
-    with `cycle_length=1` (nothing to overlap), or with `*args`/`**kwargs`.
+    TFG307's hint. Nor an `interleave` with `cycle_length=1` (nothing to
+    overlap), nor a call with `*args`/`**kwargs`.
     Other stateful ops (variables, lookup tables, `tf.print`) are not
     recognised: those maps are missed.
 
