@@ -341,6 +341,31 @@ class DatasetMapWithoutParallelism(Rule):
             at=[(4, 42, "`interleave` without `num_parallel_calls`")],
             note="an imported function: reported, no fix",
         ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+            from keras import layers
+
+            augmentation = keras.Sequential([layers.RandomFlip("horizontal"), layers.RandomRotation(0.1)])
+            images = tf.reshape(tf.range(192, dtype=tf.float32), (4, 4, 4, 3))
+            train = tf.data.Dataset.from_tensor_slices((images, tf.range(4))).batch(2)
+            train = train.map(lambda x, y: (augmentation(x), y))
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+            from keras import layers
+
+            augmentation = keras.Sequential([layers.RandomFlip("horizontal"), layers.RandomRotation(0.1)])
+            images = tf.reshape(tf.range(192, dtype=tf.float32), (4, 4, 4, 3))
+            train = tf.data.Dataset.from_tensor_slices((images, tf.range(4))).batch(2)
+            train = train.map(lambda x, y: (augmentation(x), y), num_parallel_calls=tf.data.AUTOTUNE)
+            """,
+            at=[(8, 15, "`map` runs sequentially: its function uses the random layer `augmentation`")],
+            effect=RANDOM,
+            note="the keras.io augmentation pattern: a Sequential of random layers",
+        ),
         clean(
             """
             import tensorflow as tf

@@ -24,7 +24,7 @@ class DatasetShuffleOrder(Rule):
     expression or across statements reassigning the same name):
 
     1. `batch(b).shuffle(n)` with no shuffle before the batch, and no
-       further `batch` after the shuffle;
+       further `batch` or `unbatch` after the shuffle;
     2. `repeat().shuffle(n)` with no shuffle before the repeat;
     3. `shuffle(1)` (`buffer_size=1`), a literal buffer of one element.
 
@@ -32,7 +32,8 @@ class DatasetShuffleOrder(Rule):
     before it (shuffling batches on top, as after bucketing, is deliberate);
     `batch(seq_len).map(split).shuffle(n).batch(b)` (the first batch makes
     sequences that are then shuffled and batched: the text-generation
-    tutorial's pattern); `repeat(1)`; a shuffle after `unbatch`/`flat_map`/
+    tutorial's pattern); `batch(k).shuffle(n).unbatch()` (a block shuffle
+    of chunks of consecutive elements); `repeat(1)`; a shuffle after `unbatch`/`flat_map`/
     `interleave` (elements again); a buffer size that is not the literal 1.
     Upstream stages seen through another name (`ds = raw.shuffle(n)` where
     `raw` is shuffled) count, and so do sources that shuffle by default
@@ -165,6 +166,14 @@ class DatasetShuffleOrder(Rule):
             """
             import tensorflow as tf
 
+            ds = tf.data.Dataset.range(1000).batch(50).shuffle(20).unbatch().batch(32)
+            """,
+            note="shuffling chunks of consecutive elements, then unbatching: a deliberate block shuffle",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
             ds = tf.data.Dataset.range(6).shuffle(6).repeat().shuffle(12)
             ok = tf.data.Dataset.range(6).repeat(1).shuffle(6)
             """,
@@ -212,7 +221,8 @@ def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[str]:
             return None
         if name in _BATCHING:
             later = stages[k + 1:] + chain.later_stages()
-            if any(method(s) in _BATCHING for s in later) or _shuffled(stages[:i], chain, ctx):
+            if any(method(s) in _BATCHING or method(s) in _UNBATCHING for s in later) \
+                    or _shuffled(stages[:i], chain, ctx):
                 return None
             return "`shuffle` after `batch` shuffles whole batches: each batch holds consecutive elements"
         if name == "repeat":
