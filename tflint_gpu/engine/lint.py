@@ -267,6 +267,18 @@ class RuleContext:
             facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
         return facts
 
+    # -- test code (engine/testcode.py) ------------------------------------
+    @property
+    def in_test_module(self) -> bool:
+        """Is this file a test suite (test functions and a test framework):
+        ``engine.testcode.is_test_module``."""
+        found = getattr(self, "_test_module", None)
+        if found is None:
+            from tflint_gpu.engine.testcode import is_test_module
+
+            found = self._test_module = is_test_module(self.model, self.resolver)
+        return found
+
 
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras)."""

@@ -23,7 +23,8 @@ class RunFunctionsEagerly(Rule):
     whose test mentions "debug" or "eager" (`if FLAGS.debug:`,
     `if not use_graph: ... else:` is flagged), or in a function whose name does
     (`def enable_eager_debugging():`); code in a test (`test_*`, `setUp`,
-    `tearDown`: eager on purpose); a module that also switches it back
+    `tearDown`, or anywhere in a test suite: a module with test functions
+    that imports a test framework: eager on purpose); a module that also switches it back
     (`run_functions_eagerly(False)`, or with a variable, anywhere in the file:
     a test's `setUp`/`tearDown`, a `try`/`finally`).
 
@@ -99,7 +100,7 @@ class RunFunctionsEagerly(Rule):
 
     @staticmethod
     def _guarded(node: cst.Call, ctx) -> bool:
-        return in_test(ctx.scope) or ctx.eager.debug_guarded(node, ctx.scope)
+        return in_test(ctx.scope) or ctx.in_test_module or ctx.eager.debug_guarded(node, ctx.scope)
 
     @staticmethod
     def _remove_statement(node: cst.Call, ctx) -> Optional[Fix]:
@@ -264,6 +265,20 @@ class RunFunctionsEagerly(Rule):
                 tf.config.run_functions_eagerly(False)
             """,
             note="switched on, then back off in the same file: a deliberate toggle",
+        ),
+        clean(
+            """
+            import unittest
+            import tensorflow as tf
+
+            tf.config.run_functions_eagerly(True)
+
+            class InformerTest(unittest.TestCase):
+                def test_model(self):
+                    y = tf.function(lambda x: x + 1.0)(tf.ones(2))
+            """,
+            note="module level in a test suite (LongxingTan/Time-series-prediction tests): tests run eagerly "
+                 "on purpose",
         ),
     ]
 

@@ -1,0 +1,45 @@
+"""Test code: is this module a test suite?
+
+A test module runs TensorFlow on purpose in ways a program would not
+(eagerly, on tiny seeded NumPy data, in short loops over cases); its speed is
+not the product. ``is_test_module(model, resolver)`` says the module is one:
+it defines a test function (``test*`` at module level, or a method of a
+class) and it uses a test framework: it imports ``unittest``, ``pytest``,
+``absl.testing``, ``numpy.testing`` or a TensorFlow/Keras testing module, or
+a class of it derives from a ``*TestCase`` (``tf.test.TestCase``).
+
+A ``test_step`` method alone (Keras' ``Model.test_step``) is no test: library
+code imports no test framework.
+"""
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from tflint_gpu.engine.model import ModuleModel
+from tflint_gpu.engine.names import Resolver
+
+_TEST_NAME = re.compile(r"test")
+_FRAMEWORKS = re.compile(
+    r"(unittest|pytest|absl\.testing|numpy\.testing|tensorflow\.test|tensorflow\.python\.platform\.test"
+    r"|tensorflow\.python\.framework\.test_util|(keras|tf_keras)(\.src)?\.testing(_infra)?)(\.|$)"
+)
+
+
+def is_test_module(model: ModuleModel, resolver: Resolver) -> bool:
+    """Does the module define test functions and use a test framework?"""
+    test_function = False
+    framework = any(_FRAMEWORKS.match(target) for target in model.root.imports.values())
+    for scope in model.scopes:
+        if scope.is_function and scope.parent is not None and scope.parent.kind in ("module", "class") \
+                and _TEST_NAME.match(scope.name):
+            test_function = True
+        elif scope.kind == "class" and isinstance(scope.node, cst.ClassDef) and not framework:
+            for base in scope.node.bases:
+                qualname = resolver.qualname(base.value, scope.parent or model.root) or ""
+                if qualname.endswith("TestCase") or _FRAMEWORKS.match(qualname):
+                    framework = True
+        if test_function and framework:
+            return True
+    return False
