@@ -32,7 +32,10 @@ class NumpyCreatedThenConverted(Rule):
 
     Conversions that run once (module level, setup code, graph code, which is
     traced once and keeps the tensor as a constant) are TFG202's, off by
-    default: their copy costs next to nothing.
+    default: their copy costs next to nothing. So are the ones in a test
+    suite (a module with test functions that imports a test framework): a
+    test's loops run over a few cases, on small, often NumPy-seeded data, and
+    its speed is not the product.
 
     ## Why is this bad?
     The array is computed and stored in host memory, then copied to the device.
@@ -108,7 +111,7 @@ class NumpyCreatedThenConverted(Rule):
             return
         short = creator[len("numpy."):]
         converter = qualname.split(".", 1)[1]
-        repeated = ctx.runs_repeatedly(node)
+        repeated = None if ctx.in_test_module else ctx.runs_repeatedly(node)
         leak = qualname == "tensorflow.Variable" and keyword(node, "dtype") is None \
             and float64_by_default(value, creator)
         if (repeated is not None or leak) == self.one_time:
@@ -222,6 +225,25 @@ class NumpyCreatedThenConverted(Rule):
             """,
             note="one-time setup conversions: TFG202 (off by default) reports them",
         ),
+        clean(
+            """
+            import numpy as np
+            import pytest
+            import tensorflow as tf
+
+            def run_dense_sample(iterations, optimizer, seed=0x2019):
+                np.random.seed(seed)
+                grad = tf.constant(np.random.standard_normal((2,)), dtype=tf.float32)
+                return grad
+
+            def test_dense_exact_ratio():
+                for k in [5, 10, 100]:
+                    run_dense_sample(k, None)
+                for training in [False, True]:
+                    x = tf.constant(np.ones((1, 2, 2, 1), dtype=np.float32))
+            """,
+            note="in a test suite (tensorflow/addons optimizer and layer tests): a few cases on seeded NumPy data",
+        ),
         flagged(
             """
             import numpy as np
@@ -310,8 +332,9 @@ class NumpyCreatedOnceThenConverted(NumpyCreatedThenConverted):
     `tf.Variable` applied to an array made by a NumPy creation function),
     where the conversion runs once: at module level, in setup code, in a
     function no loop or per-step code calls, and in graph code (traced once,
-    the tensor is a constant of the graph). TFG201 reports the conversions
-    that run repeatedly and the ones that make a float64 `tf.Variable`.
+    the tensor is a constant of the graph), and anywhere in a test suite.
+    TFG201 reports the conversions that run repeatedly outside tests and the
+    ones that make a float64 `tf.Variable`.
 
     Off by default: the copy happens once, so it costs next to nothing (on
     tensorflow/probability and tensorflow/agents all ~80 such sites were test
