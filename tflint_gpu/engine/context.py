@@ -171,6 +171,7 @@ class GraphAnalysis:
         from tflint_gpu.engine.datasets import DatasetInference  # it imports this module
 
         self.datasets = DatasetInference(self)
+        self._bases: Dict[int, List[str]] = {}
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -392,27 +393,38 @@ class GraphAnalysis:
     def is_keras_class(self, cls: ScopeInfo) -> bool:
         return self.keras_flavour(cls) is not None
 
-    def keras_flavour(self, cls: ScopeInfo, _depth: int = 0) -> Optional[str]:
+    def class_bases(self, cls: ScopeInfo) -> List[str]:
+        """The imported base classes of a class (raw qualified names, as
+        ``Resolver.raw_qualname`` gives them), through its same-module bases,
+        depth first in the order the bases are written."""
+        key = id(cls)
+        found = self._bases.get(key)
+        if found is not None:
+            return found
+        self._bases[key] = found = []  # a cycle of bases adds nothing
+        if not isinstance(cls.node, cst.ClassDef):
+            return found
+        parent = cls.parent or cls
+        for base in cls.node.bases:
+            if base.keyword is not None or base.star:
+                continue
+            raw = self.resolver.raw_qualname(base.value, parent)
+            if raw is not None:
+                found.append(raw)
+            elif isinstance(base.value, cst.Name):
+                local = parent.lookup_class(base.value.value)
+                if local is not None and local is not cls:
+                    found.extend(self.class_bases(local))
+        return found
+
+    def keras_flavour(self, cls: ScopeInfo) -> Optional[str]:
         """Which Keras a class derives from, decided per class by its bases:
         "tf_keras" (Keras 2: ``tf_keras``, ``tensorflow.python.keras``) or
         "keras3" (``keras``, and ``tf.keras`` as in TensorFlow 2.16+); None
         if it is not a Keras class."""
-        if _depth > 20 or not isinstance(cls.node, cst.ClassDef):
-            return None
-        parent = cls.parent or cls
-        for base in cls.node.bases:
-            raw = self.resolver.raw_qualname(base.value, parent)
-            if raw is not None:
-                qualname = normalize(raw)
-                if qualname.startswith("keras."):
-                    return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
-                continue
-            if isinstance(base.value, cst.Name):
-                local = parent.lookup_class(base.value.value)
-                if local is not None and local is not cls:
-                    flavour = self.keras_flavour(local, _depth + 1)
-                    if flavour is not None:
-                        return flavour
+        for raw in self.class_bases(cls):
+            if normalize(raw).startswith("keras."):
+                return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
         return None
 
     def _other_backend_module(self) -> bool:

@@ -18,14 +18,21 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
   ``keras.Sequential`` or ``keras.metrics.Mean``) an object was made from,
   through names bound once and same-module subclasses (their nearest Keras
   base), when it can be told.
+* ``hasattr_guards(node, scope)``: the ``if hasattr(obj, "name")`` tests
+  around a node, and ``unreached_under_keras3``: is the node in the branch
+  taken only when Keras lacks something Keras 3 has (the ``else:`` of
+  ``if hasattr(tf.keras.optimizers, "legacy")``: code for TF 2.10 and older).
+* ``expects_error(node, scope)``: is the node inside ``with
+  self.assertRaises(...)`` / ``pytest.raises(...)`` (a test that the error
+  is raised, on purpose).
 """
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, lookup
+from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, _Order, lookup
 from tflint_gpu.engine.names import normalize
 
 KERAS3 = "keras3"
@@ -39,6 +46,12 @@ _MODEL_FACTORIES = frozenset({
     "keras.models.model_from_json", "keras.models.model_from_config",
 })
 _DEPTH = 8
+# (normalized module, attribute) that Keras 3 has: `hasattr` is True there, so
+# the branch taken when it is missing is code for older Keras only.
+_KERAS3_HAS = frozenset({("keras.optimizers", "legacy")})
+# Context managers that expect the code inside them to raise.
+_EXPECT_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+_EXPECT_FUNCTIONS = frozenset({"pytest.raises"})
 
 
 def raw_flavour(raw: Optional[str], legacy_env: bool = False) -> Optional[str]:
@@ -151,24 +164,83 @@ class Migration:
                 return self.class_base(cls)
         return None
 
-    def class_base(self, cls: ScopeInfo, depth: int = 0) -> Optional[str]:
+    def class_base(self, cls: ScopeInfo) -> Optional[str]:
         """The nearest Keras base class (normalized) of a same-module class."""
-        if depth > _DEPTH or not isinstance(cls.node, cst.ClassDef):
-            return None
-        parent = cls.parent or cls
-        for base in cls.node.bases:
-            qualname = self.resolver.qualname(base.value, parent)
-            if qualname is not None:
-                if qualname.startswith("keras."):
-                    return qualname
-                continue
-            if isinstance(base.value, cst.Name):
-                local = parent.lookup_class(base.value.value)
-                if local is not None and local is not cls:
-                    found = self.class_base(local, depth + 1)
-                    if found is not None:
-                        return found
+        for raw in self.graphs.class_bases(cls):
+            qualname = normalize(raw)
+            if qualname.startswith("keras."):
+                return qualname
         return None
+
+    # -- guards ---------------------------------------------------------------
+    def _ancestors(self, node: cst.CSTNode, scope: ScopeInfo) -> Iterator[cst.CSTNode]:
+        """The ancestors of ``node`` within its scope's own code (none when
+        ``node`` is not part of it)."""
+        if scope.order is None:
+            scope.order = _Order(scope)
+        if id(node) not in scope.order.pre:
+            return iter(())
+        return scope.order.ancestors(node)
+
+    def hasattr_guards(self, node: cst.CSTNode, scope: ScopeInfo) -> List[Tuple[cst.BaseExpression, str, bool]]:
+        """``(obj, name, has)`` for each ``if``/conditional expression around
+        ``node`` (innermost first, in its scope's own code) whose test is
+        ``hasattr(obj, "name")`` or ``not hasattr(...)``: ``has`` tells whether
+        the branch holding ``node`` runs when ``obj`` has ``name``."""
+        guards: List[Tuple[cst.BaseExpression, str, bool]] = []
+        child: cst.CSTNode = node
+        for parent in self._ancestors(node, scope):
+            if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                test = self._hasattr_test(parent.test, scope)
+                if test is not None:
+                    obj, name, positive = test
+                    guards.append((obj, name, positive == (child is parent.body)))
+            child = parent
+        return guards
+
+    def _hasattr_test(self, test: cst.BaseExpression, scope: ScopeInfo):
+        positive = True
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            positive = not positive
+            test = test.expression
+        if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr"
+                and lookup("hasattr", scope) is None and len(test.args) == 2
+                and all(a.keyword is None and not a.star for a in test.args)):
+            return None
+        name = test.args[1].value
+        if not isinstance(name, cst.SimpleString) or not isinstance(name.evaluated_value, str):
+            return None
+        return test.args[0].value, name.evaluated_value, positive
+
+    def unreached_under_keras3(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Is ``node`` in a branch that runs only when Keras lacks an attribute
+        Keras 3 has (``else:`` of ``if hasattr(tf.keras.optimizers, "legacy")``)?"""
+        for obj, name, has in self.hasattr_guards(node, scope):
+            if not has and (self.resolver.qualname(obj, scope), name) in _KERAS3_HAS:
+                return True
+        return False
+
+    def expects_error(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Is ``node`` in the body of ``with self.assertRaises*(...)`` or
+        ``with pytest.raises(...)`` (the test expects the error)?"""
+        child: cst.CSTNode = node
+        for parent in self._ancestors(node, scope):
+            if isinstance(parent, cst.With) and child is parent.body:
+                for item in parent.items:
+                    call = item.item
+                    if not isinstance(call, cst.Call):
+                        continue
+                    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _EXPECT_METHODS:
+                        return True
+                    if self.resolver.qualname(call.func, scope) in _EXPECT_FUNCTIONS:
+                        return True
+            child = parent
+        return False
+
+    def guarded(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Should a removed-API finding at ``node`` stay silent: the code there
+        never runs under Keras 3, or a test expects it to raise?"""
+        return self.unreached_under_keras3(node, scope) or self.expects_error(node, scope)
 
 
 def is_model_class(qualname: Optional[str]) -> bool:

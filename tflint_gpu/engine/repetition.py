@@ -340,21 +340,8 @@ class Repetition:
         return self.graphs.is_dataset(iterable, scope)
 
     # -- classes ----------------------------------------------------------
-    def _derives(self, cls: ScopeInfo, is_base, depth: int = 0) -> bool:
-        if depth > 20 or not isinstance(cls.node, cst.ClassDef):
-            return False
-        parent = cls.parent or cls
-        for base in cls.node.bases:
-            qualname = self.resolver.qualname(base.value, parent)
-            if qualname is not None:
-                if is_base(normalize(qualname)):
-                    return True
-                continue
-            if isinstance(base.value, cst.Name):
-                local = parent.lookup_class(base.value.value)
-                if local is not None and local is not cls and self._derives(local, is_base, depth + 1):
-                    return True
-        return False
+    def _derives(self, cls: ScopeInfo, is_base) -> bool:
+        return any(is_base(normalize(raw)) for raw in self.graphs.class_bases(cls))
 
 
 def _is_callback_base(qualname: str) -> bool:
