@@ -19,6 +19,16 @@ def in_test(scope) -> bool:
     return any(s.is_function and _TEST_FUNCTION.match(s.name) for s in scope.chain())
 
 
+def _base_class_hook(function, ctx) -> bool:
+    """A private method (``_train``) of a class with bases that nothing in its
+    file calls: a hook the base class, in another module, calls, maybe from a
+    `tf.function` (TF-Agents' `TFAgent.train` runs `_train` in one)."""
+    cls = function.enclosing_class
+    return cls is not None and isinstance(cls.node, cst.ClassDef) and bool(cls.node.bases) \
+        and function.name.startswith("_") and not function.name.startswith("__") \
+        and not ctx.eager.call_sites(function)
+
+
 class EagerTrainingStep(Rule):
     """A GradientTape training step called in a loop with no `tf.function` on it: every step runs eagerly.
 
@@ -37,7 +47,10 @@ class EagerTrainingStep(Rule):
     `train_step`/`test_step` (`fit` compiles it) and any method of that name in
     a class with bases; a function handed to `tf.py_function`; a step that
     runs once, or whose loop is in another module (a function called from
-    nowhere in its file); gradients that reach no optimizer call; eager on
+    nowhere in its file; for a step inline in a loop, a private method of a
+    class with bases that nothing in its file calls: a hook of a base class
+    elsewhere, as TF-Agents' `_train`, which `TFAgent.train` runs in a
+    `tf.function`); gradients that reach no optimizer call; eager on
     purpose: code in a test (`test_*`, `setUp`, `tearDown`), behind a
     debugging switch (an `if`/`while` whose test mentions "debug" or "eager",
     as `if FLAGS.mode == "eager_tf":`, or a function so named), and a
@@ -122,6 +135,8 @@ class EagerTrainingStep(Rule):
         if function is not None and function.excluded:
             return
         if step.loop is not None:
+            if function is not None and _base_class_hook(function, ctx):
+                return
             if id(step.loop) not in self._loops_reported:  # one finding a loop (a GAN's two steps)
                 self._loops_reported.add(id(step.loop))
                 ctx.report(node, "training step runs eagerly in a loop: move it into a `tf.function`")
@@ -443,6 +458,40 @@ class EagerTrainingStep(Rule):
             once(None, None, 1)
             """,
             note="not called in a loop here (called from another module, or once); gradients reaching no optimizer",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            from tf_agents.agents import tf_agent
+
+            class PPOAgent(tf_agent.TFAgent):
+                def _train(self, experience, weights):
+                    for i_epoch in range(self._num_epochs):
+                        with tf.GradientTape() as tape:
+                            loss = self.get_loss(experience)
+                        grads = tape.gradient(loss, self.variables_to_train)
+                        self._optimizer.apply_gradients(zip(grads, self.variables_to_train))
+            """,
+            note="a base-class hook nothing in the file calls (tensorflow/agents PPO): TFAgent.train runs it "
+                 "in a tf.function",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Trainer(object):
+                def _fit(self, model, optimizer, data):
+                    for x in data:
+                        with tf.GradientTape() as tape:
+                            loss = tf.reduce_mean(model(x))
+                        grads = tape.gradient(loss, model.trainable_variables)
+                        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+                def run(self, model, optimizer, data):
+                    self._fit(model, optimizer, data)
+            """,
+            at=[(6, 13, "training step runs eagerly in a loop")],
+            note="a private method its own file calls: eager",
         ),
         clean(
             """
