@@ -109,3 +109,70 @@ def test_path_ending():
             for name in ("path", "other", "text", "unknown", "twice")}
     assert ends == {"path": "model.keras", "other": "/w.h5", "text": "/m.keras", "unknown": None, "twice": None}
     assert ctx.path_ending(cst.parse_expression("'x.hdf5'"), ctx.model.root) == "x.hdf5"
+
+
+def _call_at(ctx, text):
+    """The call whose code is ``text`` and the scope it sits in."""
+    for call, scope in ctx.model.index.get("Call", ()):
+        if ctx.module.code_for_node(call) == text:
+            return call, scope
+    raise AssertionError(text)
+
+
+def test_hasattr_guards_and_unreached_under_keras3():
+    ctx = context("""
+        import tensorflow as tf
+
+        def make(metric):
+            if hasattr(tf.keras.optimizers, "legacy"):
+                a = tf.keras.optimizers.legacy.SGD(lr=1.0)
+            elif not hasattr(metric, "reset_state"):
+                b = tf.keras.optimizers.SGD(lr=2.0)
+            else:
+                c = tf.keras.optimizers.SGD(lr=3.0)
+            d = tf.keras.optimizers.SGD(lr=4.0) if not hasattr(tf.keras.optimizers, "legacy") else None
+            if hasattr(tf.keras, "legacy"):
+                pass
+            else:
+                e = tf.keras.optimizers.SGD(lr=5.0)
+            f = tf.keras.optimizers.SGD(lr=6.0)
+    """)
+    m = ctx.migration
+    guards = {}
+    for text in ("a", "b", "c", "d", "e", "f"):
+        lr = {"a": "1.0", "b": "2.0", "c": "3.0", "d": "4.0", "e": "5.0", "f": "6.0"}[text]
+        legacy = ".legacy" if text == "a" else ""
+        call, scope = _call_at(ctx, f"tf.keras.optimizers{legacy}.SGD(lr={lr})")
+        found = [(ctx.module.code_for_node(obj), name, has) for obj, name, has in m.hasattr_guards(call, scope)]
+        guards[text] = (found, m.unreached_under_keras3(call, scope))
+    assert guards["a"] == ([("tf.keras.optimizers", "legacy", True)], False)
+    assert guards["b"] == ([("metric", "reset_state", False), ("tf.keras.optimizers", "legacy", False)], True)
+    assert guards["c"] == ([("metric", "reset_state", True), ("tf.keras.optimizers", "legacy", False)], True)
+    assert guards["d"] == ([("tf.keras.optimizers", "legacy", False)], True)
+    assert guards["e"] == ([("tf.keras", "legacy", False)], False)  # not an attribute Keras 3 is known to have
+    assert guards["f"] == ([], False)
+
+
+def test_expects_error():
+    ctx = context("""
+        import pytest
+        import tensorflow as tf
+
+        class T(tf.test.TestCase):
+            def test(self):
+                with self.assertRaisesRegex(ValueError, "deprecated"):
+                    model.save("m", save_format="tf")
+                model.save("n", save_format="tf")
+
+        def test_raises():
+            with pytest.raises(AttributeError):
+                metric.reset_states()
+            with open("f") as handle:
+                metric.reset_states(handle)
+    """)
+    m = ctx.migration
+    assert m.expects_error(*_call_at(ctx, 'model.save("m", save_format="tf")'))
+    assert not m.expects_error(*_call_at(ctx, 'model.save("n", save_format="tf")'))
+    assert m.expects_error(*_call_at(ctx, "metric.reset_states()"))
+    assert not m.expects_error(*_call_at(ctx, "metric.reset_states(handle)"))
+    assert m.guarded(*_call_at(ctx, "metric.reset_states()"))

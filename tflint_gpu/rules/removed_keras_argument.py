@@ -46,6 +46,12 @@ def _drop(call: cst.Call, arg: cst.Arg, message: str) -> Fix:
     return Fix(message, Safety.SAFE, {call: call.with_changes(args=args)})
 
 
+def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
+    """Report, unless the code never runs under Keras 3 or a test expects the error."""
+    if not ctx.migration.guarded(node, ctx.scope):
+        ctx.report(node, message, fix)
+
+
 class RemovedKerasArgument(Rule):
     """A keyword argument Keras 3 removed: `Adam(lr=)`, `compile(experimental_compile=)`, `save_format=`, `weights=`.
 
@@ -67,6 +73,11 @@ class RemovedKerasArgument(Rule):
 
     In Keras 2 (`tf_keras` 2.21) a new-style optimizer also takes `lr=` without
     an error, and ignores it: reported too, with its own message.
+
+    Not reported: code in the `else:` of `if hasattr(tf.keras.optimizers,
+    "legacy")` (Keras 3 has that attribute: the branch is for TF 2.10 and
+    older), and code a test expects to raise (`with self.assertRaises(...)`,
+    `pytest.raises(...)`).
 
     ## Why is this bad?
     Measured under TensorFlow 2.21 with Keras 3.15:
@@ -170,10 +181,10 @@ class RemovedKerasArgument(Rule):
         has_rate = _keyword(node, "learning_rate") is not None
         if flavour == KERAS3:
             fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.SAFE)
-            ctx.report(lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
+            _report(ctx, lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
         elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
-            ctx.report(lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
-                       _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE))
+            _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
+                    _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE))
 
     def _compile(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, ctx) -> None:
         kind = ctx.value_kind(receiver)
@@ -183,15 +194,15 @@ class RemovedKerasArgument(Rule):
         fix = None
         if _keyword(node, "jit_compile") is None:
             fix = _rename(arg, "jit_compile", "Rename `experimental_compile=` to `jit_compile=`", Safety.SAFE)
-        ctx.report(arg, "`compile()` has no `experimental_compile=` (TypeError): use `jit_compile=`", fix)
+        _report(ctx, arg, "`compile()` has no `experimental_compile=` (TypeError): use `jit_compile=`", fix)
 
     def _save(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, method: str, ctx) -> None:
         kind = ctx.value_kind(receiver)
         if kind not in (values.KERAS, values.UNKNOWN) or ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
             return
         if method == "save_weights":
-            ctx.report(arg, "Keras 3 `save_weights()` has no `save_format=` (TypeError): the path must end in "
-                            "`.weights.h5`")
+            _report(ctx, arg, "Keras 3 `save_weights()` has no `save_format=` (TypeError): the path must end in "
+                              "`.weights.h5`")
             return
         self._report_save(node, arg, _path(node, 0), ctx)
 
@@ -201,11 +212,11 @@ class RemovedKerasArgument(Rule):
         text = ctx.path_ending(path)
         if text is not None and text.endswith(_FORMAT_SUFFIXES):
             suffix = "." + text.rsplit(".", 1)[1]
-            ctx.report(arg, f"Keras 3 ignores `save_format=`: the `{suffix}` suffix decides the format",
-                       _drop(node, arg, "Remove `save_format=`"))
+            _report(ctx, arg, f"Keras 3 ignores `save_format=`: the `{suffix}` suffix decides the format",
+                    _drop(node, arg, "Remove `save_format=`"))
             return
-        ctx.report(arg, "Keras 3 raises ValueError on `save_format=` unless the path ends in `.keras` or `.h5`; "
-                        "a SavedModel is `model.export(path)`")
+        _report(ctx, arg, "Keras 3 raises ValueError on `save_format=` unless the path ends in `.keras` or `.h5`; "
+                          "a SavedModel is `model.export(path)`")
 
     def _layer(self, node: cst.Call, arg: cst.Arg, ctx) -> None:
         qualname = ctx.call_name(node)
@@ -217,8 +228,8 @@ class RemovedKerasArgument(Rule):
             return
         if ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3:
             return
-        ctx.report(arg, f"Keras 3 layers take no `weights=` (ValueError): call `set_weights()` once the "
-                        f"`{parts[2]}` is built")
+        _report(ctx, arg, f"Keras 3 layers take no `weights=` (ValueError): call `set_weights()` once the "
+                          f"`{parts[2]}` is built")
 
     cases = [
         flagged(
@@ -402,6 +413,26 @@ class RemovedKerasArgument(Rule):
             pattern = re.compile("x")
             """,
             note="save() of an object the file defines, not a Keras model",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            if hasattr(tf.keras.optimizers, "legacy"):
+                opt = tf.keras.optimizers.legacy.SGD(learning_rate=2.0)
+            else:
+                opt = tf.keras.optimizers.SGD(lr=2.0)
+            sgd = tf.keras.optimizers.SGD(lr=1.0) if not hasattr(tf.keras.optimizers, "legacy") else None
+
+
+            class SaveTest(tf.test.TestCase):
+                def test_save_format(self):
+                    model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                    with self.assertRaisesRegex(ValueError, "argument is deprecated"):
+                        model.save("mymodel", save_format="keras")
+            """,
+            note="Keras 3 has tf.keras.optimizers.legacy, so the else branch is TF <= 2.10 code (tensorflow/addons "
+                 "tests); a test that expects the error (keras saving_lib_test)",
         ),
     ]
 

@@ -39,6 +39,22 @@ model.compile(tf.keras.optimizers.SGD(learning_rate=0.1), "mse")
 """
 
 
+def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
+    """Report, unless the code never runs under Keras 3 or a test expects the error."""
+    if not ctx.migration.guarded(node, ctx.scope):
+        ctx.report(node, message, fix)
+
+
+def _checked(node: cst.Call, receiver: cst.BaseExpression, old: str, new: str, ctx) -> bool:
+    """Is the call in a branch of ``if hasattr(receiver, old)`` that runs when
+    ``old`` exists, or of ``if hasattr(receiver, new)`` that runs when ``new``
+    is missing (neither runs the removed method under Keras 3)?"""
+    for obj, name, has in ctx.migration.hasattr_guards(node, ctx.scope):
+        if obj.deep_equals(receiver) and ((name == old and has) or (name == new and not has)):
+            return True
+    return False
+
+
 class RemovedKerasMethod(Rule):
     """A Keras 2 method or function Keras 3 removed: `reset_states()`, `fit_generator`, `learning_phase()`...
 
@@ -58,6 +74,12 @@ class RemovedKerasMethod(Rule):
     The Keras of an object is that of the call that made it, else the file's
     (only when the file uses one Keras): `tf_keras` 2.21 still has
     `reset_states`, the `*_generator` methods and `learning_phase`.
+
+    Not reported: a call in a branch that never runs it under Keras 3 (`if
+    hasattr(m, "reset_states"): m.reset_states()`, the `else:` of `if
+    hasattr(m, "reset_state")` or of `if hasattr(tf.keras.optimizers,
+    "legacy")`), and code a test expects to raise (`pytest.raises(...)`,
+    `self.assertRaises(...)`).
 
     ## Why is this bad?
     Measured under TensorFlow 2.21 with Keras 3.15, each raises
@@ -137,8 +159,8 @@ class RemovedKerasMethod(Rule):
             return
         if qualname in _LEARNING_PHASE and ctx.migration.api_flavour(func, ctx.scope) == KERAS3:
             name = qualname.rsplit(".", 1)[1]
-            ctx.report(node, f"Keras 3 has no `backend.{name}()` (AttributeError): pass `training=` to the "
-                             f"layer and model calls")
+            _report(ctx, node, f"Keras 3 has no `backend.{name}()` (AttributeError): pass `training=` to the "
+                               f"layer and model calls")
             return
         if qualname.startswith(_MIXED_EXPERIMENTAL + ".") and ctx.migration.api_flavour(func, ctx.scope):
             self._mixed_precision(node, func, qualname[len(_MIXED_EXPERIMENTAL) + 1:], ctx)
@@ -158,34 +180,38 @@ class RemovedKerasMethod(Rule):
         if target == _MIXED_EXPERIMENTAL or target.startswith(_MIXED_EXPERIMENTAL + ".") or (
                 target == "keras.mixed_precision"
                 and any(_dotted(alias.name) == "experimental" for alias in node.names)):
-            ctx.report(node, "Keras 3 has no `mixed_precision.experimental` (ImportError): use "
-                             "`mixed_precision.Policy` and `set_global_policy`")
+            _report(ctx, node, "Keras 3 has no `mixed_precision.experimental` (ImportError): use "
+                               "`mixed_precision.Policy` and `set_global_policy`")
 
     # -- reset_states -------------------------------------------------------
     def _reset_states(self, node: cst.Call, func: cst.Attribute, ctx) -> None:
         receiver = func.value
+        if _checked(node, receiver, "reset_states", "reset_state", ctx):
+            return
         if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
             return
         cls = ctx.migration.object_class(receiver, ctx.scope)
         if is_metric_class(cls) or (cls is None and ctx.value_kind(receiver) == values.METRIC):
             fix = Fix("Call `reset_state()`", Safety.SAFE, {func.attr: cst.Name("reset_state")})
-            ctx.report(func.attr, "Keras 3 metrics have no `reset_states()` (AttributeError): use "
-                                  "`reset_state()`", fix)
+            _report(ctx, func.attr, "Keras 3 metrics have no `reset_states()` (AttributeError): use "
+                                    "`reset_state()`", fix)
         elif is_model_class(cls):
-            ctx.report(func.attr, "Keras 3 models have no `reset_states()` (AttributeError): reset the "
-                                  "stateful layers (`layer.reset_state()`)")
+            _report(ctx, func.attr, "Keras 3 models have no `reset_states()` (AttributeError): reset the "
+                                    "stateful layers (`layer.reset_state()`)")
 
     # -- *_generator ---------------------------------------------------------
     def _generator(self, node: cst.Call, func: cst.Attribute, method: str, ctx) -> None:
         receiver = func.value
+        if _checked(node, receiver, method, _GENERATORS[method][0], ctx):
+            return
         kind = ctx.value_kind(receiver)
         if kind not in (values.KERAS, values.UNKNOWN):
             return
         if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
             return
         new, accepted = _GENERATORS[method]
-        ctx.report(func.attr, f"Keras 3 models have no `{method}()` (AttributeError): use `{new}()`",
-                   self._generator_fix(node, func, new, accepted))
+        _report(ctx, func.attr, f"Keras 3 models have no `{method}()` (AttributeError): use `{new}()`",
+                self._generator_fix(node, func, new, accepted))
 
     @staticmethod
     def _generator_fix(node: cst.Call, func: cst.Attribute, new: str, accepted) -> Optional[Fix]:
@@ -237,8 +263,8 @@ class RemovedKerasMethod(Rule):
                 and isinstance(func.value, cst.Attribute) and func.value.attr.value == "experimental":
             new_func = func.with_changes(value=func.value.value, attr=cst.Name(_MIXED_PRECISION[name]))
             fix = Fix(f"Use `mixed_precision.{_MIXED_PRECISION[name]}`", Safety.SAFE, {func: new_func})
-        ctx.report(node, f"Keras 3 has no `mixed_precision.experimental` (AttributeError): use "
-                         f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
+        _report(ctx, node, f"Keras 3 has no `mixed_precision.experimental` (AttributeError): use "
+                           f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
 
     cases = [
         flagged(
@@ -381,6 +407,30 @@ class RemovedKerasMethod(Rule):
             """,
             note="stateful RNN layers keep reset_states; an unknown receiver of reset_states; a class of the "
                  "file's own",
+        ),
+        clean(
+            """
+            import pytest
+            import tensorflow as tf
+
+            metric = tf.keras.metrics.Mean()
+            if hasattr(metric, "reset_state"):
+                metric.reset_state()
+            else:
+                metric.reset_states()
+            if hasattr(metric, "reset_states"):
+                metric.reset_states()
+            if not hasattr(tf.keras.optimizers, "legacy"):
+                metric.reset_states()
+
+            def test_removed(model):
+                with pytest.raises(AttributeError):
+                    metric.reset_states()
+                if hasattr(model, "fit_generator"):
+                    model.fit_generator(batches(), steps_per_epoch=2)
+            """,
+            note="branches that never call the removed method under Keras 3 (hasattr guards); a test that expects "
+                 "the AttributeError",
         ),
     ]
 
