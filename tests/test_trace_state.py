@@ -115,3 +115,54 @@ def test_writers_that_repeat_and_functions_made_in_the_loop():
                     return x * t
                 f(1.0)
     """, "f", "t") is None
+
+
+def pipeline(before: str = "ds = base.map(fmt)", between: str = "", after: str = "ds = base.map(fmt)",
+             decorator: str = "") -> str:
+    return f"""
+import tensorflow as tf
+R = 1
+
+{decorator}
+def fmt(x):
+    return x * R
+
+def train():
+    pass
+
+base = tf.data.Dataset.range(2)
+{before}
+R = 10
+{between}
+{after}
+"""
+
+
+def test_a_pipeline_made_again_after_the_rebinding_reads_the_new_value():
+    # Dataset.map traces a plain function afresh at each call (TF 2.21: [0, 1] then [0, 10]).
+    assert late(pipeline(), "fmt", "R") is None
+    assert late(pipeline(before="ds = base.map(fmt).batch(2)", between="other = tf.ones(2)",
+                         after="ds = base.shuffle(2).map(fmt).batch(2)"), "fmt", "R") is None
+    assert late("""
+        import tensorflow as tf
+        S = 1
+
+        def fmt(x):
+            return x * S
+
+        base = tf.data.Dataset.range(2)
+        for S in (1, 10):
+            ds = base.map(fmt)
+            for x in ds:
+                pass
+    """, "fmt", "S") is None
+    stale = ("after a call of `map(fmt)`", "R = 10")
+    # the old pipeline is read, or may be (a same-module function), before it is made again
+    assert late(pipeline(between="n = ds.cardinality()"), "fmt", "R") == stale
+    assert late(pipeline(between="train()"), "fmt", "R") == stale
+    # made again only under a condition, or under another name, or not at all
+    assert late(pipeline(after="if R:\n    ds = base.map(fmt)"), "fmt", "R") == stale
+    assert late(pipeline(after="ds2 = base.map(fmt)"), "fmt", "R") == stale
+    assert late(pipeline(after=""), "fmt", "R") == stale
+    # a tf.function keeps its traces: the new pipeline reuses the old one
+    assert late(pipeline(decorator="@tf.function"), "fmt", "R") == stale

@@ -34,7 +34,13 @@ such a name can run after the function may have been traced.
     function (or a class holding it) created inside a loop of the owning scope
     is a new function every turn, traced afresh: nothing is late for it.
     Bindings that run before any trace (``x = 1; x = 2`` at module top, a
-    setup function run once) are not late.
+    setup function run once) are not late. Nor is a rebinding after
+    ``ds = base.map(fn)`` when ``ds = <...>.map(fn)`` is made again after it
+    (in the same block or loop body, before anything reads ``ds`` or calls a
+    same-module function): ``Dataset.map`` and friends trace a plain Python
+    function afresh at each call, so the new pipeline reads the new value
+    and the old one is no longer used (not when ``fn`` is, or reaches the
+    name through, a ``tf.function``: its traces are cached).
 """
 from __future__ import annotations
 
@@ -42,7 +48,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis
+from tflint_gpu.engine.context import DATASET_FUNCTION_ARGS, TF_FUNCTION, TRACING_FUNCTIONS, GraphAnalysis, argument
 from tflint_gpu.engine.model import (
     ASSIGNED, AUGMENTED, ITERATED, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, _Order, lookup, walk,
 )
@@ -55,6 +61,7 @@ CALLED = "called"
 METHOD = "method"
 
 _LOOPS = (cst.For, cst.While)
+TF_FUNCTION_KIND = "tf.function"
 
 
 class OuterRead:
@@ -137,7 +144,7 @@ class TraceState:
             if target is not None and id(target) in writer_ids:
                 sites.append((call, _text(call)))
         for node, text in sites:
-            why = _late(node, runs, order)
+            why = _late(node, [r for r in runs if not self._rebuilt_after(r[0], node, owner, order, function)], order)
             if why is not None:
                 return node, owner, why, text
         for writer in writers:
@@ -169,6 +176,57 @@ class TraceState:
                 found.append((call, _call_text(call)))
         return found
 
+    def _traces_afresh(self, call: cst.Call, scope: ScopeInfo, function: ScopeInfo) -> bool:
+        """``call`` is ``ds.map(fn)`` (a Dataset method or tf.data.experimental function tracing its
+        function arguments) handing a plain function that reaches ``function`` through no ``tf.function``:
+        each such call traces it afresh."""
+        func = call.func
+        qualname = self.graphs.resolver.qualname(func, scope)
+        if qualname in TRACING_FUNCTIONS:
+            parameters = TRACING_FUNCTIONS[qualname]
+        elif isinstance(func, cst.Attribute) and func.attr.value in DATASET_FUNCTION_ARGS \
+                and self.graphs.is_dataset(func.value, scope):
+            parameters = DATASET_FUNCTION_ARGS[func.attr.value]
+        else:
+            return False
+        targets = [self.graphs.function_scope(argument(call, position, name), scope) for position, name in parameters]
+        reaching = [t for t in targets if t is not None and id(function) in self._reaches(t)]
+        return bool(reaching) and not any(
+            s.graph is not None and s.graph.kind == TF_FUNCTION_KIND for t in reaching for s in self.graphs.reachable(t)
+        )
+
+    def _rebuilt_after(self, call: cst.Call, site: cst.CSTNode, owner: ScopeInfo, order: _Order,
+                       function: ScopeInfo) -> bool:
+        """``name = <...>.map(fn)`` (``call``, tracing ``function`` afresh) is made again after ``site`` by a
+        statement that runs whenever ``site`` does, before anything reads ``name`` or calls a same-module
+        function: the rebinding at ``site`` reaches the new pipeline and the old one is not used again."""
+        name = _assigned_name(call, order)
+        if name is None or not self._traces_afresh(call, owner, function):
+            return False
+        start = order.post[id(site)]
+        for later in owner.calls:
+            if id(later) not in order.pre or order.pre[id(later)] <= start:
+                continue
+            statement = _assigning_statement(later, order)
+            if statement is None or _assigned_name(later, order) != name \
+                    or not self._traces_afresh(later, owner, function):
+                continue
+            if any(isinstance(a, cst.BaseCompoundStatement) and not order.contains(a, site)
+                   for a in order.ancestors(statement)):
+                continue  # may not run when the rebinding does
+            end = order.pre[id(statement)]
+            root = owner.node if isinstance(owner.node, cst.Module) else owner.node.body
+            if not any(start < order.pre.get(id(node), -1) < end and self._may_use(node, name, owner)
+                       for node in walk(root, skip=SCOPE_TYPES)):
+                return True
+        return False
+
+    def _may_use(self, node: cst.CSTNode, name: str, scope: ScopeInfo) -> bool:
+        """``node`` reads ``name``, or calls a same-module function (which may read it)."""
+        if isinstance(node, cst.Name):
+            return node.value == name
+        return isinstance(node, cst.Call) and self.graphs.function_scope(node.func, scope) is not None
+
     def _reaches(self, start: ScopeInfo) -> Set[int]:
         key = id(start)
         if key not in self._reachable:
@@ -188,6 +246,23 @@ def _order(scope: ScopeInfo) -> _Order:
     if scope.order is None:
         scope.order = _Order(scope)
     return scope.order
+
+
+def _assigning_statement(call: cst.Call, order: _Order) -> Optional[cst.Assign]:
+    """The ``name = ...`` statement whose value holds ``call``."""
+    for ancestor in order.ancestors(call):
+        if isinstance(ancestor, cst.Assign):
+            return ancestor
+        if isinstance(ancestor, cst.BaseStatement):
+            return None
+    return None
+
+
+def _assigned_name(call: cst.Call, order: _Order) -> Optional[str]:
+    statement = _assigning_statement(call, order)
+    if statement is None or len(statement.targets) != 1 or not isinstance(statement.targets[0].target, cst.Name):
+        return None
+    return statement.targets[0].target.value
 
 
 def _site(value) -> Optional[cst.CSTNode]:

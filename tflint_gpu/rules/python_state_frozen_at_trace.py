@@ -39,8 +39,11 @@ class PythonStateFrozenAtTrace(Rule):
     (anything bound to one); imports, functions, classes, and names used as a
     callee (`act(x)`) or an object (`cfg.get(...)`); a function created inside
     the loop that rebinds the name (each turn makes a new function, traced
-    afresh); names a graph function itself writes through `global` (TFG103
-    reports those writes).
+    afresh); a rebinding followed by `ds = <...>.map(fn)` made again (in the
+    same block, before anything reads `ds`): `Dataset.map` traces a plain
+    function afresh at each call (not a `tf.function`, whose traces are
+    cached), so the new pipeline reads the new value; names a graph function
+    itself writes through `global` (TFG103 reports those writes).
 
     ## Why is this bad?
     TensorFlow runs a graph function's Python only while tracing. A Python
@@ -339,6 +342,29 @@ class PythonStateFrozenAtTrace(Rule):
                 step(tf.ones((1, 2)))
             """,
             note="a dict mutated in place is not rebound; a model is used as a callee",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            IMAGE_RES = 224
+
+            def format_image(image, label):
+                image = tf.image.resize(image, (IMAGE_RES, IMAGE_RES)) / 255.0
+                return image, label
+
+            training_set = tf.data.Dataset.from_tensor_slices((tf.ones((4, 8, 8, 3)), tf.ones(4)))
+            train_batches = training_set.map(format_image).batch(2)
+            for images, labels in train_batches:
+                pass
+
+            IMAGE_RES = 32
+            train_batches = training_set.map(format_image).batch(2)
+            for images, labels in train_batches:
+                pass
+            """,
+            note="the pipeline is made again after the rebinding: Dataset.map traces a plain function afresh at "
+                 "each call, so the new one resizes to 32 (tensorflow/examples l06c03 transfer-learning notebook)",
         ),
     ]
 
