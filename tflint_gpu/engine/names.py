@@ -30,6 +30,10 @@ _ALIASES = (
     ("tf_keras.", "keras."),
     ("keras.src.", "keras."),
 )
+_COMPAT = frozenset({"tensorflow.compat.v2.", "tensorflow.compat.v1."})
+_TF2_KERAS_MODULES = frozenset({
+    "tensorflow.losses.", "tensorflow.metrics.", "tensorflow.optimizers.", "tensorflow.initializers.",
+})
 # How many assignments ``raw_qualname`` follows (``a = b``, ``b = tf.nn``).
 _ALIAS_DEPTH = 3
 _ALIAS_EXACT = {
@@ -41,11 +45,25 @@ _ALIAS_EXACT = {
 
 
 def normalize(name: str) -> str:
+    """One spelling per API. ``tf.compat.v1``/``v2`` compose with the other
+    aliases (``tensorflow.compat.v2.keras.Model`` is ``keras.Model``), except
+    that ``tf.compat.v1.losses``/``metrics``/``optimizers``/``initializers``
+    are TensorFlow 1's modules, not Keras's."""
     if name in _ALIAS_EXACT:
         return _ALIAS_EXACT[name]
+    v1 = name.startswith("tensorflow.compat.v1.")
     for prefix, replacement in _ALIASES:
         if name.startswith(prefix):
-            return replacement + name[len(prefix):]
+            name = replacement + name[len(prefix):]
+            break
+    else:
+        return name
+    if prefix in _COMPAT:
+        if name in _ALIAS_EXACT:
+            return _ALIAS_EXACT[name]
+        for prefix, replacement in _ALIASES:
+            if name.startswith(prefix) and not (v1 and prefix in _TF2_KERAS_MODULES):
+                return replacement + name[len(prefix):]
     return name
 
 
