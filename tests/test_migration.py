@@ -176,3 +176,24 @@ def test_expects_error():
     assert m.expects_error(*_call_at(ctx, "metric.reset_states()"))
     assert not m.expects_error(*_call_at(ctx, "metric.reset_states(handle)"))
     assert m.guarded(*_call_at(ctx, "metric.reset_states()"))
+
+
+def test_path_ending_follows_the_binding_that_reaches_the_read():
+    ctx = context("""
+        import os
+        import pathlib
+
+        def save(model, tmpdir):
+            filepath = str(tmpdir / "test.h5")
+            model.save(filepath, save_format="h5")
+            filepath = str(tmpdir / "test")
+            model.save(filepath, save_format="tf")
+            model.save(os.fspath(pathlib.Path(tmpdir, "m.keras")))
+            for name in ("a.keras", "b"):
+                model.save(name)
+    """)
+    ends = []
+    for call, scope in ctx.model.index.get("Call", ()):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "save":
+            ends.append(ctx.path_ending(call.args[0].value, scope))
+    assert ends == ["test.h5", "test", "m.keras", None]

@@ -259,13 +259,16 @@ def is_metric_class(qualname: Optional[str]) -> bool:
             and parts[2] not in ("MSE", "MAE", "MAPE", "MSLE", "KLD")) or qualname == "keras.Metric"
 
 
-_PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join"})
+_PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
 
 
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
-    part of ``os.path.join(...)``, of ``a + "x"`` or of an f-string ending in
-    text; through a name bound once. None when it cannot be told."""
+    part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
+    ``a / "x"`` (pathlib) or of an f-string ending in text; the argument of
+    ``str(...)``/``os.fspath(...)``; through a name (the one binding that
+    reaches the read, where the name is local; else a name bound once). None
+    when it cannot be told."""
     if expr is None or depth > _DEPTH:
         return None
     if isinstance(expr, cst.SimpleString):
@@ -276,14 +279,21 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
         return path_ending(expr.right, scope, resolver, depth + 1)
-    if isinstance(expr, cst.Call) and expr.args and resolver.qualname(expr.func, scope) in _PATH_JOINS:
-        last = expr.args[-1]
-        return None if last.star else path_ending(last.value, scope, resolver, depth + 1)
+    if isinstance(expr, cst.Call) and expr.args:
+        qualname = resolver.qualname(expr.func, scope)
+        if qualname in _PATH_JOINS:
+            last = expr.args[-1]
+            return None if last.star else path_ending(last.value, scope, resolver, depth + 1)
+        only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
+            else None
+        if only is not None and (qualname == "os.fspath" or (
+                isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
+            return path_ending(only.value, scope, resolver, depth + 1)
     if isinstance(expr, cst.Name):
-        found = lookup(expr.value, scope, None)
-        if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+        found = lookup(expr.value, scope, expr)
+        if found is None or found.kind != ASSIGNED or expr.value in found.scope.globals:
             return None
         value = found.single_value
         if isinstance(value, cst.BaseExpression):

@@ -351,6 +351,46 @@ class RemovedKerasArgument(Rule):
         ),
         flagged(
             """
+            import os
+            import pathlib
+            import tempfile
+            import tensorflow as tf
+
+            def save_twice(folder):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+                filepath = str(pathlib.Path(folder) / "test.h5")
+                model.save(filepath, save_format="h5")
+                filepath = str(pathlib.Path(folder) / "test.keras")
+                model.save(filepath, save_format="keras")
+                return tf.keras.models.load_model(filepath).get_weights()
+            """,
+            fixed="""
+            import os
+            import pathlib
+            import tempfile
+            import tensorflow as tf
+
+            def save_twice(folder):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer="ones")])
+                filepath = str(pathlib.Path(folder) / "test.h5")
+                model.save(filepath)
+                filepath = str(pathlib.Path(folder) / "test.keras")
+                model.save(filepath)
+                return tf.keras.models.load_model(filepath).get_weights()
+            """,
+            at=[
+                (9, 26, "Keras 3 ignores `save_format=`: the `.h5` suffix decides the format"),
+                (11, 26, "Keras 3 ignores `save_format=`: the `.keras` suffix decides the format"),
+            ],
+            run="""
+            with tempfile.TemporaryDirectory() as _folder:
+                weights = save_twice(_folder)
+            """,
+            note="a name rebound: the binding that reaches each save decides (str(), pathlib /); tensorflow/addons "
+                 "normalizations_test",
+        ),
+        flagged(
+            """
             import tensorflow as tf
 
             model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
