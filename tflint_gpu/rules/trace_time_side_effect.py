@@ -71,7 +71,9 @@ class TraceTimeSideEffect(Rule):
     code, and helpers that only `build` or lazy blocks call (transitively);
     `__init__`/`build` and other eager code; functions handed to
     `tf.py_function`/`tf.numpy_function`; `print` (it too runs once per
-    trace; not reported here: use `tf.print`).
+    trace; not reported here: use `tf.print`); counters named for traces
+    (`num_traces += 1`, `self.tracing_count += 1`), which count traces on
+    purpose, as TensorFlow's guide does.
 
     ## Why is this bad?
     TensorFlow runs the Python body of a graph function only while tracing it;
@@ -152,6 +154,8 @@ class TraceTimeSideEffect(Rule):
         if function is None:
             return
         target = node.target
+        if _counts_traces(target):
+            return  # `num_traces += 1`: counting traces is the point (TensorFlow's guide does it)
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx):
                 what = f"`{_code(ctx, node)}` rebinds {_declaration(target.value, function, ctx)} `{target.value}`"
@@ -369,6 +373,29 @@ class TraceTimeSideEffect(Rule):
         return all(id(use) in allowed for use in bindings.name_uses(module, name))
 
     cases = [
+        clean(
+            """
+            import tensorflow as tf
+
+            num_traces = 0
+
+            @tf.function
+            def f(x):
+                global num_traces
+                num_traces += 1
+                return x * 2
+
+            class Layer(tf.keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.tracing_count = 0
+
+                def call(self, x):
+                    self.tracing_count += 1
+                    return x
+            """,
+            note="trace counters count traces on purpose (keras trainer_test, the tf.function guide)",
+        ),
         flagged(
             """
             import tensorflow as tf
@@ -1043,6 +1070,14 @@ def _declared_global(name: str, function: ScopeInfo, ctx) -> bool:
 
 def _declaration(name: str, function: ScopeInfo, ctx) -> str:
     return "global" if _declared_global(name, function, ctx) else "nonlocal"
+
+
+def _counts_traces(target: cst.BaseExpression) -> bool:
+    """A counter named for traces (``num_traces``, ``self.tracing_count``): it
+    counts traces on purpose."""
+    name = target.attr.value if isinstance(target, cst.Attribute) else \
+        target.value if isinstance(target, cst.Name) else ""
+    return "trac" in name.lower()
 
 
 def _attr_kind(attr: Tuple[str, str], function: ScopeInfo, ctx) -> Optional[str]:
