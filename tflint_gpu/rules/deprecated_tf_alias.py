@@ -177,7 +177,7 @@ class DeprecatedTfAlias(Rule):
             fix = Fix(f"Import from `{module[:-len('.experimental')]}`", Safety.SAFE,
                       {node.module: node.module.value})
         listed = ", ".join(f"`{n}`" for n in aliased)
-        ctx.report(node, f"{listed} from `{_short(target)}` deprecated: import from "
+        ctx.report(node, f"Deprecated aliases imported from `{_short(target)}`: import {listed} from "
                          f"`{_short(target[:-len('.experimental')])}`", fix)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -281,7 +281,8 @@ class DeprecatedTfAlias(Rule):
             c = tensorflow.data.AUTOTUNE + AUTOTUNE + INF
             """,
             at=[
-                (4, 1, "`AUTOTUNE`, `INFINITE_CARDINALITY` from `tf.data.experimental` deprecated"),
+                (4, 1, "Deprecated aliases imported from `tf.data.experimental`: import `AUTOTUNE`, "
+                       "`INFINITE_CARDINALITY` from `tf.data`"),
                 (6, 5, "`tf.data.experimental.AUTOTUNE` is a deprecated alias"),
                 (7, 5, "`tf.data.experimental.UNKNOWN_CARDINALITY` is a deprecated alias"),
                 (8, 5, "`tf.data.experimental.AUTOTUNE` is a deprecated alias"),
