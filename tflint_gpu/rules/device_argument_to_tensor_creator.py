@@ -47,8 +47,8 @@ class DeviceArgumentToTensorCreator(Rule):
     inside a `tf.function`. `tf.Variable` accepts any keyword and drops the
     ones it does not know: `tf.Variable(1.0, device="/device:XYZ:0")` runs
     and the variable is on the default device (`CPU:0` here): the placement
-    the code asks for silently does not happen (on a GPU machine, a variable
-    meant for the host goes to the GPU).
+    the code asks for silently does not happen; the variable goes wherever
+    it would go without the argument.
 
     ## Example
     ```python
@@ -73,8 +73,9 @@ class DeviceArgumentToTensorCreator(Rule):
 
     ## Measured effect
     TensorFlow 2.21, CPU: the errors above. examples/TFG906 (`tflint-gpu
-    verify --rule TFG906`): fixes-error, `TypeError` before, after the fix
-    the tensors are made inside `tf.device` and the computation runs.
+    verify --device cpu --size small --rule TFG906`): fixes-error, `TypeError:
+    constant() got an unexpected keyword argument 'device'` before; after the
+    fix the table is made inside `tf.device("/cpu:0")` and the lookup runs.
     """
 
     code = "TFG906"
