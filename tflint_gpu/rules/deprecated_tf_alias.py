@@ -129,9 +129,8 @@ class DeprecatedTfAlias(Rule):
     TensorFlow 2.21, Keras 3.15, CPU: the identities and warnings above; the
     fixed code computes identical values (tests/test_fix_execution.py runs
     each case). examples/TFG904 (`tflint-gpu verify --device cpu --size small
-    --rule TFG904`): equivalent, the same values and the same traces (18/18:
-    the last, shorter batch retraces once, relaxed), without the deprecation
-    warnings; 0.064 s before, 0.055 s after (noise: the names are the same
+    --rule TFG904`): equivalent, the same values and the same traces (18/18),
+    without the deprecation warnings; 0.064 s before, 0.055 s after (noise: the names are the same
     objects).
     """
 
