@@ -62,7 +62,7 @@ from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis, argument, keyw
 from tflint_gpu.engine.model import (
     ASSIGNED, AUGMENTED, DEF, ITERATED, SCOPE_TYPES, ModuleModel, ScopeInfo, lookup, walk,
 )
-from tflint_gpu.engine.values import PY_SCALAR, ValueKinds
+from tflint_gpu.engine.values import KERAS, METRIC, PY_SCALAR, VARIABLE, ValueKinds
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _LOOPS = (cst.For, cst.While) + _COMPREHENSIONS
@@ -347,6 +347,61 @@ class Retracing:
                     if site is target_iter or (isinstance(site, cst.CSTNode) and id(site) in parts):
                         return name
         return None
+
+    def captured_per_call(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[str]:
+        """A name the ``tf.function`` made at ``node`` reads from ``scope`` (in
+        its body, in functions nested in it, or in functions ``scope`` defines
+        that it names) that ``scope`` binds to a stateful object it creates:
+        a Keras model or layer, a metric, a ``tf.Variable``. Each call of
+        ``scope`` then makes a function over new objects (``model = Net();
+        @tf.function def step(x): ... model(x) ...``): made once, it could not
+        see them, and given them as arguments it traces again for each new
+        object (TF 2.21: 3 traces for 3 new models and metrics)."""
+        if isinstance(node, cst.FunctionDef):
+            made = self.model.scope_of_node.get(node)
+        else:
+            made = self.graphs.function_scope(argument(node, 0, "func"), scope) if isinstance(node, cst.Call) else None
+        if made is None:
+            return None
+        todo = [made]
+        seen: Set[int] = set()
+        while todo:
+            root = todo.pop()
+            if id(root) in seen:
+                continue
+            seen.add(id(root))
+            nested = [root]
+            while nested:
+                current = nested.pop()
+                nested.extend(current.nested)  # functions defined in it, called or handed on
+                body = current.node.body if not isinstance(current.node, cst.Module) else None
+                if body is None:
+                    continue
+                for name in sorted(bindings.mentions(body)):
+                    found = lookup(name, current)
+                    if found is None or found.scope is not scope:
+                        continue
+                    if found.kind == DEF and isinstance(found.target, ScopeInfo) and found.target.parent is scope:
+                        todo.append(found.target)  # a local function it calls or hands on
+                    elif found.kind == ASSIGNED and any(self._stateful(value, scope) for value in found.own_values):
+                        return name
+        return None
+
+    def _stateful(self, value, scope: ScopeInfo) -> bool:
+        """Is ``value`` a new Keras model, layer, metric or optimizer, or a variable?"""
+        if not isinstance(value, cst.BaseExpression):
+            return False
+        if self.values.kind(value, scope) in (KERAS, METRIC, VARIABLE):
+            return True
+        if not isinstance(value, cst.Call):
+            return False
+        if isinstance(value.func, cst.Name):
+            cls = scope.lookup_class(value.func.value)
+            if cls is not None:
+                return self.graphs.is_keras_class(cls)  # a Keras subclass of this module
+        qualname = self.values.resolver.qualname(value.func, scope) or ""
+        return qualname.startswith("keras.optimizers.") and qualname.rsplit(".", 1)[1][:1].isupper() \
+            and ".schedules." not in qualname
 
     def _decorator_ids(self) -> Set[int]:
         if self._decorators is None:

@@ -20,7 +20,13 @@ class TfFunctionCreatedPerCall(Rule):
     Not flagged: a `tf.function` made once (module level, `__init__`, a
     factory called once) or made in a loop and called only after it; one
     stored on an attribute or returned (the engine does not follow it);
-    graph code (a `tf.function` made while tracing is traced once with it).
+    graph code (a `tf.function` made while tracing is traced once with it);
+    one that closes over a value the loop around it rebinds, or, made per
+    call of a function, over a model, layer, metric, optimizer or
+    `tf.Variable` that function creates (a whole experiment per call): each
+    is a different function. Given those objects as arguments, one shared
+    `tf.function` would trace again for each new object anyway (TF 2.21: 3
+    traces for 3 calls with a new Keras model and metric).
 
     ## Why is this bad?
     Traces are cached per `tf.function` object. A new object has an empty
@@ -89,6 +95,8 @@ class TfFunctionCreatedPerCall(Rule):
                 return  # made in a loop, called after it: one trace
             if facts.captured_from_loop(node, scope, inner) is not None:
                 return  # it closes over a value the loop rebinds: a different function each time
+        elif facts.captured_per_call(node, scope) is not None:
+            return  # it uses a model, metric or variable this call creates: a different function each call
         name = facts.created_tf_function(node, scope)
         what = f"`{name}`" if name else "here"
         when = "at every iteration" if loops else f"at every call of `{ctx.graphs.describe(scope.function())}`"
@@ -155,6 +163,31 @@ class TfFunctionCreatedPerCall(Rule):
             """,
             note="each iteration's tf.function closes over a value the loop rebinds (keras-cv benchmarks): "
                  "a different function each time, it cannot be made once before the loop",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def train_and_eval(width, strategy, datasets):
+                model = tf.keras.Sequential([tf.keras.layers.Dense(width)])
+                accuracy = tf.keras.metrics.Accuracy()
+
+                def step_fn(x):
+                    accuracy.update_state(x, model(x))
+
+                @tf.function
+                def eval_step(x):
+                    strategy.run(step_fn, args=(x,))
+
+                for x in datasets:
+                    eval_step(x)
+
+            def sweep(strategy, datasets):
+                for width in [8, 16, 32]:
+                    train_and_eval(width, strategy, datasets)
+            """,
+            note="a whole experiment per call: the tf.function uses the model and metric that call creates "
+                 "(simclr colabs and tf2/run.py)",
         ),
         clean(
             """
