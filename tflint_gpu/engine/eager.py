@@ -102,6 +102,7 @@ class EagerFacts:
         self.values = values
         self._parents: Dict[int, Dict[int, cst.CSTNode]] = {}
         self._hazards: Dict[int, List[Tuple[cst.CSTNode, str]]] = {}
+        self._switches: Optional[List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]] = None
 
     # -- training steps ---------------------------------------------------
     def training_step(self, node: cst.With, scope: ScopeInfo) -> Optional[TrainingStep]:
@@ -289,8 +290,12 @@ class EagerFacts:
 
     # -- eager switches and guards ----------------------------------------
     def eager_switches(self) -> List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]:
-        return [(call, scope, argument(call, 0, "run_eagerly")) for call, scope in self.model.index.get("Call", ())
-                if self._qualname(call.func, scope) in EAGER_SWITCHES]
+        """The ``run_functions_eagerly(...)`` calls of the file and their argument (found once)."""
+        if self._switches is None:
+            self._switches = [(call, scope, argument(call, 0, "run_eagerly"))
+                              for call, scope in self.model.index.get("Call", ())
+                              if self._qualname(call.func, scope) in EAGER_SWITCHES]
+        return self._switches
 
     def guards(self, node: cst.CSTNode, scope: ScopeInfo) -> List[cst.BaseExpression]:
         tests = []
