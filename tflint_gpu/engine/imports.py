@@ -13,7 +13,12 @@ import libcst as cst
 
 def missing_imports(module: cst.Module, imports: Sequence[str]) -> List[str]:
     """The import statements (source text) among ``imports`` the module lacks."""
-    existing = {module.code_for_node(stmt).strip() for stmt in module.body}
+    if not imports:
+        return []
+    # Only top-level import lines can match: codegen just those, not every statement.
+    existing = {module.code_for_node(stmt).strip() for stmt in module.body
+                if isinstance(stmt, cst.SimpleStatementLine)
+                and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)}
     return [text for text in dict.fromkeys(imports) if text not in existing]
 
 
