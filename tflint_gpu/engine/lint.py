@@ -306,11 +306,13 @@ def check_syntax(source: str, path: str) -> None:
         raise ParseError(f"{path}: cannot parse: {error}") from None
 
 
-def analyse(module: cst.Module, rules: Sequence[RuleClass]) -> RuleContext:
+def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
     indexed = wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())}
     model = build_model(module, indexed)
+    if source is not None:
+        model.source = source  # spares a code generation to any fact that reads the text
     resolver = Resolver()
     graphs = GraphAnalysis(model, resolver)
     graphs.run()
@@ -345,7 +347,7 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     if noqa and _FILE_NOQA.search(source):
         return LintResult([])
     module = parse(source, path)
-    ctx = analyse(module, active)
+    ctx = analyse(module, active, source)
     if not ctx.reports:
         return LintResult([], module)
     # Edits replace a node's whole text (decorators, leading comments and blank

@@ -82,7 +82,7 @@ class Migration:
     def legacy_env(self) -> bool:
         """Does the file mention TF_USE_LEGACY_KERAS (tf.keras may be Keras 2 there)?"""
         if self._legacy_env is None:
-            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.module.code
+            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.source
         return self._legacy_env
 
     def api_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:

@@ -235,11 +235,23 @@ class ModuleModel:
 
     def __init__(self, module: cst.Module) -> None:
         self.module = module
+        self._source: Optional[str] = None
         self.root = ScopeInfo(module, "module", None, "<module>")
         self.scopes: List[ScopeInfo] = [self.root]
         self.scope_of_node: Dict[cst.CSTNode, ScopeInfo] = {module: self.root}
         self.index: Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]] = {}
         self._by_scope: Dict[str, Dict[int, List[cst.CSTNode]]] = {}
+
+    @property
+    def source(self) -> str:
+        """The module's text (the text it was parsed from when the linter gave it)."""
+        if self._source is None:
+            self._source = self.module.code
+        return self._source
+
+    @source.setter
+    def source(self, text: str) -> None:
+        self._source = text
 
     def nodes_in(self, scope: ScopeInfo, type_name: str) -> List[cst.CSTNode]:
         """Indexed nodes of ``type_name`` whose own scope is ``scope``, in source order."""
