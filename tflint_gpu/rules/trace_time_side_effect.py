@@ -154,7 +154,7 @@ class TraceTimeSideEffect(Rule):
         if function is None:
             return
         target = node.target
-        if _counts_traces(target):
+        if _counts_traces(target.value if isinstance(target, cst.Subscript) else target):
             return  # `num_traces += 1`: counting traces is the point (TensorFlow's guide does it)
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx):
@@ -191,6 +191,8 @@ class TraceTimeSideEffect(Rule):
 
     # -- checks -----------------------------------------------------------
     def _check_assign_target(self, node: cst.Assign, target: cst.BaseExpression, function: ScopeInfo, ctx) -> None:
+        if _counts_traces(target.value if isinstance(target, cst.Subscript) else target):
+            return  # `tracing_count[0] = tracing_count[0] + 1`: counting traces on purpose
         if isinstance(target, cst.Name):
             if self._global_state(target.value, function, ctx) \
                     and not ctx.run_once.creates_variable(node.value, ctx.scope):
@@ -393,6 +395,16 @@ class TraceTimeSideEffect(Rule):
                 def call(self, x):
                     self.tracing_count += 1
                     return x
+
+            def make():
+                tracing_count = [0]
+
+                @tf.function
+                def g(x):
+                    tracing_count[0] = tracing_count[0] + 1
+                    return x
+
+                return g, tracing_count
             """,
             note="trace counters count traces on purpose (keras trainer_test, the tf.function guide)",
         ),
