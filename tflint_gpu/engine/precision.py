@@ -227,25 +227,13 @@ class PrecisionFacts:
     def _output_layer(self, expr: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode) -> Optional[cst.Call]:
         """The layer constructor whose call made the tensor ``expr``:
         ``Layer(...)(x)``, or a name bound once to that."""
-        if isinstance(expr, cst.Name):
-            found = lookup(expr.value, scope, at)
-            value = found.single_value if found is not None else None
-            if not isinstance(value, cst.Call) or found.scope is not scope:
-                return None
-            expr = value
-        if not isinstance(expr, cst.Call):
-            return None
-        return self._layer_constructor(expr.func, scope, at)
+        expr = _call_behind(expr, scope, at)
+        return self._layer_constructor(expr.func, scope, at) if expr is not None else None
 
     def _layer_constructor(self, expr: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode) -> Optional[cst.Call]:
         """``expr`` as a Keras layer constructor call (or a name bound once to one)."""
-        if isinstance(expr, cst.Name):
-            found = lookup(expr.value, scope, at)
-            value = found.single_value if found is not None else None
-            if not isinstance(value, cst.Call) or found.scope is not scope:
-                return None
-            expr = value
-        if not isinstance(expr, cst.Call):
+        expr = _call_behind(expr, scope, at)
+        if expr is None:
             return None
         qualname = self._qualname(expr.func, scope)
         if qualname is None or not qualname.startswith("keras.layers."):
@@ -326,3 +314,14 @@ def _own_returns(function: cst.FunctionDef) -> List[cst.Return]:
     from tflint_gpu.engine.model import SCOPE_TYPES, walk
 
     return [n for n in walk(function.body, skip=SCOPE_TYPES) if isinstance(n, cst.Return)]
+
+
+def _call_behind(expr: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode) -> Optional[cst.Call]:
+    """``expr`` if it is a call, or the call a name of ``scope`` is bound to once where ``at`` reads it."""
+    if isinstance(expr, cst.Name):
+        found = lookup(expr.value, scope, at)
+        value = found.single_value if found is not None else None
+        if not isinstance(value, cst.Call) or found.scope is not scope:
+            return None
+        return value
+    return expr if isinstance(expr, cst.Call) else None

@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.engine.migration import KERAS3
+from tflint_gpu.engine.model import dotted_name
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # tf.<module>.experimental.X that are the very same object as tf.<module>.X (measured: `is`, TF 2.21,
@@ -22,15 +23,6 @@ _ALIAS_MODULES = {"tensorflow.config.experimental", "tensorflow.data.experimenta
 
 def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
     return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
-
-
-def _dotted(expr) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr.value}" if base is not None else None
-    return None
 
 
 def _short(qualname: str) -> str:
@@ -162,7 +154,7 @@ class DeprecatedTfAlias(Rule):
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module)
+        module = dotted_name(node.module)
         if module is None or not module.endswith(".experimental"):
             return
         from tflint_gpu.engine.names import normalize
@@ -170,7 +162,7 @@ class DeprecatedTfAlias(Rule):
         target = normalize(module)
         if target not in _ALIAS_MODULES:
             return
-        names = [_dotted(alias.name) for alias in node.names]
+        names = [dotted_name(alias.name) for alias in node.names]
         aliased = [n for n in names if f"{target}.{n}" in _ALIASES]
         if not aliased:
             return

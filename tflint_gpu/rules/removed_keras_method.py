@@ -7,6 +7,7 @@ import libcst as cst
 
 from tflint_gpu.engine import values
 from tflint_gpu.engine.migration import KERAS3, is_metric_class, is_model_class
+from tflint_gpu.engine.model import dotted_name
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Model.*_generator -> the method Keras 3 has, and the keywords that method accepts.
@@ -168,7 +169,7 @@ class RemovedKerasMethod(Rule):
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
             return
-        module = _dotted(node.module)
+        module = dotted_name(node.module)
         if module is None:
             return
         from tflint_gpu.engine.migration import raw_flavour
@@ -179,7 +180,7 @@ class RemovedKerasMethod(Rule):
         target = normalize(module)
         if target == _MIXED_EXPERIMENTAL or target.startswith(_MIXED_EXPERIMENTAL + ".") or (
                 target == "keras.mixed_precision"
-                and any(_dotted(alias.name) == "experimental" for alias in node.names)):
+                and any(dotted_name(alias.name) == "experimental" for alias in node.names)):
             _report(ctx, node, "Keras 3 has no `mixed_precision.experimental` (ImportError): use "
                                "`mixed_precision.Policy` and `set_global_policy`")
 
@@ -433,12 +434,3 @@ class RemovedKerasMethod(Rule):
                  "the AttributeError",
         ),
     ]
-
-
-def _dotted(expr) -> Optional[str]:
-    if isinstance(expr, cst.Name):
-        return expr.value
-    if isinstance(expr, cst.Attribute):
-        base = _dotted(expr.value)
-        return f"{base}.{expr.attr.value}" if base is not None else None
-    return None
