@@ -349,6 +349,15 @@ def test_rules_and_rule_commands(project, run_cli):
     assert run_cli("rule", "TFG999")[0] == 2
 
 
+def test_rules_listing_keeps_its_columns_aligned(project, run_cli):
+    """Every rule's fix column starts at the same place, whatever the length of its name."""
+    code, out, _ = run_cli("rules")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) >= 28
+    starts = {line.index(" fix: ") if " fix: " in line else line.index(" no fix ") for line in lines}
+    assert len(starts) == 1, starts
+
+
 def test_console_script_runs_as_a_process(project):
     write(project, "a.py", SAMPLE)
     proc = subprocess.run(

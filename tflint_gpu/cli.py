@@ -212,10 +212,11 @@ def _rules(fmt: str) -> int:
         ]
         print(json.dumps(data, indent=2))
         return 0
+    width = max((len(r.name) for r in rules), default=0)
     for r in rules:
         fix = f"fix: {r.fix_safety.value}" if r.fix_safety else "no fix"
         default = "" if r.default_enabled else "  (off by default)"
-        print(f"{r.code}  {r.name:<34} {fix:<12} {r.summary()}{default}")
+        print(f"{r.code}  {r.name:<{width}}  {fix:<12} {r.summary()}{default}")
     return 0
 
 
