@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine.context import keyword
 from tflint_gpu.rules.base import Safety
 
 # numpy creator -> (tf op, positional parameter names of the numpy function)
@@ -158,8 +159,7 @@ _FLOAT64_BY_DEFAULT = frozenset({"numpy.zeros", "numpy.ones", "numpy.eye", "nump
 def float64_by_default(call: cst.Call, qualname: str) -> bool:
     """Does the NumPy creator ``call`` make a float64 array only because
     NumPy's default says so (no ``dtype=``; a random draw with a size)?"""
-    if qualname not in _FLOAT64_BY_DEFAULT or any(a.keyword is not None and a.keyword.value == "dtype"
-                                                  for a in call.args):
+    if qualname not in _FLOAT64_BY_DEFAULT or keyword(call, "dtype") is not None:
         return False
     return qualname not in RANDOM or bool(call.args)
 

@@ -53,6 +53,7 @@ from tflint_gpu.engine.context import (
     TRACING_FUNCTIONS,
     GraphAnalysis,
     argument,
+    keyword,
 )
 from tflint_gpu.engine.model import SCOPE_TYPES, ModuleModel, ScopeInfo, dotted_name, walk
 from tflint_gpu.engine.names import Resolver, normalize
@@ -260,7 +261,8 @@ class Repetition:
 
         def add_arguments(kind: str, parameters, call: cst.Call, scope: ScopeInfo) -> None:
             for position, name in parameters:
-                expr = argument(call, position, name) if position >= 0 else _keyword_value(call, name)
+                named = keyword(call, name)  # position -1: keyword only
+                expr = argument(call, position, name) if position >= 0 else (named.value if named else None)
                 add(kind, function_scope(expr, scope), call, scope)
 
         for call, scope in self.model.index.get("Call", ()):
@@ -382,13 +384,6 @@ def _comp_for_parts(comp: cst.CompFor) -> List[cst.CSTNode]:
     if comp.inner_for_in is not None:
         parts.append(comp.inner_for_in)
     return parts
-
-
-def _keyword_value(call: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
 
 
 def _where(scope: ScopeInfo) -> str:

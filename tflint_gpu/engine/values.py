@@ -16,6 +16,7 @@ from typing import Optional, Set
 import libcst as cst
 
 from tflint_gpu.engine import run_once, tensors
+from tflint_gpu.engine.context import keyword
 from tflint_gpu.engine.model import ScopeInfo, assigned
 
 VARIABLE = "variable"
@@ -99,8 +100,7 @@ class ValueKinds:
         if short.startswith("random."):
             name = short[len("random."):]
             # With a size (or rand/randn with dimensions) NumPy returns an array; without, a Python float.
-            return (name in _NUMPY_RANDOM_ARRAYS and bool(call.args)) or any(
-                a.keyword is not None and a.keyword.value == "size" for a in call.args)
+            return (name in _NUMPY_RANDOM_ARRAYS and bool(call.args)) or keyword(call, "size") is not None
         return False
 
 

@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-from typing import Optional
-
 import libcst as cst
 
+from tflint_gpu.engine.context import keyword
 from tflint_gpu.engine.migration import KERAS3
 from tflint_gpu.engine.model import dotted_name
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
@@ -19,10 +18,6 @@ _ALIASES.update({
     for name in ("AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "ThreadingOptions")
 })
 _ALIAS_MODULES = {"tensorflow.config.experimental", "tensorflow.data.experimental"}
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _short(qualname: str) -> str:
@@ -184,30 +179,30 @@ class DeprecatedTfAlias(Rule):
             self._leaky_relu(node, ctx)
 
     def _function(self, node: cst.Call, ctx) -> None:
-        compile_arg = _keyword(node, "experimental_compile")
+        compile_arg = keyword(node, "experimental_compile")
         if compile_arg is not None:
-            if _keyword(node, "jit_compile") is not None:
+            if keyword(node, "jit_compile") is not None:
                 ctx.report(compile_arg, "`tf.function` given both `experimental_compile=` and `jit_compile=` "
                                         "raises ValueError: drop `experimental_compile=`")
             else:
                 fix = Fix("Rename to `jit_compile=`", Safety.SAFE, {compile_arg.keyword: cst.Name("jit_compile")})
                 ctx.report(compile_arg, "`experimental_compile=` is deprecated: `tf.function` calls it "
                                         "`jit_compile=`", fix)
-        relax = _keyword(node, "experimental_relax_shapes")
+        relax = keyword(node, "experimental_relax_shapes")
         if relax is not None:
             fix = None
-            if _is_bool(relax.value) and _keyword(node, "reduce_retracing") is None:
+            if _is_bool(relax.value) and keyword(node, "reduce_retracing") is None:
                 fix = Fix("Rename to `reduce_retracing=`", Safety.SAFE,
                           {relax.keyword: cst.Name("reduce_retracing")})
             ctx.report(relax, "`experimental_relax_shapes=` is deprecated: `tf.function` calls it "
                               "`reduce_retracing=`", fix)
 
     def _leaky_relu(self, node: cst.Call, ctx) -> None:
-        alpha = _keyword(node, "alpha")
+        alpha = keyword(node, "alpha")
         if alpha is None or ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3:
             return
         fix = None
-        if _keyword(node, "negative_slope") is None:
+        if keyword(node, "negative_slope") is None:
             fix = Fix("Rename to `negative_slope=`", Safety.UNSAFE, {alpha.keyword: cst.Name("negative_slope")})
         ctx.report(alpha, "Keras 3 `LeakyReLU(alpha=)` is deprecated (UserWarning): use `negative_slope=`", fix)
 

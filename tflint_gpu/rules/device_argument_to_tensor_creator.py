@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from tflint_gpu.engine.context import keyword
 from tflint_gpu.rules.base import FIXES_ERROR, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # TensorFlow functions that raise TypeError on `device=` (measured, TF 2.21; tf.compat.v1 too).
@@ -13,10 +14,6 @@ _RAISES = frozenset("tensorflow." + name for name in (
 ))
 # tf.Variable takes **kwargs and drops any it does not know: `device=` is silently ignored.
 _IGNORES = frozenset({"tensorflow.Variable"})
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _pure(expr: cst.BaseExpression) -> bool:
@@ -86,7 +83,7 @@ class DeviceArgumentToTensorCreator(Rule):
     reads_index = ("SimpleStatementLine",)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
-        device = _keyword(node, "device")
+        device = keyword(node, "device")
         if device is None:
             return
         qualname = ctx.call_name(node)

@@ -4,6 +4,7 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine.context import keyword
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.model import ScopeInfo
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
@@ -285,10 +286,8 @@ def _method(function: ScopeInfo) -> Optional[ScopeInfo]:
 
 
 def _keyword(node: cst.Call, name: str) -> Optional[cst.BaseExpression]:
-    for arg in node.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg.value
-    return None
+    found = keyword(node, name)
+    return found.value if found is not None else None
 
 
 def _keyword_true(node: cst.Call, name: str) -> bool:

@@ -4,6 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
+from tflint_gpu.engine.context import argument, keyword
 from tflint_gpu.engine import values
 from tflint_gpu.engine.migration import KERAS3, TF_KERAS
 from tflint_gpu.rules.base import CHANGES, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
@@ -18,10 +19,6 @@ _SAVE_FUNCTIONS = frozenset({"keras.models.save_model", "keras.saving.save_model
 _OPTIMIZER_RUN = """
 lr = float(opt.learning_rate)
 """
-
-
-def _keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    return next((a for a in call.args if a.keyword is not None and a.keyword.value == name), None)
 
 
 def _string(expr: Optional[cst.BaseExpression]) -> Optional[str]:
@@ -149,25 +146,25 @@ class RemovedKerasArgument(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not any(a.keyword is not None for a in node.args):
             return
-        lr = _keyword(node, "lr")
+        lr = keyword(node, "lr")
         if lr is not None:
             self._optimizer(node, lr, ctx)
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
-            compile_arg = _keyword(node, "experimental_compile")
+            compile_arg = keyword(node, "experimental_compile")
             if method == "compile" and compile_arg is not None:
                 self._compile(node, receiver, compile_arg, ctx)
-            save_format = _keyword(node, "save_format")
+            save_format = keyword(node, "save_format")
             if method in ("save", "save_weights") and save_format is not None:
                 self._save(node, receiver, save_format, method, ctx)
-        weights = _keyword(node, "weights")
+        weights = keyword(node, "weights")
         if weights is not None:
             self._layer(node, weights, ctx)
-        save_format = _keyword(node, "save_format")
+        save_format = keyword(node, "save_format")
         if save_format is not None and ctx.call_name(node) in _SAVE_FUNCTIONS \
                 and ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
-            self._report_save(node, save_format, _path(node, 1), ctx)
+            self._report_save(node, save_format, argument(node, 1, "filepath"), ctx)
 
     def _optimizer(self, node: cst.Call, lr: cst.Arg, ctx) -> None:
         qualname = ctx.call_name(node)
@@ -178,7 +175,7 @@ class RemovedKerasArgument(Rule):
             return
         flavour = ctx.migration.api_flavour(node.func, ctx.scope)
         raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
-        has_rate = _keyword(node, "learning_rate") is not None
+        has_rate = keyword(node, "learning_rate") is not None
         if flavour == KERAS3:
             fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.SAFE)
             _report(ctx, lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
@@ -192,7 +189,7 @@ class RemovedKerasArgument(Rule):
                                          and ctx.migration.object_flavour(receiver, ctx.scope) is not None):
             return
         fix = None
-        if _keyword(node, "jit_compile") is None:
+        if keyword(node, "jit_compile") is None:
             fix = _rename(arg, "jit_compile", "Rename `experimental_compile=` to `jit_compile=`", Safety.SAFE)
         _report(ctx, arg, "`compile()` has no `experimental_compile=` (TypeError): use `jit_compile=`", fix)
 
@@ -204,7 +201,7 @@ class RemovedKerasArgument(Rule):
             _report(ctx, arg, "Keras 3 `save_weights()` has no `save_format=` (TypeError): the path must end in "
                               "`.weights.h5`")
             return
-        self._report_save(node, arg, _path(node, 0), ctx)
+        self._report_save(node, arg, argument(node, 0, "filepath"), ctx)
 
     def _report_save(self, node: cst.Call, arg: cst.Arg, path: Optional[cst.BaseExpression], ctx) -> None:
         if (isinstance(arg.value, cst.Name) and arg.value.value in ("None", "False")) or _string(arg.value) == "":
@@ -475,11 +472,3 @@ class RemovedKerasArgument(Rule):
                  "tests); a test that expects the error (keras saving_lib_test)",
         ),
     ]
-
-
-def _path(call: cst.Call, position: int) -> Optional[cst.BaseExpression]:
-    keyword = _keyword(call, "filepath")
-    if keyword is not None:
-        return keyword.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    return positional[position].value if len(positional) > position else None
