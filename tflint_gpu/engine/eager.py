@@ -100,7 +100,6 @@ class EagerFacts:
         self.resolver = graphs.resolver
         self.tensors = tensors
         self.values = values
-        self._parents: Dict[int, Dict[int, cst.CSTNode]] = {}
         self._hazards: Dict[int, List[Tuple[cst.CSTNode, str]]] = {}
         self._switches: Optional[List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]] = None
 
@@ -174,7 +173,7 @@ class EagerFacts:
         """The innermost ``for``/``while`` of ``scope``'s own body whose body
         (or a ``while`` test) holds ``node``."""
         child = node
-        for parent in self._ancestors(node, scope):
+        for parent in scope.ancestors(node):
             if isinstance(parent, cst.For) and child is parent.body:
                 return parent
             if isinstance(parent, cst.While) and child in (parent.body, parent.test):
@@ -300,7 +299,7 @@ class EagerFacts:
     def guards(self, node: cst.CSTNode, scope: ScopeInfo) -> List[cst.BaseExpression]:
         tests = []
         child = node
-        for parent in self._ancestors(node, scope):
+        for parent in scope.ancestors(node):
             if isinstance(parent, (cst.If, cst.While)) and child is not parent.test:
                 tests.append(parent.test)
             elif isinstance(parent, cst.IfExp) and child is not parent.test:
@@ -323,7 +322,7 @@ class EagerFacts:
         """(line, holder): ``node`` is the expression of an ``Expr`` that is the
         only statement of ``line``; ``holder`` is the IndentedBlock or Module
         whose body lists ``line``."""
-        ancestors = list(self._ancestors(node, scope))
+        ancestors = list(scope.ancestors(node))
         if len(ancestors) < 3:
             return None
         expr, line, holder = ancestors[0], ancestors[1], ancestors[2]
@@ -336,22 +335,6 @@ class EagerFacts:
     # -- helpers ----------------------------------------------------------
     def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         return self.resolver.qualname(expr, scope)
-
-    def _ancestors(self, node: cst.CSTNode, scope: ScopeInfo):
-        parents = self._parents.get(id(scope))
-        if parents is None:
-            parents = {}
-            root = scope.node if isinstance(scope.node, cst.Module) else scope.node.body
-            for current in walk(root, skip=SCOPE_TYPES):
-                if current is not root and isinstance(current, SCOPE_TYPES):
-                    continue
-                for child in current.children:
-                    parents[id(child)] = current
-            self._parents[id(scope)] = parents
-        current = parents.get(id(node))
-        while current is not None:
-            yield current
-            current = parents.get(id(current))
 
 
 def _bound_expression(value) -> Optional[cst.CSTNode]:

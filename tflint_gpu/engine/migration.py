@@ -28,11 +28,11 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, _Order, lookup
+from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, lookup
 from tflint_gpu.engine.names import normalize
 
 KERAS3 = "keras3"
@@ -173,15 +173,6 @@ class Migration:
         return None
 
     # -- guards ---------------------------------------------------------------
-    def _ancestors(self, node: cst.CSTNode, scope: ScopeInfo) -> Iterator[cst.CSTNode]:
-        """The ancestors of ``node`` within its scope's own code (none when
-        ``node`` is not part of it)."""
-        if scope.order is None:
-            scope.order = _Order(scope)
-        if id(node) not in scope.order.pre:
-            return iter(())
-        return scope.order.ancestors(node)
-
     def hasattr_guards(self, node: cst.CSTNode, scope: ScopeInfo) -> List[Tuple[cst.BaseExpression, str, bool]]:
         """``(obj, name, has)`` for each ``if``/conditional expression around
         ``node`` (innermost first, in its scope's own code) whose test is
@@ -189,7 +180,7 @@ class Migration:
         the branch holding ``node`` runs when ``obj`` has ``name``."""
         guards: List[Tuple[cst.BaseExpression, str, bool]] = []
         child: cst.CSTNode = node
-        for parent in self._ancestors(node, scope):
+        for parent in scope.ancestors(node):
             if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
                 test = self._hasattr_test(parent.test, scope)
                 if test is not None:
@@ -224,7 +215,7 @@ class Migration:
         """Is ``node`` in the body of ``with self.assertRaises*(...)`` or
         ``with pytest.raises(...)`` (the test expects the error)?"""
         child: cst.CSTNode = node
-        for parent in self._ancestors(node, scope):
+        for parent in scope.ancestors(node):
             if isinstance(parent, cst.With) and child is parent.body:
                 for item in parent.items:
                     call = item.item

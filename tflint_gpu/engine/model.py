@@ -209,6 +209,17 @@ class ScopeInfo:
             return found.target
         return found.scope.defs.get(name) if found.kind == ASSIGNED and not found.writers else None
 
+    def flow_order(self) -> "_Order":
+        """Source order and parents of this scope's own nodes (built on first use)."""
+        if self.order is None:
+            self.order = _Order(self)
+        return self.order
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """The ancestors of ``node`` within this scope's own code, innermost
+        first (none when ``node`` is not part of it)."""
+        return self.flow_order().ancestors(node)
+
     def lookup(self, name: str, at: Optional[cst.CSTNode] = None) -> Optional["Binding"]:
         """What ``name`` read in this scope binds to (see ``lookup``)."""
         return lookup(name, self, at)
@@ -686,9 +697,7 @@ def _value_node(value: Any) -> Optional[cst.CSTNode]:
 
 
 def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]:
-    if scope.order is None:
-        scope.order = _Order(scope)
-    order = scope.order
+    order = scope.flow_order()
     if id(at) not in order.pre:
         return values  # not in this scope's own code: no flow to follow
     at_pre = order.pre[id(at)]

@@ -128,7 +128,7 @@ class TraceState:
         top = _top_in(function, owner)
         if top is None:
             return None
-        order = _order(owner)
+        order = owner.flow_order()
         if any(isinstance(a, _LOOPS) for a in order.ancestors(top)):
             return None  # a new function every turn of the loop, traced afresh
         runs = self._calls_running(owner, function)
@@ -148,7 +148,7 @@ class TraceState:
             if why is not None:
                 return node, owner, why, text
         for writer in writers:
-            writer_order = _order(writer)
+            writer_order = writer.flow_order()
             writer_runs = self._calls_running(writer, function)
             repeats = self.repetition.scope_python_repeats(writer)
             for value in (v for v, scope in binding.all_bindings() if scope is writer):
@@ -240,12 +240,6 @@ def _top_in(function: ScopeInfo, owner: ScopeInfo) -> Optional[cst.CSTNode]:
         if scope.parent is owner:
             return scope.node
     return None
-
-
-def _order(scope: ScopeInfo) -> _Order:
-    if scope.order is None:
-        scope.order = _Order(scope)
-    return scope.order
 
 
 def _assigning_statement(call: cst.Call, order: _Order) -> Optional[cst.Assign]:
