@@ -76,3 +76,27 @@ def test_test_suites(source):
 ])
 def test_not_test_suites(source):
     assert not test_module(source)
+
+
+def test_in_test_function_is_true_inside_test_methods_and_their_nested_functions():
+    import textwrap
+
+    import libcst as cst
+
+    from tflint_gpu.engine.model import build_model
+    from tflint_gpu.engine.testcode import in_test_function
+
+    model = build_model(cst.parse_module(textwrap.dedent("""
+        class T:
+            def setUp(self):
+                pass
+
+            def test_step(self):
+                def inner():
+                    pass
+
+            def train(self):
+                pass
+    """)), [])
+    verdict = {s.name: in_test_function(s) for s in model.scopes if s.is_function}
+    assert verdict == {"setUp": True, "test_step": True, "inner": True, "train": False}

@@ -10,6 +10,9 @@ a class of it derives from a ``*TestCase`` (``tf.test.TestCase``).
 
 A ``test_step`` method alone (Keras' ``Model.test_step``) is no test: library
 code imports no test framework.
+
+``in_test_function(scope)``: is the scope a test function, ``setUp`` or
+``tearDown``, or inside one, whatever the module?
 """
 from __future__ import annotations
 
@@ -17,10 +20,11 @@ import re
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ModuleModel
+from tflint_gpu.engine.model import ModuleModel, ScopeInfo
 from tflint_gpu.engine.names import Resolver
 
 _TEST_NAME = re.compile(r"test")
+_TEST_FUNCTION = re.compile(r"test|setUp|tearDown")
 _FRAMEWORKS = re.compile(
     r"(unittest|pytest|absl\.testing|numpy\.testing|tensorflow\.test|tensorflow\.python\.platform\.test"
     r"|tensorflow\.python\.framework\.test_util|(keras|tf_keras)(\.src)?\.testing(_infra)?)(\.|$)"
@@ -43,3 +47,8 @@ def is_test_module(model: ModuleModel, resolver: Resolver) -> bool:
         if test_function and framework:
             return True
     return False
+
+
+def in_test_function(scope: ScopeInfo) -> bool:
+    """Is ``scope`` a test function or inside one (``test_*``, ``setUp``, ``tearDown``)?"""
+    return any(s.is_function and _TEST_FUNCTION.match(s.name) for s in scope.chain())

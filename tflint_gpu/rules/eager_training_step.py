@@ -1,22 +1,12 @@
 from __future__ import annotations
 
-import re
-
 from typing import Set
 
 import libcst as cst
 
 from tflint_gpu.engine.context import KERAS_GRAPH_METHODS
+from tflint_gpu.engine.testcode import in_test_function
 from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
-
-
-# Test code runs eagerly on purpose, and its speed does not matter.
-_TEST_FUNCTION = re.compile(r"test|setUp|tearDown")
-
-
-def in_test(scope) -> bool:
-    """Is ``scope`` a test function or inside one (``test_*``, ``setUp``...)?"""
-    return any(s.is_function and _TEST_FUNCTION.match(s.name) for s in scope.chain())
 
 
 def _base_class_hook(function, ctx) -> bool:
@@ -128,7 +118,7 @@ class EagerTrainingStep(Rule):
         if step is None:
             return
         scope = step.scope
-        if scope.kind == "class" or ctx.graph(scope) is not None or in_test(scope) \
+        if scope.kind == "class" or ctx.graph(scope) is not None or in_test_function(scope) \
                 or ctx.eager.debug_guarded(node, scope):
             return
         function = scope.function()

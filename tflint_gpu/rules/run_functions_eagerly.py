@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.engine.context import keyword
-from tflint_gpu.rules.eager_training_step import in_test
+from tflint_gpu.engine.testcode import in_test_function
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 
@@ -100,7 +100,7 @@ class RunFunctionsEagerly(Rule):
 
     @staticmethod
     def _guarded(node: cst.Call, ctx) -> bool:
-        return in_test(ctx.scope) or ctx.in_test_module or ctx.eager.debug_guarded(node, ctx.scope)
+        return in_test_function(ctx.scope) or ctx.in_test_module or ctx.eager.debug_guarded(node, ctx.scope)
 
     @staticmethod
     def _remove_statement(node: cst.Call, ctx) -> Optional[Fix]:
