@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.engine.context import EAGER_WRAPPERS, argument, keyword
 from tflint_gpu.engine.datasets import (
     Chain,
     chains,
@@ -38,14 +38,11 @@ _EXPENSIVE = frozenset(
         "tensorflow.read_file",
         "tensorflow.image.crop_and_resize",
         "tensorflow.signal.stft",
-        "tensorflow.py_function",
-        "tensorflow.numpy_function",
-        "tensorflow.py_func",
     }
-)
+) | EAGER_WRAPPERS
 # Calls whose effects are seen outside the map's output: running them once
 # instead of every epoch is a visible change.
-_EFFECTS = frozenset({"tensorflow.print", "tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"})
+_EFFECTS = frozenset({"tensorflow.print"}) | EAGER_WRAPPERS
 _STATE_METHODS = ("assign", "assign_add", "assign_sub", "scatter_")
 # Origins whose elements differ from one iteration to the next.
 _RANDOM_SOURCES = frozenset({"tensorflow.data.Dataset.random", "tensorflow.data.experimental.RandomDataset"})

@@ -5,7 +5,7 @@ from typing import List, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.engine.context import EAGER_WRAPPERS, argument, keyword
 from tflint_gpu.engine.datasets import (
     Chain,
     chains,
@@ -20,8 +20,6 @@ from tflint_gpu.engine.datasets import (
 from tflint_gpu.engine.model import ScopeInfo
 from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
 
-PY_FUNCTIONS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func",
-                          "tensorflow.compat.v1.py_func"})
 # Where `num_parallel_calls` stands among the positional arguments.
 _POSITION = {"map": 1, "interleave": 3}
 
@@ -441,7 +439,7 @@ def _stateful(stage: cst.Call, scope: ScopeInfo, ctx) -> Optional[Tuple[List[str
         if id(call) in flagged_ids:
             continue
         qualname = ctx.qualname(call.func, inner)
-        if qualname in PY_FUNCTIONS:
+        if qualname in EAGER_WRAPPERS:
             python.append(f"`{short_name(qualname)}`")
             continue
         found = random_call(call, inner, ctx)

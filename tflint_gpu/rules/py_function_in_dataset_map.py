@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
+from tflint_gpu.engine.context import EAGER_WRAPPERS
 from tflint_gpu.engine.datasets import chains, flagged_calls, function_calls, map_function, method, short_name
 from tflint_gpu.rules.base import Rule, clean, flagged
-from tflint_gpu.rules.dataset_map_without_parallelism import PY_FUNCTIONS
 
 # Transformations whose first argument is a function tf.data traces.
 _TAKES_FUNCTION = frozenset({"map", "filter", "flat_map", "interleave"})
@@ -149,6 +149,6 @@ def _python_call(stage: cst.Call, scope, ctx) -> Optional[str]:
     skip = flagged_calls(func, scope, ctx)
     for call, inner in calls:
         qualname = ctx.qualname(call.func, inner)
-        if qualname in PY_FUNCTIONS and id(call) not in skip:
+        if qualname in EAGER_WRAPPERS and id(call) not in skip:
             return qualname
     return None
