@@ -28,13 +28,18 @@ class Fix:
 
     ``imports`` are import statements (source text such as
     ``"import tensorflow as tf"``) the replacement needs; the fixer adds those
-    that the module does not already have.
+    that the module does not already have. ``depends_on`` are nodes whose
+    text the rule judged the fix safe on (the body a decorator change
+    compiles, say): no other fix of the same round may replace anything
+    inside them, so the fixer applies that one in a later round, after this
+    rule has looked at the new text again.
     """
 
     message: str
     safety: Safety
     replacements: Dict[cst.CSTNode, cst.CSTNode]
     imports: Tuple[str, ...] = ()
+    depends_on: Tuple[cst.CSTNode, ...] = ()
 
 
 @dataclass
