@@ -588,7 +588,8 @@ def test_positions_match_libcst_position_providers():
     for source in sources:
         module = cst.parse_module(source)
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        syntactic, inclusive = code_ranges(module)
+        syntactic, inclusive, code, _ = code_ranges(module)
+        assert code == module.code
         assert syntactic == dict(wrapper.resolve(PositionProvider))
         assert inclusive == dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
 

@@ -1,21 +1,26 @@
-"""Apply fixes: collect edits, apply them in one transform, repeat until stable.
+"""Apply fixes: collect their text edits, apply them to the text, repeat until stable.
 
-Fixes whose nodes overlap an already accepted fix wait for the next round
-(the file is linted again, so positions and nodes are fresh). A round whose
-output does not parse is refused and the source stays as it was.
+A fix is applied as the text edits the finding reports (the same ones an
+editor gets), so lines no fix touches come out byte for byte as they went in.
+Fixes whose nodes overlap an already accepted fix, or the nodes an accepted
+fix was judged safe on (``Fix.depends_on``), wait for the next round: the
+file is linted again, so the rules see the new text. A round whose output
+does not parse is refused and the source stays as it was.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
-from typing import Dict, List, Sequence, Tuple
+from typing import List, Sequence, Tuple
 
-import libcst as cst
-
-from tflint_gpu.engine.imports import add_imports
-from tflint_gpu.engine.lint import LintResult, RuleClass, lint_source
-from tflint_gpu.findings import Finding, Fix, Safety
+from tflint_gpu.engine.imports import missing_imports
+from tflint_gpu.engine.lint import LintResult, ParseError, RuleClass, lint_source
+from tflint_gpu.engine.positions import LINE_END
+from tflint_gpu.findings import Edit, Finding, Fix, Safety
 
 MAX_ROUNDS = 10
+
+Span = Tuple[Tuple[int, int], Tuple[int, int]]
 
 
 @dataclass
@@ -32,34 +37,43 @@ def applicable(fix: Fix, unsafe: bool) -> bool:
     return fix.safety is Safety.SAFE or unsafe
 
 
-class _Replacer(cst.CSTTransformer):
-    def __init__(self, replacements: Dict[cst.CSTNode, cst.CSTNode]) -> None:
-        super().__init__()
-        self.replacements = replacements
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        return node not in self.replacements
-
-    def on_leave(self, original_node, updated_node):  # type: ignore[override]
-        return self.replacements.get(original_node, updated_node)
-
-
-def _overlaps(a: Tuple[Tuple[int, int], Tuple[int, int]], b: Tuple[Tuple[int, int], Tuple[int, int]]) -> bool:
+def _overlaps(a: Span, b: Span) -> bool:
     return not (a[1] <= b[0] or b[1] <= a[0])
 
 
-def _choose(result: LintResult, unsafe: bool) -> List[Tuple[Finding, Fix]]:
-    accepted: List[Tuple[Finding, Fix]] = []
-    taken: List[Tuple[Tuple[int, int], Tuple[int, int]]] = []
-    for finding, fix in zip(result.findings, result.fixes):
+def _choose(result: LintResult, unsafe: bool) -> List[int]:
+    """The findings whose fixes this round applies: none replaces text another
+    replaces, or text another was judged safe on."""
+    accepted: List[int] = []
+    replaced: List[Span] = []
+    judged: List[Span] = []
+    for i, fix in enumerate(result.fixes):
         if fix is None or not applicable(fix, unsafe):
             continue
         spans = [result.positions[node] for node in fix.replacements]
-        if any(_overlaps(s, t) for s in spans for t in taken):
+        depends = [result.positions[node] for node in fix.depends_on]
+        if any(_overlaps(s, t) for s in spans for t in replaced + judged) or \
+                any(_overlaps(d, t) for d in depends for t in replaced):
             continue
-        accepted.append((finding, fix))
-        taken.extend(spans)
+        accepted.append(i)
+        replaced.extend(spans)
+        judged.extend(depends)
     return accepted
+
+
+def apply_edits(source: str, edits: Sequence[Edit]) -> str:
+    """``source`` with the non-overlapping ``edits`` applied (an insertion at
+    the start of a replaced range goes before the replacement)."""
+    starts = [0] + [m.end() for m in LINE_END.finditer(source)]
+
+    def offset(position: Tuple[int, int]) -> int:
+        row, col = position
+        return starts[row - 1] + col if row - 1 < len(starts) else len(source)
+
+    ordered = sorted(((offset(e.start), offset(e.end), e.content) for e in edits), reverse=True)
+    for start, end, content in ordered:
+        source = source[:start] + content + source[end:]
+    return source
 
 
 def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bool = False) -> FixOutcome:
@@ -71,25 +85,22 @@ def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bo
         if not accepted or result.module is None:
             outcome.converged = True
             break
-        replacements: Dict[cst.CSTNode, cst.CSTNode] = {}
-        imports: List[str] = []
-        for _finding, fix in accepted:
-            replacements.update(fix.replacements)
-            imports.extend(fix.imports)
-        module = result.module.visit(_Replacer(replacements))
-        module = add_imports(module, imports)
-        new_source = module.code
-        try:
-            cst.parse_module(new_source)
-        except Exception:
-            outcome.refused = True
-            break
+        edits: List[Edit] = [edit for i in accepted for edit in result.replacement_edits[i]]
+        missing = missing_imports(result.module, [text for i in accepted for text in result.fixes[i].imports])
+        if missing:
+            edits.append(result.import_edit(missing))
+        new_source = apply_edits(outcome.source, edits)
         if new_source == outcome.source:
             outcome.converged = True
             break
+        try:
+            new_result = lint_source(new_source, path, rules)  # parses the output: a refused round raises
+        except ParseError:
+            outcome.refused = True
+            break
         outcome.source = new_source
         outcome.applied += len(accepted)
-        outcome.applied_codes.extend(finding.code for finding, _ in accepted)
-        result = lint_source(new_source, path, rules)
+        outcome.applied_codes.extend(result.findings[i].code for i in accepted)
+        result = new_result
     outcome.findings = result.findings
     return outcome

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -16,7 +16,7 @@ from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.model import Binding, ModuleModel, ScopeInfo, assigned, build_model, lookup
 from tflint_gpu.engine.names import Resolver, normalize
-from tflint_gpu.engine.positions import code_ranges
+from tflint_gpu.engine.positions import LINE_END, SourceMap, code_in_context, code_ranges
 from tflint_gpu.engine.repetition import Repetition
 from tflint_gpu.engine.retracing import Retracing
 from tflint_gpu.engine.run_once import RunOnce
@@ -35,9 +35,6 @@ FRAMEWORK_TEXT = ("tensorflow", "keras")
 _NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 # A line of its own, whatever the line ending (re's ^ and $ know only "\n").
 _FILE_NOQA = re.compile(r"(?:^|(?<=[\r\n]))#[ \t\f]*tflint-gpu:[ \t\f]*noqa[ \t\f]*(?=\r|\n|\Z)", re.IGNORECASE)
-# Python and LibCST end lines at these only (str.splitlines also splits at
-# form feed, \x85, \u2028, ...), so noqa comments are looked up on their lines.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 class ParseError(Exception):
@@ -58,8 +55,12 @@ class LintResult:
     module: Optional[cst.Module] = None
     # The fixes of the findings, in the same order (None where a finding has none).
     fixes: List[Optional[Fix]] = field(default_factory=list)
-    # The whole-text range of every node a fix replaces (for overlap checks).
+    # The whole-text range, in ``source``, of every node a fix replaces or depends on (for overlap checks).
     positions: Dict[cst.CSTNode, Tuple[Tuple[int, int], Tuple[int, int]]] = field(default_factory=dict)
+    # Per finding, the text edits of its fix's replacements (positions in ``source``; imports apart).
+    replacement_edits: List[List[Edit]] = field(default_factory=list)
+    # The edit that inserts these import lines where the fixer puts them.
+    import_edit: Optional[Callable[[List[str]], Edit]] = None
 
 
 class RuleContext:
@@ -351,19 +352,27 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     if not ctx.reports:
         return LintResult([], module)
     # Edits replace a node's whole text (decorators, leading comments and blank
-    # lines included), so they use the whitespace-inclusive ranges.
-    positions, extents = code_ranges(module)
-    lines = _LINE_BREAK.split(source)
+    # lines included), so they use the whitespace-inclusive ranges. Positions are
+    # LibCST's, in the code it generates; ``to_source`` maps them to the text read.
+    replaced = {old: new for report in ctx.reports if report.fix is not None
+                for old, new in report.fix.replacements.items()}
+    positions, extents, generated, indents = code_ranges(module, replaced)
+    to_source = SourceMap(source, generated)
+    lines = LINE_END.split(source)  # not str.splitlines: noqa comments are looked up on Python's lines
     result = LintResult([], module)
     span = {}
 
     def where(node: cst.CSTNode, table=positions) -> Tuple[Tuple[int, int], Tuple[int, int]]:
         code_range = table[node]
-        return ((code_range.start.line, code_range.start.column), (code_range.end.line, code_range.end.column))
+        return (to_source((code_range.start.line, code_range.start.column)),
+                to_source((code_range.end.line, code_range.end.column)))
 
     def extent(node: cst.CSTNode) -> Tuple[Tuple[int, int], Tuple[int, int]]:
         span[node] = where(node, extents)
         return span[node]
+
+    def exact(edit: Edit) -> bool:
+        return to_source.exact(edit.start[0]) and to_source.exact(edit.end[0])
 
     seen = set()
     for report in ctx.reports:
@@ -374,25 +383,40 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
         if key in seen:
             continue
         seen.add(key)
-        fix_info = None
-        if report.fix is not None:
-            edits = []
-            missing = missing_imports(module, report.fix.imports)
+        fix_info, fix, replacements = None, report.fix, []
+        if fix is not None:
+            replacements = _outermost([Edit(code_in_context(module, new, indents.get(old, ())), *extent(old))
+                                       for old, new in fix.replacements.items()])
+            for node in fix.depends_on:
+                extent(node)
+            edits = list(replacements)
+            missing = missing_imports(module, fix.imports)
             if missing:
-                edits.append(_import_edit(module, missing, where, extent))
-            for old, new in report.fix.replacements.items():
-                start, end = extent(old)
-                edits.append(Edit(module.code_for_node(new), start, end))
-            fix_info = FixInfo(report.fix.message, report.fix.safety, edits)
+                edits.insert(0, _import_edit(module, missing, where, extent))
+            if all(exact(edit) for edit in edits):
+                fix_info = FixInfo(fix.message, fix.safety, edits)
+            else:  # a line LibCST does not write back as it read it: offer no fix there
+                fix, replacements = None, []
         result.findings.append(
             Finding(report.rule.code, report.message, path, row, col, end_row, end_col, fix_info, report.rule.name)
         )
-        result.fixes.append(report.fix)
+        result.fixes.append(fix)
+        result.replacement_edits.append(replacements)
     result.positions = span
     order = sorted(range(len(result.findings)), key=lambda i: result.findings[i].sort_key())
     result.findings = [result.findings[i] for i in order]
     result.fixes = [result.fixes[i] for i in order]
+    result.replacement_edits = [result.replacement_edits[i] for i in order]
+    result.import_edit = lambda missing: _import_edit(module, missing, where, extent)
     return result
+
+
+def _outermost(edits: List[Edit]) -> List[Edit]:
+    """The edits not inside another one of the same fix (a replaced node's
+    replaced child is replaced with it, as a tree transform would)."""
+    return [e for e in edits
+            if not any(o is not e and o.start <= e.start and e.end <= o.end and (o.start, o.end) != (e.start, e.end)
+                       for o in edits)]
 
 
 def _import_edit(module: cst.Module, missing: List[str], where, extent) -> Edit:

@@ -9,11 +9,17 @@ provider needs one.
 """
 from __future__ import annotations
 
-from typing import Dict, Tuple
+import re
+from typing import Collection, Dict, NamedTuple, Sequence, Tuple
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+# Where Python and LibCST end a line ("\r\n", "\r", "\n"); str.splitlines
+# also splits at form feed, "\x85", "\u2028", ...
+LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 class _Ranges:
@@ -26,9 +32,15 @@ class _Ranges:
 
 
 class _BothRangesState(PositionProvidingCodegenState):
-    """Records, in the same pass, each node's whole-text range as well."""
+    """Records, in the same pass, each node's whole-text range as well, and the
+    indentation in force where each node of ``contexts`` is written."""
 
-    __slots__ = ("inclusive",)
+    __slots__ = ("inclusive", "contexts", "indents")
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if node in self.contexts:
+            self.indents[node] = tuple(self.indent_tokens)
+        super().before_codegen(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack[-1]
@@ -36,11 +48,69 @@ class _BothRangesState(PositionProvidingCodegenState):
         self.inclusive[node] = CodeRange(start, CodePosition(self.line, self.column))
 
 
-def code_ranges(module: cst.Module) -> Tuple[Dict[cst.CSTNode, CodeRange], Dict[cst.CSTNode, CodeRange]]:
-    """Every node's syntactic range and its whole-text range, from one pass."""
+class Ranges(NamedTuple):
+    syntactic: Dict[cst.CSTNode, CodeRange]
+    inclusive: Dict[cst.CSTNode, CodeRange]
+    code: str  # module.code
+    indents: Dict[cst.CSTNode, Tuple[str, ...]]  # of the nodes asked for
+
+
+def code_ranges(module: cst.Module, contexts: Collection[cst.CSTNode] = ()) -> Ranges:
+    """Every node's syntactic range and its whole-text range, the code
+    (``module.code``) and the indentation where each of ``contexts`` stands,
+    from one pass."""
     sink = _Ranges()
     state = _BothRangesState(default_indent=module.default_indent, default_newline=module.default_newline,
                              provider=sink)  # type: ignore[arg-type]
     state.inclusive = {}
+    state.contexts = contexts
+    state.indents = {}
     module._codegen(state)
-    return sink._computed, state.inclusive
+    return Ranges(sink._computed, state.inclusive, "".join(state.tokens), state.indents)
+
+
+def code_in_context(module: cst.Module, node: cst.CSTNode, indent: Sequence[str]) -> str:
+    """``node``'s code as it is written where the indentation is ``indent``
+    (``Module.code_for_node`` writes it at none): the text that replaces a
+    node's whole-text range."""
+    state = CodegenState(default_indent=module.default_indent, default_newline=module.default_newline,
+                         indent_tokens=list(indent))
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
+class SourceMap:
+    """From positions in the code LibCST generates to positions in the text it read.
+
+    LibCST drops a form feed that stands before a statement's indentation
+    (``"\\f    y = 2"`` is written ``"    y = 2"``), so where its output and the
+    file differ, columns on such lines shift by what was dropped. A line that
+    differs otherwise, or a file whose line count changed, is not mapped:
+    ``exact`` says whether a position can be trusted for an edit.
+    """
+
+    def __init__(self, source: str, generated: str) -> None:
+        self.shift: Dict[int, int] = {}
+        self.unmapped: set = set()
+        self.all_unmapped = False
+        if source == generated:
+            return
+        src, gen = LINE_END.split(source), LINE_END.split(generated)
+        if len(src) != len(gen):
+            self.all_unmapped = True
+            return
+        for row, (a, b) in enumerate(zip(src, gen), start=1):
+            if a == b:
+                continue
+            dropped = len(a) - len(b)
+            if dropped > 0 and a.endswith(b) and not a[:dropped].strip(" \t\f"):
+                self.shift[row] = dropped
+            else:
+                self.unmapped.add(row)
+
+    def exact(self, row: int) -> bool:
+        return not self.all_unmapped and row not in self.unmapped
+
+    def __call__(self, position: Tuple[int, int]) -> Tuple[int, int]:
+        row, col = position
+        return (row, col + self.shift.get(row, 0))
