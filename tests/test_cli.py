@@ -330,7 +330,7 @@ def test_cache_reuses_results_of_unchanged_files(project, capsys, monkeypatch):
 
     write(project, "a.py", SAMPLE)
     assert cli.main(["a.py"]) == 1
-    assert list((project / ".tflint_gpu_cache").glob("*.pickle"))
+    assert list((project / ".tflint_gpu_cache").glob("*.json"))
     first = capsys.readouterr().out
     calls = []
     monkeypatch.setattr(run, "process_file", lambda *a: calls.append(a))
@@ -581,6 +581,6 @@ def test_runner_takes_plain_arguments(project):
     assert [f.code for f in result.findings] == ["TFG201", "TFG201"] and result.error is None
     cache = project / "cache"
     run.run_files(["a.py"], only_201, run.CHECK, cache_dir=cache, cache_key="TFG201")
-    assert len(list(cache.glob("*.pickle"))) == 1
+    assert len(list(cache.glob("*.json"))) == 1
     [fixed] = run.run_files(["a.py"], only_201, run.FIX, unsafe=True)
     assert fixed.fixed == 2 and "tf.zeros((3, 3), dtype=tf.float64)" in (project / "a.py").read_text()

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import io
 import os
+import stat
+import tempfile
 import tokenize
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, List, Sequence, Tuple
@@ -71,12 +74,61 @@ def encode(source: SourceText, text: str) -> bytes:
     return (codecs.BOM_UTF8 + data) if source.bom else data
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Replace ``path`` with ``data`` in one step, keeping its permissions."""
-    mode = os.stat(path).st_mode
-    directory = os.path.dirname(os.path.abspath(path))
-    temporary = os.path.join(directory, f".{os.path.basename(path)}.tflint-gpu.tmp")
-    with open(temporary, "wb") as handle:
-        handle.write(data)
-    os.chmod(temporary, mode & 0o7777)
-    os.replace(temporary, path)
+class WriteRefused(Exception):
+    """A fixed file is not written; the message says why, in a few words."""
+
+
+def _digest_of(path: str) -> str:
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+def write_fixed(path: str, read_digest: str, data: bytes) -> None:
+    """Replace the file at ``path`` with ``data`` in one step, if it still holds
+    the bytes whose sha256 is ``read_digest``.
+
+    Through a symbolic link the real file is written (the link stays a link).
+    Refused, with ``WriteRefused``: a file changed since it was read (an edit
+    saved meanwhile is never overwritten), a read-only file, a file with other
+    hard links (a rename would split them), and a file whose owner a rewrite
+    cannot keep. The new file keeps the mode and owner; the temporary file is
+    unique in the file's folder, so concurrent runs do not collide.
+    """
+    real = os.path.realpath(path)
+    before = os.stat(real)
+    if not stat.S_ISREG(before.st_mode):
+        raise WriteRefused("not a regular file")
+    if before.st_nlink > 1:
+        raise WriteRefused(f"has {before.st_nlink} hard links, which a rewrite would break")
+    if not before.st_mode & 0o222 or not os.access(real, os.W_OK):
+        raise WriteRefused("read-only")
+    if _digest_of(real) != read_digest:
+        raise WriteRefused("changed on disk while it was being fixed")
+    directory, name = os.path.split(real)
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tflint-gpu.tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, stat.S_IMODE(before.st_mode))
+        if hasattr(os, "chown") and (before.st_uid, before.st_gid) != _owner(temporary):
+            try:
+                os.chown(temporary, before.st_uid, before.st_gid)
+            except PermissionError:
+                raise WriteRefused("owned by another user, which a rewrite would change") from None
+        now = os.stat(real)  # the last look, just before the replace
+        if (now.st_size, now.st_mtime_ns) != (before.st_size, before.st_mtime_ns) or _digest_of(real) != read_digest:
+            raise WriteRefused("changed on disk while it was being fixed")
+        os.replace(temporary, real)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def _owner(path: str) -> Tuple[int, int]:
+    info = os.stat(path)
+    return info.st_uid, info.st_gid

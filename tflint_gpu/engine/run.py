@@ -1,33 +1,33 @@
 """Run the rules over many files: one process per core, and a cache of results.
 
-Each file is handled whole by one worker: read, lint (and fix), and the
-worker returns plain data (findings with text edits, a diff, an error line).
-Results of unchanged files come from the cache (``check`` only), keyed by
-the file's size and modification time (for a notebook also a digest of its
-content), the selected rules and the linter's own code. A Jupyter notebook is
-handled by ``tflint_gpu.notebook`` (its code cells joined into one source).
-The runner takes plain arguments (paths, rule classes, mode, flags); turning
-settings into them is the command line's business.
+Each file is read, linted (and fixed) whole by one worker, which returns
+plain data: findings with text edits, a diff, an error line, and with
+``--fix`` the new bytes and a digest of the bytes it read. Only this process
+writes files (``files.write_fixed``), so a worker that dies never leaves a
+rewrite unreported: the file it was on is reported as one error line and the
+other files are finished. Results of unchanged files come from the cache
+(``check`` only: ``engine.cache``). A Jupyter notebook is handled by
+``tflint_gpu.notebook`` (its code cells joined into one source). The runner
+takes plain arguments (paths, rule classes, mode, flags); turning settings
+into them is the command line's business.
 """
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import difflib
 import hashlib
 import multiprocessing
-import os
-import pickle
 import re
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-import tflint_gpu
+from tflint_gpu.engine.cache import Cache
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
-from tflint_gpu.files import decode, encode, write_atomic
+from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
@@ -35,6 +35,8 @@ from tflint_gpu.notebook import process as process_notebook
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 8
+# A file larger than this is reported and skipped (generated code, data in a .py).
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 @dataclass
@@ -46,6 +48,8 @@ class FileResult:
     fixed_codes: List[str] = field(default_factory=list)
     diff: str = ""
     output: Optional[str] = None  # the fixed text (stdin mode)
+    new_data: Optional[bytes] = None  # --fix: the bytes to write
+    read_digest: str = ""  # --fix: of the bytes the fix was made from
 
 
 def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
@@ -111,31 +115,51 @@ def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mo
     return result, new
 
 
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
+    """Read and lint (or fix) one file; writes nothing (``write_result`` does)."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return FileResult(path, error=f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
+                                          f"not analysed")
         if is_notebook(path):
             result, new = process_notebook_data(data, path, rules, mode, unsafe)
-            if mode == FIX and new is not None and not result.error:
-                try:
-                    write_atomic(path, new)
-                except OSError as error:
-                    result.error = f"{path}: cannot write: {error.strerror}"
-            result.output = None
-            return result
-        source = decode(data)
-    except (OSError, UnicodeDecodeError, LookupError) as error:
+        else:
+            source = decode(data)
+            result = process_text(source.text, path, rules, mode, unsafe)
+            new = encode(source, result.output) if result.output is not None else None
+    except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         reason = getattr(error, "strerror", None) or str(error)
         return FileResult(path, error=f"{path}: cannot read: {reason}")
-    result = process_text(source.text, path, rules, mode, unsafe)
-    if mode == FIX and result.output is not None and not result.error:
-        try:
-            write_atomic(path, encode(source, result.output))
-        except OSError as error:
-            result.error = f"{path}: cannot write: {error.strerror}"
     result.output = None
+    if mode == FIX and new is not None and not result.error:
+        result.new_data, result.read_digest = new, digest(data)
     return result
+
+
+def write_result(result: FileResult, recheck: Callable[[str], FileResult]) -> FileResult:
+    """Write a ``--fix`` result's new bytes if the file still holds what was
+    read; when it cannot be written, the file's findings as it stands now,
+    nothing counted as fixed, and one line saying why (``recheck(path)``: a
+    ``check`` of the file)."""
+    if result.new_data is None:
+        return result
+    data, result.new_data = result.new_data, None
+    try:
+        write_fixed(result.path, result.read_digest, data)
+        return result
+    except WriteRefused as error:
+        reason = str(error)
+    except OSError as error:
+        reason = f"cannot write: {error.strerror or error}"
+    now = recheck(result.path)
+    now.error = now.error or f"{result.path}: {reason}; not fixed"
+    return now
 
 
 # One file's work: (path, rule classes, mode, unsafe). Rule classes pickle by
@@ -147,88 +171,13 @@ def _process_star(args: _Task) -> FileResult:
     return process_file(*args)
 
 
-def _code_version() -> str:
-    """Changes whenever the linter's own code changes."""
-    digest = hashlib.sha256(tflint_gpu.__version__.encode())
-    package = Path(tflint_gpu.__file__).parent
-    for path in sorted(package.rglob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:16]
-
-
-class Cache:
-    """One pickle per ``key`` (what decides the results besides the file: the
-    selection, per-file ignores) and linter version: path -> (stamp, findings)."""
-
-    def __init__(self, directory: Optional[Path], key: str) -> None:
-        self.path: Optional[Path] = None
-        self.entries: Dict[str, Tuple[Tuple, List[Finding]]] = {}
-        self.dirty = False
-        if directory is None:
-            return
-        digest = hashlib.sha256(f"{_code_version()}|{key}".encode()).hexdigest()[:20]
-        self.path = directory / f"{digest}.pickle"
-        try:
-            with open(self.path, "rb") as handle:
-                self.entries = pickle.load(handle)
-        except (OSError, pickle.PickleError, EOFError, AttributeError, ValueError):
-            self.entries = {}
-
-    @staticmethod
-    def stamp(path: str) -> Optional[Tuple]:
-        """Size and modification time; for a notebook also a digest of its content (editors and
-        ``nbstripout`` rewrite notebooks in place, so the key covers what is checked)."""
-        try:
-            stat = os.stat(path)
-            if is_notebook(path):
-                with open(path, "rb") as handle:
-                    digest = hashlib.sha256(handle.read()).hexdigest()[:20]
-                return (stat.st_size, stat.st_mtime_ns, digest)
-        except OSError:
-            return None
-        return (stat.st_size, stat.st_mtime_ns)
-
-    def get(self, path: str) -> Optional[List[Finding]]:
-        entry = self.entries.get(os.path.abspath(path))
-        if entry is not None and entry[0] == self.stamp(path):
-            return [_with_path(f, path) for f in entry[1]]
-        return None
-
-    def put(self, path: str, findings: List[Finding]) -> None:
-        stamp = self.stamp(path)
-        if stamp is not None:
-            self.entries[os.path.abspath(path)] = (stamp, findings)
-            self.dirty = True
-
-    def save(self) -> None:
-        if self.path is None or not self.dirty:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.path.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Created by tflint-gpu\n*\n")
-            temporary = self.path.with_suffix(".tmp")
-            with open(temporary, "wb") as handle:
-                pickle.dump(self.entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temporary, self.path)
-        except OSError:
-            pass  # a cache that cannot be written is no cache
-
-
-def _with_path(finding: Finding, path: str) -> Finding:
-    if finding.path == path:
-        return finding
-    return dataclasses.replace(finding, path=path)  # keeps the class (a notebook finding stays one)
-
-
 def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
               cache_key: str = "") -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
-    ``check`` results are cached (None: no cache), under ``cache_key``."""
+    ``check`` results are cached (None: no cache), under ``cache_key``. With
+    ``--fix``, each file's fixes are written here as its result arrives."""
     cache = Cache(cache_dir if mode == CHECK else None, cache_key)
     results: Dict[str, FileResult] = {}
     todo: List[_Task] = []
@@ -238,7 +187,12 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
             results[path] = FileResult(path, cached)
         else:
             todo.append((path, tuple(rules_for(path)), mode, unsafe))
+
+    def recheck(path: str) -> FileResult:
+        return process_file(path, tuple(rules_for(path)), CHECK, unsafe)
+
     for result in _map(todo, jobs):
+        result = write_result(result, recheck)
         results[result.path] = result
         if cache.path is not None and result.error is None:
             cache.put(result.path, result.findings)
@@ -246,11 +200,81 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
     return [results[p] for p in paths]
 
 
+def _crashed(task: _Task, how: str) -> FileResult:
+    return FileResult(task[0], error=f"{task[0]}: the analysis crashed ({how}); file skipped (please report)")
+
+
 def _map(todo: List[_Task], jobs: int) -> Iterable[FileResult]:
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
-        return [_process_star(item) for item in todo]
+        return (_process_star(item) for item in todo)
+    return _parallel(todo, jobs)
+
+
+_started = None  # in a worker: where it says which task it starts
+
+
+def _init_worker(queue) -> None:
+    global _started
+    _started = queue
+
+
+def _process_batch(batch: List[Tuple[int, _Task]]) -> List[Tuple[int, FileResult]]:
+    out = []
+    for index, task in batch:
+        _started.put(index)  # a SimpleQueue writes at once: a worker that dies next has said so
+        out.append((index, _process_star(task)))
+    return out
+
+
+def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
+    """Results as they come from ``jobs`` worker processes. When a worker dies
+    (a crash in native code), the tasks it and the others were running when
+    the pool broke are run again one by one, each alone in a new worker: the
+    one that kills its worker again is reported as crashed; the rest goes on."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    chunk = max(1, min(16, len(todo) // (jobs * 4)))
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return list(pool.map(_process_star, todo, chunksize=chunk))
+    pending = list(enumerate(todo))
+    while pending:
+        chunk = max(1, min(16, len(pending) // (jobs * 4)))
+        queue = context.SimpleQueue()
+        done: set = set()
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
+                                 initargs=(queue,)) as pool:
+            futures = [pool.submit(_process_batch, pending[i:i + chunk]) for i in range(0, len(pending), chunk)]
+            broken = False
+            for future in _as_done(futures):
+                try:
+                    batch = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    continue
+                for index, result in batch:
+                    done.add(index)
+                    yield result
+        if not broken:
+            return
+        started = set()
+        while not queue.empty():
+            started.add(queue.get())
+        suspects = [(i, t) for i, t in pending if i in started and i not in done]
+        pending = [(i, t) for i, t in pending if i not in started and i not in done]
+        if not suspects:  # the pool broke before any task said it started: take no chance
+            suspects, pending = pending, []
+        for _, task in suspects:
+            yield _alone(task, context)
+
+
+def _as_done(futures):
+    remaining = set(futures)
+    while remaining:
+        finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+        yield from finished
+
+
+def _alone(task: _Task, context) -> FileResult:
+    """``task`` run in a worker of its own: a crash costs this task only."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        try:
+            return pool.submit(_process_star, task).result()
+        except BrokenProcessPool:
+            return _crashed(task, "its worker process died")

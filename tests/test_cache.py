@@ -1,0 +1,96 @@
+"""The result cache holds data only: a planted file cannot run code or crash the run."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+
+from tflint_gpu import cli
+from tflint_gpu.engine.cache import Cache, finding_from_json, finding_to_json
+from tflint_gpu.findings import Edit, Finding, FixInfo, Safety
+from tflint_gpu.notebook import CellEdit, NotebookFinding
+
+from conftest import SAMPLE, write
+
+
+def _cache_file(project):
+    [path] = list((project / ".tflint_gpu_cache").glob("*.json"))
+    return path
+
+
+class _Payload:
+    def __reduce__(self):
+        import os
+
+        return (os.mkdir, (str(_Payload.marker),))
+
+
+@pytest.mark.parametrize("planted", ["pickle", "wrong-type", "wrong-field", "not-json", "deep"])
+def test_a_planted_cache_file_is_a_miss_and_runs_nothing(project, capsys, planted):
+    write(project, "a.py", SAMPLE)
+    assert cli.main(["a.py"]) == 1
+    first = capsys.readouterr().out
+    cache = _cache_file(project)
+    _Payload.marker = project / "pwned"
+    data = json.loads(cache.read_text())
+    if planted == "pickle":
+        raw = pickle.dumps({"x": _Payload()})
+    elif planted == "wrong-type":
+        raw = json.dumps([1, 2, 3]).encode()
+    elif planted == "wrong-field":
+        entry = next(iter(data["entries"].values()))
+        entry["findings"][0]["row"] = "4"
+        raw = json.dumps(data).encode()
+    elif planted == "not-json":
+        raw = b"\x80\x04\x95 not json"
+    else:
+        raw = b"[" * 100000
+    cache.write_bytes(raw)
+    assert cli.main(["a.py"]) == 1
+    assert capsys.readouterr().out == first
+    assert not _Payload.marker.exists()
+    json.loads(_cache_file(project).read_text())  # rewritten as JSON
+
+
+def test_the_cache_folder_tells_git_and_backup_tools_to_skip_it(project):
+    write(project, "a.py", SAMPLE)
+    cli.main(["a.py"])
+    folder = project / ".tflint_gpu_cache"
+    assert (folder / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert (folder / "CACHEDIR.TAG").read_text().startswith("Signature: 8a477f597d28d172789f06886806bc55")
+
+
+def test_findings_round_trip_through_json_with_their_class():
+    fix = FixInfo("m", Safety.UNSAFE, [Edit("x", (1, 0), (1, 2))])
+    plain = Finding("TFG201", "msg", "a.py", 3, 4, 3, 9, fix, "name")
+    cell_fix = FixInfo("m", Safety.SAFE, [CellEdit("y", (2, 1), (2, 3), cell=4)])
+    notebook = NotebookFinding("TFG101", "msg", "n.ipynb", 2, 1, 2, 5, cell_fix, "n", cell=4, source_row=9,
+                               file_row=30)
+    for finding in (plain, notebook, Finding("TFG101", "m", "a.py", 1, 0, 1, 1)):
+        back = finding_from_json(json.loads(json.dumps(finding_to_json(finding))))
+        assert back == finding and type(back) is type(finding)
+        assert all(type(a) is type(b) for a, b in zip(back.fix.edits, finding.fix.edits)) if finding.fix else True
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(row=True),
+    lambda d: d.update(extra=1),
+    lambda d: d.pop("code"),
+    lambda d: d["fix"].update(safety="maybe"),
+    lambda d: d["fix"]["edits"][0].update(start=[1, -1]),
+    lambda d: d["fix"]["edits"][0].update(start=[1, 2, 3]),
+])
+def test_a_finding_read_back_is_checked_field_by_field(change):
+    fix = FixInfo("m", Safety.SAFE, [Edit("x", (1, 0), (1, 2))])
+    data = finding_to_json(Finding("TFG201", "msg", "a.py", 3, 4, 3, 9, fix, "name"))
+    change(data)
+    with pytest.raises(Exception) as caught:
+        finding_from_json(data)
+    assert type(caught.value).__name__ == "Invalid"
+
+
+def test_a_cache_of_another_format_is_empty(tmp_path):
+    cache = Cache(tmp_path, "key")
+    cache.path.write_text(json.dumps({"format": 0, "entries": {}}))
+    assert Cache(tmp_path, "key").entries == {}
