@@ -197,3 +197,120 @@ def test_path_ending_follows_the_binding_that_reaches_the_read():
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "save":
             ends.append(ctx.path_ending(call.args[0].value, scope))
     assert ends == ["test.h5", "test", "m.keras", None]
+
+
+def _probes(ctx):
+    """{n: (call, scope)} for every call ``probe(n)``."""
+    found = {}
+    for call, scope in ctx.model.index.get("Call", ()):
+        if isinstance(call.func, cst.Name) and call.func.value == "probe":
+            found[int(call.args[0].value.value)] = (call, scope)
+    return found
+
+
+def test_version_guarded_branches_evaluate_the_comparison_as_python_would():
+    ctx = context("""
+        from distutils.version import LooseVersion
+
+        import tensorflow as tf
+        from packaging import version
+
+        tf_version = tuple(int(part) for part in tf.__version__.split(".")[:3])
+        a = probe(1) if tf_version >= (2, 4, 0) else probe(2)
+        if LooseVersion(tf.__version__) < "2.4":
+            probe(3)
+        else:
+            probe(4)
+        if version.parse(tf.__version__) < version.parse("2.4"):
+            probe(5)
+        if float(tf.__version__[:3]) >= 2.4:
+            probe(6)
+        else:
+            probe(7)
+        if tf.__version__.startswith("1."):
+            probe(8)
+        if int(tf.__version__.split(".")[1]) < 4:
+            probe(9)
+        if tf_version < (2, 17):
+            probe(10)
+        if use_amp and tf_version >= (2, 4):
+            probe(11)
+        if use_amp:
+            probe(12)
+        if version.parse(tf.__version__).release[:2] >= (2, 4):
+            def helper():
+                return probe(13)
+        else:
+            def helper():
+                return probe(14)
+        NEW_TF = tf_version >= (2, 4)
+        if not NEW_TF:
+            probe(15)
+    """)
+    m = ctx.migration
+    guarded = {n: m.version_guarded(call, scope) for n, (call, scope) in _probes(ctx).items()}
+    assert guarded == {
+        1: False, 2: True,  # the fallback of a tuple comparison
+        3: True, 4: False,  # LooseVersion compares "2.21.0" with "2.4" as versions
+        5: True,
+        6: True, 7: False,  # float("2.21.0"[:3]) is 2.2: the else runs under TF 2.21
+        8: True, 9: True,
+        10: False,  # TF 2.16 takes it: code that runs under Keras 3
+        11: False, 12: False,  # another condition decides: not a version fallback
+        13: False, 14: True,  # a def in the fallback branch
+        15: True,  # a flag bound to a version comparison
+    }
+
+
+def test_version_names_the_file_does_not_bind_are_read_every_way():
+    ctx = context("""
+        import tensorflow as tf
+        from config import TF_VERSION
+
+        def build(self):
+            if tf_version < (2, 4):
+                probe(1)
+            if TF_VERSION >= "2.4":
+                probe(2)
+            else:
+                probe(3)
+            if self.keras_version < (3, 0):
+                probe(4)
+            if tf_version >= MIN_TF_VERSION:
+                probe(5)
+            else:
+                probe(6)
+            if tf_verbose > 1:
+                probe(7)
+    """)
+    m = ctx.migration
+    guarded = {n: m.version_guarded(call, scope) for n, (call, scope) in _probes(ctx).items()}
+    # A tuple reading is the only one that compares with a tuple: decided. A string
+    # compared with "2.4" is False as text ("2.21.0" < "2.4") and True as a version:
+    # either branch may be the fallback, as with a bound that cannot be read.
+    assert guarded == {1: True, 2: True, 3: True, 4: True, 5: True, 6: True, 7: False}
+
+
+def test_version_guards_count_for_removed_api_findings_only_where_they_apply():
+    ctx = context("""
+        import os
+        import tensorflow as tf
+
+        if tf.keras.__version__ < "3":
+            probe(1)
+    """)
+    assert ctx.migration.version_guarded(*_probes(ctx)[1])
+    assert ctx.migration.guarded(*_probes(ctx)[1])
+    legacy = context("""
+        import os
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        import tensorflow as tf
+
+        if tf.keras.__version__ < "3":
+            probe(1)
+        if tf_keras.__version__ < "2.4":
+            probe(2)
+    """)
+    # tf.keras may be Keras 2 here: its version cannot be told, either branch may be the fallback.
+    assert legacy.migration.version_guarded(*_probes(legacy)[1])
+    assert not legacy.migration.version_guarded(*_probes(legacy)[2])  # not imported: not a version

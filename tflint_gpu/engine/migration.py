@@ -22,13 +22,19 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
   around a node, and ``unreached_under_keras3``: is the node in the branch
   taken only when Keras lacks something Keras 3 has (the ``else:`` of
   ``if hasattr(tf.keras.optimizers, "legacy")``: code for TF 2.10 and older).
+* ``version_guarded(node, scope)``: is the node in a branch of a TensorFlow
+  or Keras version comparison (``tf.__version__``, ``LooseVersion``,
+  ``packaging.version``, tuples of parsed versions, ``tf_version``...) that
+  does not run under TF 2.16+ / Keras 3, or of one whose bound cannot be
+  read (``engine.versions``), in its function or around the ``def``/class
+  that holds it.
 * ``expects_error(node, scope)``: is the node inside ``with
   self.assertRaises(...)`` / ``pytest.raises(...)`` (a test that the error
   is raised, on purpose).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Set, Tuple
+from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -77,6 +83,7 @@ class Migration:
         self.graphs = graphs
         self._legacy_env: Optional[bool] = None
         self._module_flavour: Optional[Set[str]] = None
+        self._versions = None
 
     @property
     def legacy_env(self) -> bool:
@@ -211,6 +218,36 @@ class Migration:
                 return True
         return False
 
+    def branches(self, node: cst.CSTNode, scope: ScopeInfo) -> Iterator[Tuple[cst.BaseExpression, bool, ScopeInfo]]:
+        """``(test, body, where)`` for each ``if``/conditional expression whose
+        branch holds ``node``, innermost first: in its scope's own code, then
+        around the ``def``, lambda or class holding that scope, and so on out
+        to the module. ``body``: the branch is the body (not the ``else``);
+        ``where``: the scope the test is read in."""
+        current, where = node, scope
+        while True:
+            child = current
+            for parent in where.ancestors(current):
+                if isinstance(parent, (cst.If, cst.IfExp)) and child is not parent.test:
+                    yield parent.test, child is parent.body, where
+                child = parent
+            if where.parent is None:
+                return
+            current, where = where.node, where.parent
+
+    def version_guarded(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Is ``node`` in a branch of a TensorFlow/Keras version comparison that
+        does not run under TF 2.16+ / Keras 3 (``else`` of ``if tf_version >=
+        (2, 4)``), or that may not (the version is compared with something the
+        linter cannot read): code for other releases, on purpose."""
+        if self._versions is None:
+            from tflint_gpu.engine.versions import VersionTests
+
+            self._versions = VersionTests(self.resolver, self.legacy_env)
+        tests = self._versions
+        return any(tests.is_version_test(test, where) and tests.runs(test, where, body) is not True
+                   for test, body, where in self.branches(node, scope))
+
     def expects_error(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
         """Is ``node`` in the body of ``with self.assertRaises*(...)`` or
         ``with pytest.raises(...)`` (the test expects the error)?"""
@@ -230,8 +267,10 @@ class Migration:
 
     def guarded(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
         """Should a removed-API finding at ``node`` stay silent: the code there
-        never runs under Keras 3, or a test expects it to raise?"""
-        return self.unreached_under_keras3(node, scope) or self.expects_error(node, scope)
+        never runs under Keras 3 (a ``hasattr`` or version guard), or a test
+        expects it to raise?"""
+        return self.unreached_under_keras3(node, scope) or self.expects_error(node, scope) \
+            or self.version_guarded(node, scope)
 
 
 def is_model_class(qualname: Optional[str]) -> bool:

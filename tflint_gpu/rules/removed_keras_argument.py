@@ -43,6 +43,28 @@ def _drop(call: cst.Call, arg: cst.Arg, message: str) -> Fix:
     return Fix(message, Safety.SAFE, {call: call.with_changes(args=args)})
 
 
+def _lost_under_keras3(call: cst.Call) -> Optional[str]:
+    """What a Keras 3 optimizer call would silently drop once it runs: `decay=`
+    (ignored with a UserWarning, unless None or 0), or whatever `**kwargs`
+    holds; None when every argument survives."""
+    decay = keyword(call, "decay")
+    if decay is not None and not _no_decay(decay.value):
+        return ("Keras 3 ignores `decay=` (UserWarning), so the renamed optimizer would train without it: use a "
+                "schedule, `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, 1, decay)`")
+    star = next((a for a in call.args if a.star == "**"), None)
+    if star is not None:
+        return "`**` arguments may hold `decay=`, which Keras 3 ignores (UserWarning)"
+    return None
+
+
+def _no_decay(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value == "None"
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        return float(expr.evaluated_value) == 0.0
+    return False
+
+
 def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
     """Report, unless the code never runs under Keras 3 or a test expects the error."""
     if not ctx.migration.guarded(node, ctx.scope):
@@ -73,8 +95,11 @@ class RemovedKerasArgument(Rule):
 
     Not reported: code in the `else:` of `if hasattr(tf.keras.optimizers,
     "legacy")` (Keras 3 has that attribute: the branch is for TF 2.10 and
-    older), and code a test expects to raise (`with self.assertRaises(...)`,
-    `pytest.raises(...)`).
+    older), in a branch of a TensorFlow or Keras version comparison that does
+    not run under TF 2.16+ (`if tf_version < (2, 11):`, `if
+    LooseVersion(tf.__version__) < "2.4":`, `packaging.version.parse`...) or
+    whose bound cannot be read (`if tf_version >= MIN_TF:`), and code a test
+    expects to raise (`with self.assertRaises(...)`, `pytest.raises(...)`).
 
     ## Why is this bad?
     Measured under TensorFlow 2.21 with Keras 3.15:
@@ -121,9 +146,19 @@ class RemovedKerasArgument(Rule):
     * `lr=` → `learning_rate=` (when `learning_rate=` is not also given) and
       `experimental_compile=` → `jit_compile=` (when `jit_compile=` is not also
       given): the names Keras 2 meant. Safe for Keras 3, where the original
-      raises (eagerly too) and the tests check that the fixed code runs;
-      unsafe for tf_keras's `lr=`, where the fixed optimizer trains at the
-      rate written instead of the default: that changes training, on purpose.
+      raises (eagerly too) and the tests check that the fixed code runs, when
+      every other argument of the call survives under Keras 3; unsafe for
+      tf_keras's `lr=`, where the fixed optimizer trains at the rate written
+      instead of the default: that changes training, on purpose.
+    * Unsafe, and the message says what is lost, when the optimizer call also
+      passes `decay=` (other than `None` or 0) or `**kwargs`: Keras 3 ignores
+      `decay=` with a UserWarning, so the call that failed loudly would run
+      and train without the decay. The fix keeps `decay=` in place (Keras 3
+      warns about it at every run); the exact replacement is a schedule,
+      `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, 1,
+      decay)`. `compile()` takes no `**kwargs` in Keras 3: any other removed
+      argument still raises TypeError after the rename, so that rename stays
+      safe.
     * `save_format=` on a literal path ending in `.keras`/`.h5`/`.hdf5`: dropped,
       safe (Keras 3 ignores it there). On any other path: no fix, the file
       name or the call (`model.export`) must change, and so must the code that
@@ -133,7 +168,14 @@ class RemovedKerasArgument(Rule):
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: the errors above, each
-    raised at the call. examples/TFG901 (`tflint-gpu verify --rule TFG901`):
+    raised at the call. `SGD(learning_rate=0.2, momentum=0.9, decay=0.01)`
+    warns `UserWarning: Argument `decay` is no longer supported and will be
+    ignored.` and moves a variable with gradient 1 to 0.8, 0.42, -0.122 in
+    three steps, as without `decay=`; tf_keras's legacy `SGD(lr=0.2,
+    momentum=0.9, decay=0.01)` gives 0.8, 0.42198, -0.114316, and so does
+    Keras 3 with `InverseTimeDecay(0.2, decay_steps=1, decay_rate=0.01)`.
+    tf_keras 2.21's optimizers raise `ValueError: decay is deprecated in the
+    new TF-Keras optimizer`. examples/TFG901 (`tflint-gpu verify --rule TFG901`):
     fixes-error, `ValueError` before, the fixed training step runs after.
     """
 
@@ -177,8 +219,14 @@ class RemovedKerasArgument(Rule):
         raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
         has_rate = keyword(node, "learning_rate") is not None
         if flavour == KERAS3:
-            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.SAFE)
-            _report(ctx, lr, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`", fix)
+            lost = _lost_under_keras3(node)
+            message = "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`"
+            if lost is not None:
+                # The rename makes the call run, and Keras 3 then drops the other argument.
+                message += f"; {lost}"
+            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`",
+                                                Safety.SAFE if lost is None else Safety.UNSAFE)
+            _report(ctx, lr, message, fix)
         elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
             _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
                     _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE))
@@ -259,6 +307,40 @@ class RemovedKerasArgument(Rule):
             run=_OPTIMIZER_RUN,
             effect=FIXES_ERROR,
             note="standalone keras is Keras 3",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.SGD(lr=0.2, momentum=0.9, decay=0.01)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.SGD(learning_rate=0.2, momentum=0.9, decay=0.01)
+            """,
+            at=[(3, 31, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`; Keras 3 ignores "
+                        "`decay=` (UserWarning)")],
+            run=_OPTIMIZER_RUN,
+            effect=FIXES_ERROR,
+            note="decay= is ignored by Keras 3 once the call runs: the rename is unsafe (real code: SGD(lr=0.2, "
+                 "momentum=0.9, decay=0.01))",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(lr=0.01, decay=0.0, clipnorm=1.0)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(learning_rate=0.01, decay=0.0, clipnorm=1.0)
+            """,
+            at=[(3, 32, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`")],
+            run=_OPTIMIZER_RUN,
+            effect=FIXES_ERROR,
+            note="decay=0.0 decays nothing in Keras 2 either, clipnorm= survives: the rename stays safe",
         ),
         flagged(
             """
@@ -470,5 +552,18 @@ class RemovedKerasArgument(Rule):
             """,
             note="Keras 3 has tf.keras.optimizers.legacy, so the else branch is TF <= 2.10 code (tensorflow/addons "
                  "tests); a test that expects the error (keras saving_lib_test)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            tf_version = tuple(map(int, tf.__version__.split(".")[:2]))
+            if tf_version < (2, 11):
+                opt = tf.keras.optimizers.SGD(lr=0.1, decay=0.01)
+            else:
+                opt = tf.keras.optimizers.SGD(learning_rate=0.1)
+            sgd = tf.keras.optimizers.SGD(lr=0.1) if tf.__version__.startswith("1.") else None
+            """,
+            note="branches of TensorFlow version comparisons that do not run under TF 2.16+",
         ),
     ]

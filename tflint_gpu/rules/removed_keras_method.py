@@ -79,8 +79,17 @@ class RemovedKerasMethod(Rule):
     Not reported: a call in a branch that never runs it under Keras 3 (`if
     hasattr(m, "reset_states"): m.reset_states()`, the `else:` of `if
     hasattr(m, "reset_state")` or of `if hasattr(tf.keras.optimizers,
-    "legacy")`), and code a test expects to raise (`pytest.raises(...)`,
-    `self.assertRaises(...)`).
+    "legacy")`), a branch of a TensorFlow or Keras version comparison that
+    does not run under TF 2.16+ (the fallback in `global_policy() if
+    tf_version >= (2, 4, 0) else experimental.global_policy()`, `if
+    LooseVersion(tf.__version__) < "2.4":`, `packaging.version.parse`,
+    `tf.__version__.startswith("1.")`, a `def` inside such a branch) or
+    whose bound cannot be read (`tf_version >= MIN_TF`: either branch may be
+    the fallback), and code a test expects to raise (`pytest.raises(...)`,
+    `self.assertRaises(...)`). The comparison is evaluated as Python would
+    under each TF 2.16-2.21 and Keras 3 release: `float(tf.__version__[:3])
+    >= 2.4` is False under TF 2.21 (`2.2`), so its `else` runs there and is
+    reported.
 
     ## Why is this bad?
     Measured under TensorFlow 2.21 with Keras 3.15, each raises
@@ -133,6 +142,11 @@ class RemovedKerasMethod(Rule):
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the errors above, raised at the call.
+    `tf_version = tuple(int(p) for p in tf.__version__.split(".")[:3])`, then
+    `global_policy() if tf_version >= (2, 4, 0) else
+    experimental.global_policy()` runs (the fallback is not taken: `(2, 21,
+    0)`); with `float(tf.__version__[:3]) >= 2.4` as the test it raises the
+    AttributeError (`2.2 >= 2.4` is False).
     tf_keras 2.21: `Mean().reset_states()`, `fit_generator` and
     `learning_phase()` run (no finding there). examples/TFG902
     (`tflint-gpu verify --rule TFG902`): fixes-error, `AttributeError`
@@ -408,6 +422,53 @@ class RemovedKerasMethod(Rule):
             """,
             note="stateful RNN layers keep reset_states; an unknown receiver of reset_states; a class of the "
                  "file's own",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            policy = tf.keras.mixed_precision.global_policy() if float(tf.__version__[:3]) >= 2.4 \\
+                else tf.keras.mixed_precision.experimental.global_policy()
+            name = policy.name
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            policy = tf.keras.mixed_precision.global_policy() if float(tf.__version__[:3]) >= 2.4 \\
+                else tf.keras.mixed_precision.global_policy()
+            name = policy.name
+            """,
+            at=[(4, 10, "Keras 3 has no `mixed_precision.experimental` (AttributeError)")],
+            run="import numpy as np\nis_float32 = np.array(name == 'float32')",
+            effect=FIXES_ERROR,
+            note="a version test that takes the old branch under TF 2.16+: float('2.21.0'[:3]) is 2.2, so the "
+                 "else runs under Keras 3 and is reported",
+        ),
+        clean(
+            """
+            from distutils.version import LooseVersion
+
+            import tensorflow as tf
+            from packaging import version
+
+            tf_version = tuple(int(part) for part in tf.__version__.split(".")[:3])
+            policy = tf.keras.mixed_precision.global_policy() if tf_version >= (2, 4, 0) \\
+                else tf.keras.mixed_precision.experimental.global_policy()
+            if LooseVersion(tf.__version__) < "2.4":
+                tf.keras.mixed_precision.experimental.set_policy("float32")
+            if version.parse(tf.__version__) >= version.parse("2.4.0"):
+                tf.keras.mixed_precision.set_global_policy("float32")
+            else:
+                def old_policy():
+                    return tf.keras.mixed_precision.experimental.global_policy()
+            if tf.__version__.startswith("1."):
+                phase = tf.keras.backend.learning_phase()
+            if TF_VERSION < MIN_TF_VERSION:
+                tf.keras.mixed_precision.experimental.set_policy("float32")
+            """,
+            note="branches of TensorFlow version comparisons that do not run under TF 2.16+ (tuples of parsed "
+                 "versions, LooseVersion, packaging, startswith; a def in such a branch), or whose bound cannot be "
+                 "read (either branch may be the fallback)",
         ),
         clean(
             """
