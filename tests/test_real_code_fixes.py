@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
 
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import lint_source
@@ -62,7 +61,8 @@ def test_the_fallback_branch_of_a_version_comparison_is_left_alone():
     code = source("""
         import tensorflow as tf
 
-        policy = tf.keras.mixed_precision.global_policy() if tf_version >= (2, 4, 0) else tf.keras.mixed_precision.experimental.global_policy()
+        policy = tf.keras.mixed_precision.global_policy() if tf_version >= (2, 4, 0) \\
+            else tf.keras.mixed_precision.experimental.global_policy()
         if tf_version < (2, 4, 0):
             opt = tf.keras.optimizers.SGD(lr=0.1)
     """)
@@ -87,3 +87,45 @@ def test_the_branch_that_runs_under_keras3_is_still_fixed():
             opt = tf.keras.optimizers.SGD(learning_rate=0.1)
         other = tf.keras.mixed_precision.global_policy()
     """)
+
+
+# -- TFG401: the added argument follows the call's own layout -------------------
+
+LAYOUTS = [
+    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)]\n)",
+     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n    jit_compile=True\n)"),
+    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n)",
+     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n    jit_compile=True,\n)"),
+    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)]  # one input\n)",
+     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],  # one input\n    jit_compile=True\n)"),
+    ("@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])",
+     "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)"),
+    ("@tf.function(input_signature=[\n    tf.TensorSpec([None], tf.float32),\n])",
+     "@tf.function(input_signature=[\n    tf.TensorSpec([None], tf.float32),\n], jit_compile=True)"),
+    ("@tf.function(reduce_retracing=True,\n              input_signature=[tf.TensorSpec([None], tf.float32)])",
+     "@tf.function(reduce_retracing=True,\n              input_signature=[tf.TensorSpec([None], tf.float32)],\n"
+     "              jit_compile=True)"),
+]
+
+
+def test_jit_compile_follows_the_decorator_layout():
+    for before, after in LAYOUTS:
+        body = "\ndef step(x):\n    return x * 2.0\n"
+        code = "import tensorflow as tf\n\n" + before + body
+        assert fix_source(code, "case.py", [TFG401], unsafe=True).source == \
+            "import tensorflow as tf\n\n" + after + body, before
+
+
+def test_jit_compile_follows_the_wrapper_call_layout():
+    head = "import tensorflow as tf\n\ndef f(x):\n    return x * 2.0\n\n"
+    for before, after in [
+        ("g = tf.function(f,\n  reduce_retracing=True)\n",
+         "g = tf.function(f,\n  reduce_retracing=True,\n  jit_compile=True)\n"),
+        ("g = tf.function(\n    f\n)\n", "g = tf.function(\n    f,\n    jit_compile=True\n)\n"),
+        ("g = tf.function(f, reduce_retracing=True)\n",
+         "g = tf.function(f, reduce_retracing=True, jit_compile=True)\n"),
+        ("g = tf.function(f)\n", "g = tf.function(f, jit_compile=True)\n"),
+    ]:
+        out = fix_source(head + before, "case.py", [TFG401], unsafe=True).source
+        assert out == head + after, before
+        assert not any(line != line.rstrip() for line in out.splitlines()), "a trailing space"

@@ -101,8 +101,12 @@ class TfFunctionWithoutJitCompile(Rule):
     ## Fix safety
     Unsafe. The fix adds `jit_compile=True` in the file's own spelling
     (`@tf.function` -> `@tf.function(jit_compile=True)`,
-    `tf.function(f)` -> `tf.function(f, jit_compile=True)`). Measured under
-    TF 2.21 on CPU:
+    `tf.function(f)` -> `tf.function(f, jit_compile=True)`), laid out as the
+    call lays out its arguments: after a line break and the same indentation
+    when they are one a line (an `input_signature=[...]` on its own line,
+    then `)` on the next, gets `jit_compile=True` on a line of its own before
+    the `)` line), keeping a trailing comma trailing and a comment after the
+    argument it follows. Measured under TF 2.21 on CPU:
     * the function may fail to compile: XLA has no kernel for many ops a linter
       cannot see (ops from other modules, `histogram_fixed_width`, ...), and
       raises `InvalidArgumentError: Detected unsupported operations when trying
@@ -341,6 +345,45 @@ class TfFunctionWithoutJitCompile(Rule):
             """
             import tensorflow as tf
 
+            @tf.function(
+                input_signature=[tf.TensorSpec([None, 3], tf.float32)]
+            )
+            def step(x):
+                return tf.reduce_sum(tf.tanh(x), axis=-1)
+
+            def scale(x):
+                return x * 2.0
+
+            fast_scale = tf.function(scale,
+                                     reduce_retracing=True)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(
+                input_signature=[tf.TensorSpec([None, 3], tf.float32)],
+                jit_compile=True
+            )
+            def step(x):
+                return tf.reduce_sum(tf.tanh(x), axis=-1)
+
+            def scale(x):
+                return x * 2.0
+
+            fast_scale = tf.function(scale,
+                                     reduce_retracing=True,
+                                     jit_compile=True)
+            """,
+            at=[(3, 2, '`tf.function` without'), (12, 14, '`tf.function` without')],
+            run="y = step(tf.ones((2, 3)))\nz = fast_scale(tf.constant([1.0, 2.0]))",
+            effect=CLOSE,
+            note="no trailing comma: the new argument follows the call's layout (one a line, aligned), the "
+                 "closing parenthesis keeps its line",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
             class Trainer:
                 @tf.function
                 def step(self, x):
@@ -363,7 +406,9 @@ class TfFunctionWithoutJitCompile(Rule):
                     return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
             """,
             at=[(4, 6, '`tf.function` without')],
-            run="y = Trainer().step(tf.ones((2, 2)))",
+            # The instance is held: a tf.function method keeps only a weak reference to self
+            # (`Trainer().step(...)` raises AttributeError: 'NoneType' object has no attribute 'post').
+            run="_trainer = Trainer()\ny = _trainer.step(tf.ones((2, 2)))",
             effect=CLOSE,
             note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
         ),
@@ -552,7 +597,11 @@ def _string_value(expr: cst.BaseExpression) -> Optional[str]:
 
 def _with_jit_compile(origin: cst.BaseExpression) -> cst.Call:
     """``tf.function`` -> ``tf.function(jit_compile=True)``; ``tf.function(f)`` ->
-    ``tf.function(f, jit_compile=True)``, keeping the call's layout."""
+    ``tf.function(f, jit_compile=True)``, following the call's own layout: the
+    new argument is separated from the last one as the arguments before are
+    (one a line stays one a line), the text between the last argument and
+    ``)`` (a newline, a comment) comes after it, and a trailing comma stays
+    trailing."""
     new_arg = cst.Arg(
         value=cst.Name("True"),
         keyword=cst.Name("jit_compile"),
@@ -564,14 +613,30 @@ def _with_jit_compile(origin: cst.BaseExpression) -> cst.Call:
     if not args:
         return origin.with_changes(args=[new_arg])
     last = args[-1]
-    if isinstance(last.comma, cst.Comma):
-        # A trailing comma (usually one argument a line): the new argument takes
-        # it, and the old last argument is separated like the call's first line.
+    # How the call separates its arguments: as after the comma before the last
+    # one, else (one argument) as after the opening parenthesis when that starts
+    # a new line, else with a space.
+    if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+        separator = args[-2].comma.whitespace_after
+    elif isinstance(origin.whitespace_before_args, cst.ParenthesizedWhitespace):
         separator = origin.whitespace_before_args
-        if not isinstance(separator, cst.ParenthesizedWhitespace):
-            separator = cst.SimpleWhitespace(" ")
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=separator))
-        new_arg = new_arg.with_changes(comma=last.comma)
     else:
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        separator = cst.SimpleWhitespace(" ")
+    if isinstance(separator, cst.ParenthesizedWhitespace):
+        separator = separator.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())  # no comment copied
+    if isinstance(last.comma, cst.Comma):
+        # A trailing comma: the new argument takes it (and what follows it, up to `)`).
+        args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before,
+                                                     whitespace_after=separator))
+        new_arg = new_arg.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace("")))
+    else:
+        closing = last.whitespace_after_arg  # before `)`: stays before `)`
+        after_comma = separator
+        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
+            # A comment after the last argument stays on its line, after the new comma.
+            after_comma = separator.with_changes(first_line=closing.first_line, empty_lines=closing.empty_lines)
+            closing = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+        args[-1] = last.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""),
+                                     comma=cst.Comma(whitespace_after=after_comma))
+        new_arg = new_arg.with_changes(whitespace_after_arg=closing)
     return origin.with_changes(args=args + [new_arg])
