@@ -34,7 +34,7 @@ import json
 import subprocess
 import sys
 import time
-from typing import Dict, List
+from typing import Dict
 
 HEADER = """\
 import numpy as np

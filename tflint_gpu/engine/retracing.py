@@ -53,14 +53,14 @@ counts as a Python constant only when ``ValueKinds`` says it is one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
 from tflint_gpu.engine import bindings
 from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis, argument, keyword
 from tflint_gpu.engine.model import (
-    ASSIGNED, AUGMENTED, DEF, ITERATED, SCOPE_TYPES, ModuleModel, ScopeInfo, lookup, walk,
+    ASSIGNED, AUGMENTED, DEF, ITERATED, SCOPE_TYPES, ModuleModel, ScopeInfo, children, lookup, walk,
 )
 from tflint_gpu.engine.values import KERAS, METRIC, PY_SCALAR, VARIABLE, ValueKinds
 
@@ -121,10 +121,17 @@ class Retracing:
         self.graphs = graphs
         self.values = values
         self.resolver = graphs.resolver
-        self._loops: Dict[int, List[Tuple[cst.CSTNode, Set[int]]]] = {}
+        # id(scope) -> {id(node): the innermost loop of that scope whose repeated
+        # part holds the node (or an _Only)}; see ``_scope_loops``.
+        self._loops: Dict[int, Dict[int, Any]] = {}
         self._for_of_iter: Dict[int, cst.For] = {}
         self._decorators: Optional[Set[int]] = None
-        self._attribute_wrappers: Dict[int, Dict[str, Optional[cst.Call]]] = {}
+        self._attribute_wrappers: Optional[Dict[int, Dict[str, Optional[cst.Call]]]] = None
+        self._assign_of_value: Optional[Dict[int, Tuple[cst.Assign, ScopeInfo]]] = None
+        # id(scope) -> (id(func) -> calls, callee name -> calls), for that scope's calls
+        self._calls: Dict[int, Tuple[Dict[int, List[cst.Call]], Dict[str, List[cst.Call]]]] = {}
+        # (id(scope), name) -> id(what the name is bound to) -> the calls reaching it
+        self._made: Dict[Tuple[int, str], Dict[int, List[cst.Call]]] = {}
 
     # -- what a call calls --------------------------------------------------
     def called_tf_function(self, call: cst.Call, scope: ScopeInfo) -> Optional[TfFunctionRef]:
@@ -176,14 +183,19 @@ class Retracing:
     def _class_wrappers(self, cls: ScopeInfo) -> Dict[str, Optional[cst.Call]]:
         """``self.attr`` -> the ``tf.function(...)`` call the class's methods bind
         it to (None if some binding is anything else)."""
-        found = self._attribute_wrappers.get(id(cls))
-        if found is not None:
-            return found
-        found = {}
+        if self._attribute_wrappers is None:
+            self._attribute_wrappers = self._all_class_wrappers()
+        return self._attribute_wrappers.get(id(cls), {})
+
+    def _all_class_wrappers(self) -> Dict[int, Dict[str, Optional[cst.Call]]]:
+        """``_class_wrappers`` of every class, from one pass over the assignments."""
+        wrappers: Dict[int, Dict[str, Optional[cst.Call]]] = {}
         for node, scope in self.model.index.get("Assign", ()):
             function = scope.function()
-            if function is None or function.enclosing_class is not cls:
+            cls = function.enclosing_class if function is not None else None
+            if cls is None:
                 continue
+            found = wrappers.setdefault(id(cls), {})
             first = bindings.first_parameter(function)
             for target in node.targets:
                 for element in bindings.target_elements(target.target):
@@ -197,32 +209,59 @@ class Retracing:
                             found[attr] = node.value if good else None
                         elif not good:
                             found[attr] = None
-        self._attribute_wrappers[id(cls)] = found
-        return found
+        return wrappers
 
     # -- loops ----------------------------------------------------------------
     def loops_around(self, node: cst.CSTNode, scope: ScopeInfo) -> List[cst.CSTNode]:
-        return [loop for loop, parts in self._scope_loops(scope) if id(node) in parts]
+        innermost = self._scope_loops(scope)
+        found = []
+        loop = innermost.get(id(node))
+        if isinstance(loop, _Only):
+            return [loop.loop]
+        while loop is not None:
+            found.append(loop)
+            loop = innermost.get(id(loop))
+        return found
 
-    def _scope_loops(self, scope: ScopeInfo) -> List[Tuple[cst.CSTNode, Set[int]]]:
-        """The loops of ``scope``'s own body with the ids of their repeated
-        parts, innermost first."""
+    def _holds(self, loop: cst.CSTNode, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Does a repeated part of ``loop`` (a loop of ``scope``'s own body) hold ``node``?"""
+        return any(candidate is loop for candidate in self.loops_around(node, scope))
+
+    def _scope_loops(self, scope: ScopeInfo) -> Dict[int, Any]:
+        """id(node) -> the innermost loop of ``scope``'s own body whose repeated
+        part holds it (its next loop out is the entry of the loop itself), from
+        one walk of that body."""
         found = self._loops.get(id(scope))
         if found is not None:
             return found
-        found = []
+        found = self._loops[id(scope)] = {}
         body = getattr(scope.node, "body", None) if not isinstance(scope.node, cst.Module) else scope.node
-        if body is not None and not isinstance(body, SCOPE_TYPES):
-            for node in walk(body, skip=SCOPE_TYPES):
-                if isinstance(node, _LOOPS):
-                    parts: Set[int] = set()
-                    for part in _repeated_parts(node):
-                        parts |= {id(n) for n in walk(part, skip=SCOPE_TYPES)}
-                    found.append((node, parts))
-                    if isinstance(node, cst.For):
-                        self._for_of_iter[id(node.iter)] = node
-        found.reverse()  # an inner loop comes after its outer loop in source order
-        self._loops[id(scope)] = found
+        if body is None or isinstance(body, SCOPE_TYPES):
+            return found
+        part_of: Dict[int, cst.CSTNode] = {}  # id(a repeated part) -> its loop
+        stack: List[Tuple[cst.CSTNode, Optional[cst.CSTNode]]] = [(body, None)]
+        while stack:
+            node, loop = stack.pop()
+            owner = part_of.pop(id(node), None)
+            if owner is not None:
+                loop = owner
+            if loop is not None:
+                found[id(node)] = loop
+            if node is not body and isinstance(node, SCOPE_TYPES):
+                if owner is not None:
+                    # A lambda as a loop's part (``[lambda: i for i in x]``): what
+                    # it holds is in that loop's part, and in no loop around it.
+                    only = _Only(owner)
+                    for inner in walk(node, skip=SCOPE_TYPES):
+                        if inner is not node:
+                            found[id(inner)] = only
+                continue
+            if isinstance(node, _LOOPS):
+                for part in _repeated_parts(node):
+                    part_of[id(part)] = node
+                if isinstance(node, cst.For):
+                    self._for_of_iter[id(node.iter)] = node
+            stack.extend((child, loop) for child in reversed(children(node)))
         return found
 
     # -- per-iteration Python values ----------------------------------------
@@ -292,10 +331,12 @@ class Retracing:
             return None
         if isinstance(node, cst.Call) and id(node) not in self._decorator_ids() \
                 and self._is_tf_function_call(node, scope):
-            for assign, owner in self.model.index.get("Assign", ()):
-                if assign.value is node and owner is scope and len(assign.targets) == 1 \
-                        and isinstance(assign.targets[0].target, cst.Name):
-                    return assign.targets[0].target.value
+            if self._assign_of_value is None:
+                self._assign_of_value = {id(a.value): (a, owner) for a, owner in self.model.index.get("Assign", ())}
+            assign, owner = self._assign_of_value.get(id(node), (None, None))
+            if assign is not None and owner is scope and len(assign.targets) == 1 \
+                    and isinstance(assign.targets[0].target, cst.Name):
+                return assign.targets[0].target.value
             return ""
         return None
 
@@ -303,18 +344,47 @@ class Retracing:
         name = self.created_tf_function(node, scope)
         if name is None:
             return []
+        by_func, by_name = self._scope_calls(scope)
         if name == "":
-            return [c for c in scope.calls if c.func is node]
+            return list(by_func.get(id(node), ()))
         made = self.model.scope_of_node.get(node) if isinstance(node, cst.FunctionDef) else node
-        found = []
-        for call in scope.calls:
-            if isinstance(call.func, cst.Name) and call.func.value == name:
+        return list(self._calls_by_made(scope, name, by_name).get(id(made), ()))
+
+    def _calls_by_made(self, scope: ScopeInfo, name: str,
+                       by_name: Dict[str, List[cst.Call]]) -> Dict[int, List[cst.Call]]:
+        """The calls ``name(...)`` of ``scope`` grouped by what the name reaching
+        each is bound to in ``scope``: id of the def's ScopeInfo, or of the one
+        value assigned; once per scope and name."""
+        key = (id(scope), name)
+        groups = self._made.get(key)
+        if groups is None:
+            groups = self._made[key] = {}
+            for call in by_name.get(name, ()):
                 binding = lookup(name, scope, call)
                 if binding is None or binding.scope is not scope:
                     continue
-                if (binding.kind == DEF and binding.target is made) or \
-                        (binding.kind == ASSIGNED and binding.single_value is made):
-                    found.append(call)
+                if binding.kind == DEF:
+                    made = binding.target
+                elif binding.kind == ASSIGNED:
+                    made = binding.single_value
+                else:
+                    continue
+                if isinstance(made, (cst.CSTNode, ScopeInfo)):  # never a binding marker
+                    groups.setdefault(id(made), []).append(call)
+        return groups
+
+    def _scope_calls(self, scope: ScopeInfo) -> Tuple[Dict[int, List[cst.Call]], Dict[str, List[cst.Call]]]:
+        """The calls of ``scope``'s own code by id of their callee expression and
+        by the name they call (``f(...)``), in source order, once per scope."""
+        found = self._calls.get(id(scope))
+        if found is None:
+            by_func: Dict[int, List[cst.Call]] = {}
+            by_name: Dict[str, List[cst.Call]] = {}
+            for call in scope.calls:
+                by_func.setdefault(id(call.func), []).append(call)
+                if isinstance(call.func, cst.Name):
+                    by_name.setdefault(call.func.value, []).append(call)
+            found = self._calls[id(scope)] = (by_func, by_name)
         return found
 
     def captured_from_loop(self, node: cst.CSTNode, scope: ScopeInfo, loop: cst.CSTNode) -> Optional[str]:
@@ -329,7 +399,6 @@ class Retracing:
             made = self.graphs.function_scope(argument(node, 0, "func"), scope) if isinstance(node, cst.Call) else None
         if made is None:
             return None
-        parts = next((p for candidate, p in self._scope_loops(scope) if candidate is loop), set())
         target_iter = loop.iter if isinstance(loop, cst.For) else None
         for current in self.graphs.reachable(made):
             if not any(outer is made for outer in current.chain()):
@@ -344,7 +413,7 @@ class Retracing:
                 reaching = lookup(name, scope, at=node)
                 for value in reaching.own_values if reaching is not None else ():
                     site = value[1] if isinstance(value, tuple) else value
-                    if site is target_iter or (isinstance(site, cst.CSTNode) and id(site) in parts):
+                    if site is target_iter or (isinstance(site, cst.CSTNode) and self._holds(loop, site, scope)):
                         return name
         return None
 
@@ -430,7 +499,7 @@ class _Values:
         self.facts = facts
         self.scope = scope
         self.loops = loops
-        self.loop_parts = [parts for loop, parts in facts._scope_loops(scope) if any(loop is x for x in loops)]
+        self.loop_ids = {id(loop) for loop in loops}
         self.active: Set[str] = set()
 
     def analyse(self, expr: cst.BaseExpression, at: cst.CSTNode) -> Tuple[bool, Optional[str]]:
@@ -476,7 +545,8 @@ class _Values:
         return False, None
 
     def _in_loop(self, node: cst.CSTNode) -> bool:
-        return any(id(node) in parts for parts in self.loop_parts)
+        """Is ``node`` in a repeated part of one of the loops around the call?"""
+        return any(id(loop) in self.loop_ids for loop in self.facts.loops_around(node, self.scope))
 
     def _name(self, name: str, at: cst.CSTNode) -> Tuple[bool, Optional[str]]:
         scope = self.scope
@@ -533,6 +603,16 @@ class _Values:
                 elif name in bindings.mentions(value):
                     reason = reason or f"`{name}` is updated each iteration (`{name} = {_code(value)}`)"
         return True, reason
+
+
+class _Only:
+    """In ``Retracing._scope_loops``: a node inside a lambda that is a loop's
+    repeated part, held by that loop only."""
+
+    __slots__ = ("loop",)
+
+    def __init__(self, loop: cst.CSTNode) -> None:
+        self.loop = loop
 
 
 def _options(call: cst.Call) -> cst.Call:
