@@ -20,7 +20,7 @@ Three more groups of facts:
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -125,8 +125,18 @@ def descendants(node: cst.CSTNode) -> Set[int]:
 def count_name(node: cst.CSTNode, name: str) -> int:
     """How many ``Name`` nodes spelled ``name`` lie below ``node``: bindings,
     reads, nested scopes, attribute and keyword names all count (an upper
-    bound of its uses, for "used only here" questions)."""
+    bound of its uses, for "used only here" questions). One walk of ``node``;
+    a caller asking about many names below one node uses ``name_counts``."""
     return sum(1 for n in walk(node) if isinstance(n, cst.Name) and n.value == name)
+
+
+def name_counts(node: cst.CSTNode) -> Dict[str, int]:
+    """``count_name(node, name)`` for every name at once (absent: 0), from one walk."""
+    found: Dict[str, int] = {}
+    for n in walk(node):
+        if isinstance(n, cst.Name):
+            found[n.value] = found.get(n.value, 0) + 1
+    return found
 
 
 def guarded_nodes(function: cst.CSTNode, classify) -> Set[int]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -91,6 +91,9 @@ class NumpyCreatedThenConverted(Rule):
     # variable; TFG202 (off by default) the one-time rest.
     one_time = False
 
+    def __init__(self) -> None:
+        self._name_counts: Dict[int, Dict[str, int]] = {}  # id(scope) -> bindings.name_counts
+
     def visit_Call(self, node: cst.Call, ctx) -> None:
         qualname = ctx.call_name(node)
         if qualname not in _CONVERTERS:
@@ -121,14 +124,18 @@ class NumpyCreatedThenConverted(Rule):
             message = f"`tf.Variable(np.{short}(...))` is a float64 variable by NumPy's default"
         ctx.report(node, message, self._fix(node, qualname, value, via_name is not None, ctx))
 
-    @staticmethod
-    def _single_binding(name: cst.Name, ctx) -> Optional[cst.BaseExpression]:
+    def _single_binding(self, name: cst.Name, ctx) -> Optional[cst.BaseExpression]:
         """The value of ``name`` if it is bound once, in this scope, and used only by the conversion."""
         found = ctx.assigned(name.value)
         scope = ctx.scope.function() or ctx.model.root
         if found is None or found.scope is not scope or found.rebound or not isinstance(found.single_value, cst.Call):
             return None
-        loads = bindings.count_name(scope.node, name.value)
+        # Each function's names counted once per file (a rule instance lints
+        # one file), not once per conversion in it.
+        counts = self._name_counts.get(id(scope))
+        if counts is None:
+            counts = self._name_counts[id(scope)] = bindings.name_counts(scope.node)
+        loads = counts.get(name.value, 0)
         # One Name for the binding target, one for the conversion.
         return found.single_value if loads == 2 else None
 
