@@ -172,6 +172,7 @@ class GraphAnalysis:
 
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
+        self._objects = None
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -364,25 +365,56 @@ class GraphAnalysis:
                     )
                     worklist.append(nested)
 
-    def reachable(self, start: ScopeInfo, through_arguments: bool = False) -> List[ScopeInfo]:
+    def reachable(self, start: ScopeInfo, through_arguments: bool = False,
+                  through_objects: bool = False) -> List[ScopeInfo]:
         """``start``, the functions nested in it, and the same-module functions they
         call (with ``through_arguments``, also those handed by name to a call, as in
-        ``tf.while_loop(cond, body, ...)``), transitively; ``start`` first."""
+        ``tf.while_loop(cond, body, ...)``), transitively; ``start`` first. With
+        ``through_objects``, also through the module's own objects (``objects``:
+        ``self.decoder.cell.get_initial_state(x)``, a layer of the file called,
+        ``tf.while_loop(self.cond, self.body, ...)``)."""
+        return self.reach(start, through_arguments, through_objects)[0]
+
+    def reach(self, start: ScopeInfo, through_arguments: bool = False, through_objects: bool = False
+              ) -> Tuple[List[ScopeInfo], List[Tuple[cst.Call, ScopeInfo]]]:
+        """``reachable``, and (with ``through_objects``) the calls among them that
+        go to a method the engine cannot find on an object of one of the module's
+        own classes: code of the module that cannot be followed."""
         found = [start]
         seen = {id(start)}
+        unresolved: List[Tuple[cst.Call, ScopeInfo]] = []
         for current in found:
             targets: List[Optional[ScopeInfo]] = list(current.nested)
             for call in current.calls:
                 targets.append(self.function_scope(call.func, current))
+                if through_objects:
+                    more, lost = self.objects.callees(call, current)
+                    targets.extend(more)
+                    if lost:
+                        unresolved.append((call, current))
                 if through_arguments:
-                    targets.extend(
-                        self.function_scope(arg.value, current) for arg in call.args if isinstance(arg.value, cst.Name)
-                    )
+                    for arg in call.args:
+                        if isinstance(arg.value, cst.Name):
+                            targets.append(self.function_scope(arg.value, current))
+                        elif through_objects and isinstance(arg.value, cst.Attribute):
+                            targets.append(self.function_scope(arg.value, current))
+                            targets.extend(self.objects.references(arg.value, current))
             for target in targets:
                 if target is not None and id(target) not in seen:
                     seen.add(id(target))
                     found.append(target)
-        return found
+        return found, unresolved
+
+    @property
+    def objects(self):
+        """Objects of the module's own classes (which class an object is, which
+        methods a call on it runs), built on first use: an
+        ``engine.objects.Objects``."""
+        if self._objects is None:
+            from tflint_gpu.engine.objects import Objects
+
+            self._objects = Objects(self)
+        return self._objects
 
     @staticmethod
     def describe(scope: ScopeInfo) -> str:

@@ -1,0 +1,146 @@
+"""engine/objects.py and GraphAnalysis.reach: calls into the module through its own objects."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+
+
+def context(source: str):
+    module = cst.parse_module(textwrap.dedent(source).lstrip("\n"))
+    return analyse(module, [])
+
+
+def scope_named(ctx, qualified: str):
+    for scope in ctx.model.scopes:
+        cls = scope.enclosing_class
+        name = f"{cls.name}.{scope.name}" if cls is not None else scope.name
+        if name == qualified:
+            return scope
+    raise KeyError(qualified)
+
+
+def reached(ctx, qualified: str):
+    scopes, unresolved = ctx.graphs.reach(scope_named(ctx, qualified), through_arguments=True,
+                                          through_objects=True)
+    names = []
+    for scope in scopes[1:]:
+        cls = scope.enclosing_class
+        names.append(f"{cls.name}.{scope.name}" if cls is not None else scope.name)
+    return names, [ctx.module.code_for_node(call) for call, _ in unresolved]
+
+
+SOURCE = """
+    import tensorflow as tf
+
+    class Cell:
+        def get_initial_state(self, x):
+            return self.zeros(x)
+
+        def zeros(self, x):
+            return x * 0.0
+
+    class FastCell(Cell):
+        def get_initial_state(self, x):
+            return x
+
+    class Decoder:
+        def __init__(self, cell=None):
+            self.cell = Cell()
+            self.dense = tf.keras.layers.Dense(2)
+
+    class Block(tf.keras.layers.Layer):
+        def call(self, x):
+            return x
+
+    class Helper:
+        def __call__(self, x):
+            return x
+
+    class Model(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.decoder = Decoder()
+            self.block = Block()
+            self.fn = scale
+
+        def start(self, x):
+            a = self.decoder.cell.get_initial_state(x)
+            b = self.block(x) + self.fn(x) + self.decoder.dense(x)
+            c = Helper()(x) + self.add_weight("w", ())
+            return tf.while_loop(lambda i: i < 3, self.step, [a + b + c])
+
+        def step(self, i):
+            return super().step(i)
+
+    class Plain:
+        def __init__(self):
+            setattr(self, "hook", scale)
+
+        def run(self, x):
+            return self.hook(x) + self.missing(x)
+
+    def scale(x):
+        return x * 2.0
+
+    def unknown_receiver(decoder, x):
+        return decoder.cell.get_initial_state(x)
+"""
+
+
+def test_reach_follows_attribute_chains_layers_callables_and_method_references():
+    ctx = context(SOURCE)
+    names, unresolved = reached(ctx, "Model.start")
+    assert set(names) == {
+        "Cell.get_initial_state", "FastCell.get_initial_state",  # the override of a subclass may run too
+        "Cell.zeros",  # self.zeros() inside the callee
+        "Block.call",  # a layer of the file called: Keras calls its call
+        "scale",  # a function held in an attribute
+        "Helper.__call__",
+        "<lambda>", "Model.step",  # handed to tf.while_loop
+    }
+    # self.add_weight, self.decoder.dense(x), super().step: library code (Keras bases), not the module's.
+    assert unresolved == []
+
+
+def test_a_method_the_module_cannot_hold_is_unresolved():
+    ctx = context(SOURCE)
+    names, unresolved = reached(ctx, "Plain.run")
+    assert names == [] and sorted(unresolved) == ["self.hook(x)", "self.missing(x)"]
+
+
+def test_a_receiver_the_file_cannot_tell_reaches_every_method_of_that_name():
+    ctx = context(SOURCE)
+    names, unresolved = reached(ctx, "unknown_receiver")
+    assert set(names) == {"Cell.get_initial_state", "FastCell.get_initial_state", "Cell.zeros"}
+    assert unresolved == []
+
+
+def test_without_through_objects_reach_is_what_it_was():
+    ctx = context(SOURCE)
+    start = scope_named(ctx, "Model.start")
+    scopes = ctx.graphs.reachable(start, through_arguments=True)
+    assert [s.name for s in scopes] == ["start", "<lambda>", "__call__"]  # Helper()(x): known before
+
+
+def test_object_kind_and_the_calls_that_made_it():
+    ctx = context(SOURCE + """
+    table = tf.lookup.StaticHashTable(init, -1)
+    decoder = Decoder()
+
+    def probe(param):
+        return table, decoder.cell, param, Model, decoder.dense
+    """)
+    objects = ctx.graphs.objects
+    probe = scope_named(ctx, "probe")
+    returned = probe.node.body.body[0].body[0].value.elements
+    kinds = [objects.kind(e.value, probe) for e in returned]
+    assert [ctx.module.code_for_node(c.func) for c, _ in kinds[0].calls] == ["tf.lookup.StaticHashTable"]
+    assert kinds[0].other and not kinds[0].instances
+    assert [c.name for c in kinds[1].instances] == ["Cell"]
+    assert kinds[2].unknown
+    assert [c.name for c in kinds[3].classes] == ["Model"]
+    assert kinds[4].other and [ctx.module.code_for_node(c.func) for c, _ in kinds[4].calls] == \
+        ["tf.keras.layers.Dense"]

@@ -1,0 +1,399 @@
+"""Objects of the module's own classes: which class an object is, what a call on it runs.
+
+Graph code reaches the module's own functions through objects as often as
+through names: ``self.decoder.cell.get_initial_state(x)``, ``self.block(x)``
+(a Keras layer of the file: its ``call`` runs), ``encoder.encode(x)``. These
+facts follow such calls as far as the file tells:
+
+* ``kind(expr, scope)``: an ``ObjectKind``: the same-module classes of which
+  ``expr`` may be an instance (``self``; a name bound to ``Cls(...)``;
+  ``self.a.b`` through every ``self.a = ...`` of those classes, their
+  same-module bases and subclasses) or the class itself (``Cls``), whether it
+  may be something else the file names (a library object such as
+  ``tf.keras.layers.Dense(...)``, a literal, a function), whether it cannot
+  be told (a parameter, a return value), and the calls that made it.
+* ``methods(cls, name)``: the functions ``instance.name(...)`` may run: the
+  definition found first through ``cls`` and its same-module bases, and the
+  overrides in its same-module subclasses.
+* ``callees(call, scope)``: the same-module functions a call may run through
+  objects (methods, ``__init__`` of a class called, ``__call__`` or a Keras
+  class's ``call`` of an instance called, a function held in an attribute),
+  and whether it calls a method that cannot be found on an object of one of
+  the module's own classes (a class whose bases are all the module's: the
+  method is none of a library's). A method call on an object the file cannot
+  tell reaches every method of that name the module's classes define.
+* ``references(expr, scope)``: the functions a method reference handed on as
+  a value (``tf.while_loop(self.cond, self.body, ...)``) may be.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.engine.model import ASSIGNED, CLASS, DEF, IMPORT, PARAM, ScopeInfo, lookup
+
+_DEPTH = 8
+
+
+@dataclass
+class ObjectKind:
+    instances: List[ScopeInfo] = field(default_factory=list)  # same-module classes it may be an instance of
+    classes: List[ScopeInfo] = field(default_factory=list)  # same-module classes it may be (``Cls``)
+    other: bool = False  # it may be something else the file names (a library object, a literal, a function)
+    unknown: bool = False  # it may be anything (a parameter, a return value)
+    calls: List[Tuple[cst.Call, ScopeInfo]] = field(default_factory=list)  # the calls that made it
+
+    def add(self, other: "ObjectKind") -> None:
+        for cls in other.instances:
+            if all(c is not cls for c in self.instances):
+                self.instances.append(cls)
+        for cls in other.classes:
+            if all(c is not cls for c in self.classes):
+                self.classes.append(cls)
+        self.other = self.other or other.other
+        self.unknown = self.unknown or other.unknown
+        self.calls.extend(other.calls)
+
+
+def _other() -> ObjectKind:
+    return ObjectKind(other=True)
+
+
+def _unknown() -> ObjectKind:
+    return ObjectKind(unknown=True)
+
+
+class Objects:
+    def __init__(self, graphs) -> None:
+        self.graphs = graphs
+        self.model = graphs.model
+        self.resolver = graphs.resolver
+        self._classes = [s for s in self.model.scopes if s.kind == "class"]
+        self._attributes: Optional[Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]]] = None
+        self._subclasses: Optional[Dict[int, List[ScopeInfo]]] = None
+        self._kinds: Dict[int, ObjectKind] = {}
+        self._mro: Dict[int, List[ScopeInfo]] = {}
+        self._by_name: Optional[Dict[str, List[ScopeInfo]]] = None
+
+    # -- classes ----------------------------------------------------------------
+    def bases(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module classes ``cls`` derives from directly, in order."""
+        found = []
+        if isinstance(cls.node, cst.ClassDef):
+            for base in cls.node.bases:
+                if base.keyword is None and not base.star and isinstance(base.value, cst.Name):
+                    local = (cls.parent or cls).lookup_class(base.value.value)
+                    if local is not None and local is not cls:
+                        found.append(local)
+        return found
+
+    def mro(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        """``cls`` and its same-module bases, depth first."""
+        cached = self._mro.get(id(cls))
+        if cached is not None:
+            return list(cached)
+        order: List[ScopeInfo] = []
+        stack = [cls]
+        while stack:
+            current = stack.pop(0)
+            if any(c is current for c in order) or len(order) > 50:
+                continue
+            order.append(current)
+            stack = self.bases(current) + stack
+        self._mro[id(cls)] = order
+        return list(order)
+
+    def defined(self, name: str) -> List[ScopeInfo]:
+        """Every method called ``name`` that a class of the module defines."""
+        if self._by_name is None:
+            self._by_name = {}
+            for cls in self._classes:
+                for method, scope in cls.defs.items():
+                    self._by_name.setdefault(method, []).append(scope)
+        return self._by_name.get(name, [])
+
+    def subclasses(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module classes that derive from ``cls``, transitively."""
+        if self._subclasses is None:
+            direct: Dict[int, List[ScopeInfo]] = {}
+            for current in self._classes:
+                for base in self.bases(current):
+                    direct.setdefault(id(base), []).append(current)
+            self._subclasses = direct
+        found: List[ScopeInfo] = []
+        stack = list(self._subclasses.get(id(cls), ()))
+        while stack:
+            current = stack.pop()
+            if any(c is current for c in found) or current is cls:
+                continue
+            found.append(current)
+            stack.extend(self._subclasses.get(id(current), ()))
+        return found
+
+    def outside_bases(self, cls: ScopeInfo) -> bool:
+        """Does ``cls`` (through its same-module bases) derive from a class the
+        module does not define (anything but ``object``)?"""
+        for current in self.mro(cls):
+            if not isinstance(current.node, cst.ClassDef):
+                return True
+            parent = current.parent or current
+            for base in current.node.bases:
+                if base.keyword is not None:
+                    continue
+                if base.star:
+                    return True
+                value = base.value
+                if isinstance(value, cst.Name) and (parent.lookup_class(value.value) is not None
+                                                    or (value.value == "object" and lookup("object", parent) is None)):
+                    continue
+                return True
+        return False
+
+    def methods(self, cls: ScopeInfo, name: str) -> List[ScopeInfo]:
+        """The functions ``instance.name`` may be for an instance of ``cls``: the
+        first definition through its same-module bases, and the overrides of
+        its same-module subclasses (empty: none of them defines it)."""
+        found: List[ScopeInfo] = []
+        for current in self.mro(cls):
+            if name in current.defs:
+                found.append(current.defs[name])
+                break
+        for sub in self.subclasses(cls):
+            if name in sub.defs and all(f is not sub.defs[name] for f in found):
+                found.append(sub.defs[name])
+        return found
+
+    def _family(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        family = self.mro(cls)
+        for sub in self.subclasses(cls):
+            if all(c is not sub for c in family):
+                family.append(sub)
+        return family
+
+    def attribute_values(self, cls: ScopeInfo, attr: str) -> List[Tuple[Any, ScopeInfo]]:
+        """What ``self.attr`` may be bound to for an instance of ``cls``: every
+        ``self.attr = value`` in the methods of its family (same-module bases
+        and subclasses) and class-level assignments, as (value, scope)."""
+        if self._attributes is None:
+            self._attributes = self._collect_attributes()
+        found: List[Tuple[Any, ScopeInfo]] = []
+        for current in self._family(cls):
+            found.extend((value, current) for value in current.assigned.get(attr, ()))
+            found.extend(self._attributes.get(id(current), {}).get(attr, ()))
+        return found
+
+    def _collect_attributes(self) -> Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]]:
+        found: Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]] = {}
+        for type_name in ("Assign", "AnnAssign"):
+            for node, scope in self.model.index.get(type_name, ()):
+                if node.value is None:
+                    continue
+                method, self_name = _method_of(scope)
+                if method is None:
+                    continue
+                targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
+                attributes = found.setdefault(id(method.enclosing_class), {})
+                for target in targets:
+                    _record(attributes, target, node.value, self_name, scope)
+        return found
+
+    # -- objects ------------------------------------------------------------------
+    def kind(self, expr: cst.BaseExpression, scope: ScopeInfo) -> ObjectKind:
+        """What the object ``expr`` may be (see ``ObjectKind``)."""
+        key = id(expr)
+        if key not in self._kinds:
+            self._kinds[key] = _unknown()  # a cycle (self.a = self.a.b) adds nothing
+            self._kinds[key] = self._kind(expr, scope, 0)
+        return self._kinds[key]
+
+    def _kind(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> ObjectKind:
+        if depth > _DEPTH:
+            return _unknown()
+        if isinstance(expr, cst.Name):
+            return self._name_kind(expr, scope, depth)
+        if isinstance(expr, cst.Attribute):
+            if self.resolver.raw_qualname(expr, scope) is not None:
+                return _other()  # tf.nn.relu, np.pi: what an import names
+            base = self.kind(expr.value, scope)
+            result = ObjectKind(other=base.other, unknown=base.unknown)
+            for cls in base.instances + base.classes:
+                result.add(self._attribute_kind(cls, expr.attr.value, depth))
+            return result
+        if isinstance(expr, cst.Call):
+            return self._call_kind(expr, scope)
+        if isinstance(expr, cst.IfExp):
+            result = self._kind(expr.body, scope, depth + 1)
+            result.add(self._kind(expr.orelse, scope, depth + 1))
+            return result
+        if isinstance(expr, (cst.Subscript, cst.Await, cst.Yield, cst.NamedExpr, cst.BooleanOperation)):
+            return _unknown()
+        return _other()  # literals, operators, lambdas, comprehensions
+
+    def _name_kind(self, expr: cst.Name, scope: ScopeInfo, depth: int) -> ObjectKind:
+        found = lookup(expr.value, scope, expr)
+        if found is None:
+            return _unknown()  # a builtin, or bound where the file does not say
+        if found.kind == CLASS:
+            return ObjectKind(classes=[found.target])
+        if found.kind in (IMPORT, DEF):
+            return _other()
+        if found.kind != ASSIGNED:
+            return _unknown()
+        result = ObjectKind()
+        values = found.values
+        if not values:
+            return _unknown()
+        for value in values:
+            if isinstance(value, tuple):
+                if value[0] == PARAM and value[2] == 0 and found.scope.enclosing_class is not None \
+                        and found.scope.binds_instance and len(found.scope.assigned.get(expr.value, ())) == 1:
+                    cls = found.scope.enclosing_class
+                    result.add(ObjectKind(classes=[cls]) if _is_classmethod(found.scope)
+                               else ObjectKind(instances=[cls]))
+                else:
+                    result.unknown = True
+            else:
+                result.add(self._kind(value, found.scope, depth + 1))
+        return result
+
+    def _attribute_kind(self, cls: ScopeInfo, attr: str, depth: int) -> ObjectKind:
+        if self.methods(cls, attr):
+            return _other()  # a bound method
+        values = self.attribute_values(cls, attr)
+        if not values:
+            # Set where the file does not show it: by a library base class
+            # (`self.optimizer` of a Keras model), or not at all.
+            return _other() if self.outside_bases(cls) else _unknown()
+        result = ObjectKind()
+        for value, where in values:
+            if value is _UNREADABLE or not isinstance(value, cst.BaseExpression):
+                result.unknown = True
+            else:
+                result.add(self._kind(value, where, depth + 1))
+        return result
+
+    def _call_kind(self, call: cst.Call, scope: ScopeInfo) -> ObjectKind:
+        made = [(call, scope)]
+        func = call.func
+        if isinstance(func, cst.Name):
+            found = lookup(func.value, scope)
+            if found is not None and found.kind == CLASS:
+                return ObjectKind(instances=[found.target], calls=made)
+        if self.resolver.raw_qualname(func, scope) is not None:
+            return ObjectKind(other=True, calls=made)  # what a library call returns
+        return ObjectKind(unknown=True, calls=made)
+
+    # -- calls ----------------------------------------------------------------------
+    def callees(self, call: cst.Call, scope: ScopeInfo) -> Tuple[List[ScopeInfo], bool]:
+        """(the same-module functions ``call`` may run through objects, whether it
+        calls a method that cannot be found on an object of the module's own
+        classes)."""
+        func = call.func
+        targets: List[ScopeInfo] = []
+        unresolved = False
+        if isinstance(func, cst.Attribute) and self.resolver.raw_qualname(func, scope) is None:
+            name = func.attr.value
+            receiver = func.value
+            if isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name) \
+                    and receiver.func.value == "super" and lookup("super", scope) is None:
+                cls = scope.method_class()
+                if cls is None:
+                    return targets, False
+                for base in self.mro(cls)[1:]:
+                    if name in base.defs:
+                        return [base.defs[name]], False
+                return targets, not self.outside_bases(cls)
+            kind = self.kind(receiver, scope)
+            for cls in kind.instances + kind.classes:
+                methods = self.methods(cls, name)
+                if methods:
+                    targets.extend(methods)
+                    continue
+                values = self.attribute_values(cls, name)
+                if values:
+                    for value, where in values:
+                        targets.extend(self._callable(value, where))
+                elif not self.outside_bases(cls):
+                    unresolved = True  # no such method in the module, and no library base to hold it
+            if kind.unknown:
+                # An object the file cannot tell: any of the module's methods of that name.
+                targets.extend(self.defined(name))
+            return targets, unresolved
+        if isinstance(func, (cst.Name, cst.Call)):
+            kind = self.kind(func, scope)
+            for cls in kind.classes:
+                targets.extend(self.methods(cls, "__init__"))
+            for cls in kind.instances:
+                targets.extend(self._instance_call(cls))
+        return targets, unresolved
+
+    def _instance_call(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        """What calling an instance of ``cls`` runs: its ``__call__``, or a Keras
+        class's ``call`` (Keras's ``__call__`` calls it)."""
+        found = self.methods(cls, "__call__")
+        if not found and self.graphs.is_keras_class(cls):
+            found = self.methods(cls, "call")
+        return found
+
+    def _callable(self, value: Any, where: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module functions a value bound to an attribute may be, when called."""
+        if not isinstance(value, cst.BaseExpression):
+            return []
+        function = self.graphs.function_scope(value, where)
+        found = [function] if function is not None else []
+        if isinstance(value, cst.Attribute) or isinstance(value, cst.Call):
+            found.extend(self.references(value, where) if isinstance(value, cst.Attribute) else [])
+            kind = self.kind(value, where)
+            for cls in kind.instances:
+                found.extend(self._instance_call(cls))
+        return found
+
+    def references(self, expr: cst.BaseExpression, scope: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module functions a method reference ``obj.name`` (handed on
+        as a value) may be."""
+        if not isinstance(expr, cst.Attribute) or self.resolver.raw_qualname(expr, scope) is not None:
+            return []
+        kind = self.kind(expr.value, scope)
+        found: List[ScopeInfo] = []
+        for cls in kind.instances + kind.classes:
+            found.extend(self.methods(cls, expr.attr.value))
+        return found
+
+
+_UNREADABLE = object()  # `self.a, self.b = pair`: bound, to a value that cannot be read here
+
+
+def _method_of(scope: ScopeInfo) -> Tuple[Optional[ScopeInfo], Optional[str]]:
+    """The method whose ``self`` code in ``scope`` sees (the innermost method
+    around it, not through a class), and the name of that parameter."""
+    for current in scope.chain():
+        if current.kind == "class":
+            return None, None
+        if current.kind == "function" and current.enclosing_class is not None:
+            if not current.binds_instance or _is_classmethod(current):
+                return None, None
+            for name, values in current.assigned.items():
+                if any(isinstance(v, tuple) and v[0] == PARAM and v[2] == 0 for v in values):
+                    return current, name
+            return None, None
+    return None, None
+
+
+def _is_classmethod(function: ScopeInfo) -> bool:
+    node = function.node
+    return isinstance(node, cst.FunctionDef) and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
+
+
+def _record(found: Dict[str, List[Tuple[Any, ScopeInfo]]], target: cst.BaseExpression, value: Any,
+            self_name: Optional[str], scope: ScopeInfo) -> None:
+    if isinstance(target, cst.Attribute):
+        if isinstance(target.value, cst.Name) and target.value.value == self_name:
+            found.setdefault(target.attr.value, []).append((value, scope))
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _record(found, element.value, _UNREADABLE, self_name, scope)
+    elif isinstance(target, cst.StarredElement):
+        _record(found, target.value, _UNREADABLE, self_name, scope)
