@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
+import libcst as cst
+
 
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import lint_source
@@ -129,3 +131,77 @@ def test_jit_compile_follows_the_wrapper_call_layout():
         out = fix_source(head + before, "case.py", [TFG401], unsafe=True).source
         assert out == head + after, before
         assert not any(line != line.rstrip() for line in out.splitlines()), "a trailing space"
+
+
+# -- TFG401 with TFG105 in one --fix: the body XLA compiles keeps the text it was judged on --
+
+def _compiled_with_print(code: str):
+    """Names of the functions the fixed code compiles with XLA and whose body has a tf.print."""
+    module = cst.parse_module(code)
+    bodies = {}
+    jit = set()
+
+    class Visitor(cst.CSTVisitor):
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            bodies[node.name.value] = module.code_for_node(node.body)
+            if any("jit_compile=True" in module.code_for_node(d) for d in node.decorators):
+                jit.add(node.name.value)
+
+        def visit_Call(self, node: cst.Call) -> None:
+            text = module.code_for_node(node)
+            if text.startswith("tf.function(") and "jit_compile=True" in text and node.args \
+                    and isinstance(node.args[0].value, cst.Name):
+                jit.add(node.args[0].value.value)
+
+    module.visit(Visitor())
+    return sorted(name for name in jit if "tf.print" in bodies.get(name, ""))
+
+
+def test_jit_compile_and_print_to_tf_print_never_meet_in_one_function():
+    code = source("""
+        import tensorflow as tf
+
+        @tf.function
+        def step(x):
+            loss = tf.reduce_sum(x * x)
+            print("loss", loss)
+            return loss
+
+        def evaluate(x):
+            loss = tf.reduce_mean(x)
+            print("loss", loss)
+            return loss
+
+        fast_evaluate = tf.function(evaluate)
+    """)
+    outcome = fix_source(code, "case.py", [TFG401, TFG105], unsafe=True)
+    assert outcome.converged and not outcome.refused
+    assert _compiled_with_print(outcome.source) == [], outcome.source
+    # Each fix alone is still offered: the two are not dropped, only kept apart.
+    assert set(outcome.applied_codes) <= {"TFG401", "TFG105"} and outcome.applied_codes
+
+
+def test_jit_compile_fix_depends_on_every_function_the_body_reaches():
+    code = source("""
+        import tensorflow as tf
+
+        class Cell:
+            def step(self, x):
+                return helper(x) * 2.0
+
+        def helper(x):
+            return tf.tanh(x)
+
+        class Net:
+            def __init__(self):
+                self.cell = Cell()
+
+            @tf.function
+            def run(self, x):
+                return self.cell.step(x) + tf.reduce_sum((lambda y: y + 1.0)(x))
+    """)
+    result = lint_source(code, "case.py", [TFG401])
+    [fix] = [f for f in result.fixes if f is not None]
+    names = sorted(node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>" for node in fix.depends_on)
+    assert names == ["<lambda>", "helper", "run", "step"]
+    assert all(isinstance(node, (cst.FunctionDef, cst.Lambda)) for node in fix.depends_on)

@@ -31,6 +31,8 @@ _NOT_XLA_PREFIXES = (
     "tensorflow.image.decode_",  # DecodePng
     "tensorflow.image.encode_",
 )
+# Iterator methods: IteratorGetNext has no XLA kernel.
+_ITERATOR_METHODS = frozenset({"get_next", "get_next_as_optional"})
 _STRING_DTYPES = frozenset({"tensorflow.string", "tensorflow.dtypes.string"})
 # Positional string literals that are op attributes, not string tensors.
 _ATTRIBUTE_STRINGS = frozenset(
@@ -54,7 +56,18 @@ class TfFunctionWithoutJitCompile(Rule):
     or a wrapper (`g = tf.function(f)`), that passes neither `jit_compile` nor
     its deprecated alias `experimental_compile`, when nothing in the body, in
     functions and lambdas nested in it, or in the functions of the same module
-    it calls (transitively) is known to be rejected by XLA.
+    it calls (transitively) is known to be rejected by XLA. The calls followed
+    include those through the module's own objects: methods of `self` and of
+    attributes whose class the file defines
+    (`self.decoder.cell.get_initial_state(x)`, through every `self.x =
+    Cls()` of the class, its bases and subclasses, overrides in subclasses
+    included), a layer of the
+    file called (its `call`), `super().method()`, a function held in an
+    attribute, a method handed on (`tf.while_loop(c, self.body, ...)`), and,
+    on an object the file cannot tell (a parameter), every method of that
+    name the module defines. A call to a method that no class of the file's
+    hierarchy defines, on an object of one of its classes that has no library
+    base (set by `setattr`, say), cannot be followed: not flagged.
 
     Off by default: select it with `--select TFG401`. It is an optimisation
     suggestion, not a bug: the speed-up depends on the body (none for
@@ -70,10 +83,18 @@ class TfFunctionWithoutJitCompile(Rule):
     `tf.io.*`, `tf.data`, `tf.summary.*`, `tf.lookup.*`, ragged tensors,
     `tf.image.decode_*`, string tensors (`tf.constant("a")`, `tf.string`, a
     comparison with a string literal), iterates a parameter or a dataset
-    (`for x in ds`, `iter`, `next`), or builds a
+    (`for x in ds`, `iter`, `next`, `iterator.get_next()`), calls a method of
+    an object made by one of these (`self.table.lookup(x)` with `self.table =
+    tf.lookup.StaticHashTable(...)`), or builds a
     `tf.TensorArray(dynamic_size=True)`: under XLA the last one compiles and
     silently returns an empty result (TF 2.21, CPU: `[2., 4., 6.]` without
-    XLA, `[]` with it; tensorflow/tensorflow#119375, #127528).
+    XLA, `[]` with it, also when built in
+    `self.decoder.cell.get_initial_state(x)`; tensorflow/tensorflow#119375,
+    #127528).
+    `iterator.get_next()` fails to compile (`InvalidArgumentError: Detected
+    unsupported operations ... IteratorGetNext`), and so does a lookup
+    table's `lookup`, with string keys (`_Arg` with `T=DT_STRING`) or int64
+    keys (`LookupTableFindV2`).
 
     ## Why is this bad?
     Without `jit_compile=True`, TensorFlow runs the graph op by op: every
@@ -106,7 +127,13 @@ class TfFunctionWithoutJitCompile(Rule):
     when they are one a line (an `input_signature=[...]` on its own line,
     then `)` on the next, gets `jit_compile=True` on a line of its own before
     the `)` line), keeping a trailing comma trailing and a comment after the
-    argument it follows. Measured under TF 2.21 on CPU:
+    argument it follows. The fix is judged on the text of the body and of
+    every function it reaches, so it depends on them (`Fix.depends_on`): no
+    other fix of the same `--fix` round may change them (TFG105 making a
+    `print` a `tf.print` there would make the compiled function fail at its
+    first call, `InvalidArgumentError: ... StringFormat`); such a fix waits
+    for the next round, where TFG105 sees `jit_compile=True` and offers none.
+    Measured under TF 2.21 on CPU:
     * the function may fail to compile: XLA has no kernel for many ops a linter
       cannot see (ops from other modules, `histogram_fixed_width`, ...), and
       raises `InvalidArgumentError: Detected unsupported operations when trying
@@ -161,13 +188,18 @@ class TfFunctionWithoutJitCompile(Rule):
         if isinstance(origin, cst.Call) and self._rejects(bindings.expression_nodes(origin),
                                                           scope.parent or ctx.model.root, ctx):
             return  # input_signature=[tf.TensorSpec(..., tf.string)]
-        if any(self._rejects(ctx.nodes_in(s, *self.reads_index), s, ctx)
-               for s in ctx.graphs.reachable(scope, through_arguments=True)):
+        reached, unresolved = ctx.graphs.reach(scope, through_arguments=True, through_objects=True)
+        if unresolved:
+            return  # it calls code of the module that cannot be followed: it may hold what XLA rejects
+        if any(self._rejects(ctx.nodes_in(s, *self.reads_index), s, ctx) for s in reached):
             return
+        # The fix was judged on the text of every function the body reaches: no
+        # other fix of the round may change them (a `print` made `tf.print`).
+        bodies = tuple(s.node for s in reached if isinstance(s.node, (cst.FunctionDef, cst.Lambda)))
         ctx.report(
             origin,
             "`tf.function` without `jit_compile` around code XLA could compile and fuse",
-            Fix("Add `jit_compile=True`", Safety.UNSAFE, {origin: _with_jit_compile(origin)}),
+            Fix("Add `jit_compile=True`", Safety.UNSAFE, {origin: _with_jit_compile(origin)}, depends_on=bodies),
         )
 
     # -- what the function runs ------------------------------------------
@@ -186,13 +218,20 @@ class TfFunctionWithoutJitCompile(Rule):
                 return True
         return False
 
-    @staticmethod
-    def _call_rejected(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
+    @classmethod
+    def _call_rejected(cls, call: cst.Call, scope: ScopeInfo, ctx, depth: int = 0) -> bool:
         func = call.func
         if isinstance(func, cst.Name) and func.value in ("iter", "next") and ctx.qualname(func, scope) is None:
             return True  # iterating a dataset
-        if isinstance(func, cst.Attribute) and ctx.graphs.is_dataset(func.value, scope):
-            return True
+        if isinstance(func, cst.Attribute):
+            if func.attr.value in _ITERATOR_METHODS:
+                return True  # IteratorGetNext: whatever the iterator (dataset, distributed)
+            if ctx.graphs.is_dataset(func.value, scope):
+                return True
+            if depth < 3 and ctx.qualname(func, scope) is None and any(
+                    cls._call_rejected(made, where, ctx, depth + 1)
+                    for made, where in ctx.graphs.objects.kind(func.value, scope).calls):
+                return True  # a method of an object XLA rejects: self.table.lookup(x), self.ta.write(...)
         qualname = ctx.qualname(func, scope)
         if qualname is None or not qualname.startswith("tensorflow."):
             return False
@@ -440,6 +479,45 @@ class TfFunctionWithoutJitCompile(Rule):
             effect=CLOSE,
             note="only the decorator's own arguments are checked, not the enclosing function's other code",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Cell:
+                def step(self, x):
+                    return tf.tanh(x) * 2.0
+
+            class Net:
+                def __init__(self):
+                    self.cell = Cell()
+                    self.dense = tf.keras.layers.Dense(2)
+
+                @tf.function
+                def run(self, x):
+                    return self.cell.step(x) + tf.reduce_sum(self.dense(x))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Cell:
+                def step(self, x):
+                    return tf.tanh(x) * 2.0
+
+            class Net:
+                def __init__(self):
+                    self.cell = Cell()
+                    self.dense = tf.keras.layers.Dense(2)
+
+                @tf.function(jit_compile=True)
+                def run(self, x):
+                    return self.cell.step(x) + tf.reduce_sum(self.dense(x))
+            """,
+            at=[(12, 6, '`tf.function` without')],
+            run="_net = Net()\ny = _net.run(tf.ones((2, 3)))",
+            effect=CLOSE,
+            note="a method of an attribute whose class the file defines is followed (and holds nothing XLA "
+                 "rejects); a library layer's call is not the module's code",
+        ),
         clean(
             """
             import tensorflow as tf
@@ -525,6 +603,108 @@ class TfFunctionWithoutJitCompile(Rule):
                 return log(x) * 2.0
             """,
             note="the XLA-incompatible code is in a same-module callee or a loop body passed to tf.while_loop",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Cell:
+                def get_initial_state(self, x):
+                    ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                    for i in tf.range(tf.shape(x)[0]):
+                        ta = ta.write(i, x[i] * 2.0)
+                    return ta.stack()
+
+            class Decoder:
+                def __init__(self):
+                    self.cell = Cell()
+
+            class Seq2Seq:
+                def __init__(self):
+                    self.decoder = Decoder()
+
+                @tf.function
+                def start(self, x):
+                    return self.decoder.cell.get_initial_state(x)
+
+            @tf.function
+            def start(decoder, x):
+                return decoder.cell.get_initial_state(x)
+            """,
+            note="a dynamic TensorArray reached through an attribute chain (real code: "
+                 "self.decoder.cell.get_initial_state(...)), or through an object the file cannot tell whose "
+                 "method of that name the module defines: XLA returns [] instead of [2. 4. 6.]",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Block(tf.keras.layers.Layer):
+                def call(self, x):
+                    tf.print("block", x)
+                    return x * 2.0
+
+            class Base:
+                def log(self, x):
+                    tf.print(x)
+                    return x
+
+            class Plain(Base):
+                def __init__(self, hook):
+                    self.block = Block()
+                    setattr(self, "hook", hook)
+
+                @tf.function
+                def a(self, x):
+                    return self.block(x)
+
+                @tf.function
+                def b(self, x):
+                    return super().log(x) + 1.0
+
+                @tf.function
+                def c(self, x):
+                    return self.hook(x)
+
+                @tf.function
+                def d(self, x):
+                    return tf.while_loop(lambda i: i < 3.0, self.log, [x])
+            """,
+            note="a layer of the file called (its call runs), super(), a method reference handed to tf.while_loop; "
+                 "a method no class of the file's plain hierarchy defines (set by setattr): the engine cannot "
+                 "follow it, so the body is not flagged",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            table = tf.lookup.StaticHashTable(
+                tf.lookup.KeyValueTensorInitializer(tf.constant([1, 2], tf.int64), tf.constant([10, 20], tf.int64)), -1)
+
+            class Reader:
+                def __init__(self, ds):
+                    self.iterator = iter(ds)
+                    self.table = tf.lookup.StaticHashTable(
+                        tf.lookup.KeyValueTensorInitializer(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64)), -1)
+
+                @tf.function
+                def step(self):
+                    return self.iterator.get_next() * 2
+
+                @tf.function
+                def ids(self, x):
+                    return self.table.lookup(x) * 2
+
+            @tf.function
+            def first(iterator):
+                return iterator.get_next()
+
+            @tf.function
+            def lookup(x):
+                return table.lookup(x)
+            """,
+            note="IteratorGetNext and LookupTableFindV2 have no XLA kernel (InvalidArgumentError: Detected "
+                 "unsupported operations); a table held in an attribute or a module name",
         ),
         clean(
             """
