@@ -314,3 +314,33 @@ def test_version_guards_count_for_removed_api_findings_only_where_they_apply():
     # tf.keras may be Keras 2 here: its version cannot be told, either branch may be the fallback.
     assert legacy.migration.version_guarded(*_probes(legacy)[1])
     assert not legacy.migration.version_guarded(*_probes(legacy)[2])  # not imported: not a version
+
+
+def test_except_fallback_handlers_of_the_errors_a_removed_api_raises():
+    ctx = context("""
+        import tensorflow as tf
+
+        try:
+            a = tf.keras.mixed_precision.global_policy()
+        except AttributeError:
+            probe(1)
+        try:
+            probe(2)
+        except (ImportError, KeyError):
+            probe(3)
+        try:
+            train()
+        except Exception:
+            probe(4)
+        except:
+            probe(5)
+        try:
+            from tensorflow.keras.mixed_precision import experimental
+        except ModuleNotFoundError:
+            def policy():
+                return probe(6)
+    """)
+    m = ctx.migration
+    assert {n: m.except_fallback(*where) for n, where in _probes(ctx).items()} == \
+        {1: True, 2: False, 3: True, 4: False, 5: False, 6: True}
+    assert m.guarded(*_probes(ctx)[1])

@@ -205,3 +205,15 @@ def test_jit_compile_fix_depends_on_every_function_the_body_reaches():
     names = sorted(node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>" for node in fix.depends_on)
     assert names == ["<lambda>", "helper", "run", "step"]
     assert all(isinstance(node, (cst.FunctionDef, cst.Lambda)) for node in fix.depends_on)
+
+
+def test_an_except_fallback_for_old_releases_is_left_alone():
+    code = source("""
+        import tensorflow as tf
+
+        try:
+            policy = tf.keras.mixed_precision.global_policy()
+        except AttributeError:
+            policy = tf.keras.mixed_precision.experimental.global_policy()
+    """)
+    assert fixed(code, [TFG902]) == code

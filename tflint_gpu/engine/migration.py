@@ -28,6 +28,10 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
   does not run under TF 2.16+ / Keras 3, or of one whose bound cannot be
   read (``engine.versions``), in its function or around the ``def``/class
   that holds it.
+* ``except_fallback(node, scope)``: is the node in an ``except
+  AttributeError:`` (``ImportError``, ``ModuleNotFoundError``,
+  ``TypeError``, ``ValueError``: what a removed API raises) handler, the path
+  a ``try`` takes when the current API failed (on older releases).
 * ``expects_error(node, scope)``: is the node inside ``with
   self.assertRaises(...)`` / ``pytest.raises(...)`` (a test that the error
   is raised, on purpose).
@@ -58,6 +62,8 @@ _KERAS3_HAS = frozenset({("keras.optimizers", "legacy")})
 # Context managers that expect the code inside them to raise.
 _EXPECT_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 _EXPECT_FUNCTIONS = frozenset({"pytest.raises"})
+# What a removed API raises: a handler of one of these is a deliberate fallback.
+_FALLBACK_ERRORS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "ValueError"})
 
 
 def raw_flavour(raw: Optional[str], legacy_env: bool = False) -> Optional[str]:
@@ -248,6 +254,32 @@ class Migration:
         return any(tests.is_version_test(test, where) and tests.runs(test, where, body) is not True
                    for test, body, where in self.branches(node, scope))
 
+    def except_fallback(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
+        """Is ``node`` in the body of an ``except`` handler that names an error a
+        removed API raises (``except AttributeError:``, ``except (ImportError,
+        TypeError):``; not a bare ``except`` or ``except Exception``), in its
+        function or around the ``def`` holding it? That handler runs when the
+        ``try`` body failed: code for releases where it fails, on purpose."""
+        current, where = node, scope
+        while True:
+            child = current
+            for parent in where.ancestors(current):
+                if isinstance(parent, cst.ExceptHandler) and child is parent.body \
+                        and self._fallback_errors(parent.type, where):
+                    return True
+                child = parent
+            if where.parent is None:
+                return False
+            current, where = where.node, where.parent
+
+    @staticmethod
+    def _fallback_errors(caught: Optional[cst.BaseExpression], scope: ScopeInfo) -> bool:
+        if caught is None:
+            return False
+        items = [e.value for e in caught.elements] if isinstance(caught, cst.Tuple) else [caught]
+        return any(isinstance(item, cst.Name) and item.value in _FALLBACK_ERRORS and lookup(item.value, scope) is None
+                   for item in items)
+
     def expects_error(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
         """Is ``node`` in the body of ``with self.assertRaises*(...)`` or
         ``with pytest.raises(...)`` (the test expects the error)?"""
@@ -267,10 +299,10 @@ class Migration:
 
     def guarded(self, node: cst.CSTNode, scope: ScopeInfo) -> bool:
         """Should a removed-API finding at ``node`` stay silent: the code there
-        never runs under Keras 3 (a ``hasattr`` or version guard), or a test
-        expects it to raise?"""
+        never runs under Keras 3 (a ``hasattr`` or version guard, an ``except
+        AttributeError:`` fallback), or a test expects it to raise?"""
         return self.unreached_under_keras3(node, scope) or self.expects_error(node, scope) \
-            or self.version_guarded(node, scope)
+            or self.version_guarded(node, scope) or self.except_fallback(node, scope)
 
 
 def is_model_class(qualname: Optional[str]) -> bool:

@@ -98,8 +98,11 @@ class RemovedKerasArgument(Rule):
     older), in a branch of a TensorFlow or Keras version comparison that does
     not run under TF 2.16+ (`if tf_version < (2, 11):`, `if
     LooseVersion(tf.__version__) < "2.4":`, `packaging.version.parse`...) or
-    whose bound cannot be read (`if tf_version >= MIN_TF:`), and code a test
-    expects to raise (`with self.assertRaises(...)`, `pytest.raises(...)`).
+    whose bound cannot be read (`if tf_version >= MIN_TF:`), an `except
+    TypeError:` handler (or `ValueError`, `AttributeError`, `ImportError`:
+    the fallback a `try` takes where the current spelling fails; not a bare
+    `except` or `except Exception`), and code a test expects to raise (`with
+    self.assertRaises(...)`, `pytest.raises(...)`).
 
     ## Why is this bad?
     Measured under TensorFlow 2.21 with Keras 3.15:
@@ -563,7 +566,11 @@ class RemovedKerasArgument(Rule):
             else:
                 opt = tf.keras.optimizers.SGD(learning_rate=0.1)
             sgd = tf.keras.optimizers.SGD(lr=0.1) if tf.__version__.startswith("1.") else None
+            try:
+                adam = tf.keras.optimizers.Adam(learning_rate=0.1)
+            except (TypeError, ValueError):
+                adam = tf.keras.optimizers.Adam(lr=0.1)
             """,
-            note="branches of TensorFlow version comparisons that do not run under TF 2.16+",
+            note="branches of TensorFlow version comparisons that do not run under TF 2.16+; an except fallback",
         ),
     ]

@@ -85,7 +85,10 @@ class RemovedKerasMethod(Rule):
     LooseVersion(tf.__version__) < "2.4":`, `packaging.version.parse`,
     `tf.__version__.startswith("1.")`, a `def` inside such a branch) or
     whose bound cannot be read (`tf_version >= MIN_TF`: either branch may be
-    the fallback), and code a test expects to raise (`pytest.raises(...)`,
+    the fallback), an `except AttributeError:` handler (or `ImportError`,
+    `ModuleNotFoundError`, `TypeError`, `ValueError`: the fallback a `try`
+    takes where the current API is missing; not a bare `except` or `except
+    Exception`), and code a test expects to raise (`pytest.raises(...)`,
     `self.assertRaises(...)`). The comparison is evaluated as Python would
     under each TF 2.16-2.21 and Keras 3 release: `float(tf.__version__[:3])
     >= 2.4` is False under TF 2.21 (`2.2`), so its `else` runs there and is
@@ -465,10 +468,14 @@ class RemovedKerasMethod(Rule):
                 phase = tf.keras.backend.learning_phase()
             if TF_VERSION < MIN_TF_VERSION:
                 tf.keras.mixed_precision.experimental.set_policy("float32")
+            try:
+                policy = tf.keras.mixed_precision.global_policy()
+            except AttributeError:
+                policy = tf.keras.mixed_precision.experimental.global_policy()
             """,
             note="branches of TensorFlow version comparisons that do not run under TF 2.16+ (tuples of parsed "
                  "versions, LooseVersion, packaging, startswith; a def in such a branch), or whose bound cannot be "
-                 "read (either branch may be the fallback)",
+                 "read (either branch may be the fallback); an except AttributeError fallback",
         ),
         clean(
             """
