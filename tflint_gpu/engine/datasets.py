@@ -566,24 +566,27 @@ def continued(chain: Chain, ctx) -> bool:
         return False
     binding = _binding_scope(name, chain.scope)
     index = _ORDER.get(ctx.model)
-    if index is None:  # once per file: chains in source order, and by the name they start from
+    if index is None:  # once per file: chains in source order, and by the name and binding they start from
         found = chains(ctx)
-        starting: Dict[str, List[Chain]] = {}
+        positions = {id(c): i for i, c in enumerate(found)}
+        starting: _Starting = {}
         for c in found:
             if isinstance(c.source, cst.Name) and c.previous is None:
-                starting.setdefault(c.source.value, []).append(c)
-        index = _ORDER[ctx.model] = ({id(c): i for i, c in enumerate(found)}, starting)
+                key = (c.source.value, _binding_scope(c.source.value, c.scope))
+                last, scopes = starting.get(key, (-1, set()))
+                scopes.add(id(c.scope))
+                starting[key] = (max(last, positions[id(c)]), scopes)
+        index = _ORDER[ctx.model] = (positions, starting)
     positions, by_source = index
-    here = positions[id(chain)]
-    return any(
-        other is not chain and _binding_scope(name, other.scope) is binding
-        and (positions[id(other)] > here or other.scope is not chain.scope)
-        for other in by_source.get(name, ())
-    )
+    # Another chain from the same binding of ``name``: later in the file, or in another scope.
+    last, scopes = by_source.get((name, binding), (-1, set()))
+    return last > positions[id(chain)] or any(s != id(chain.scope) for s in scopes)
 
 
-_ORDER: "weakref.WeakKeyDictionary[ModuleModel, Tuple[Dict[int, int], Dict[str, List[Chain]]]]" = \
-    weakref.WeakKeyDictionary()
+# (name, the scope binding it) -> (the last position of a chain starting from it,
+# the ids of the scopes such chains are in)
+_Starting = Dict[Tuple[str, Optional[ScopeInfo]], Tuple[int, Set[int]]]
+_ORDER: "weakref.WeakKeyDictionary[ModuleModel, Tuple[Dict[int, int], _Starting]]" = weakref.WeakKeyDictionary()
 
 
 def upstream(chain: Chain, ctx) -> List[str]:
