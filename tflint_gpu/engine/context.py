@@ -173,6 +173,7 @@ class GraphAnalysis:
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
+        self._other_backend: Optional[bool] = None
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -460,8 +461,11 @@ class GraphAnalysis:
         return None
 
     def _other_backend_module(self) -> bool:
-        """Does this module import another Keras backend and not TensorFlow?"""
-        targets = [normalize(t) for scope in self.model.scopes for t in scope.imports.values()]
-        return not any(t == "tensorflow" or t.startswith("tensorflow.") for t in targets) and any(
-            t.split(".", 1)[0] in OTHER_BACKENDS for t in targets
-        )
+        """Does this module import another Keras backend and not TensorFlow? (Once
+        per file: asked for each Keras graph method.)"""
+        if self._other_backend is None:
+            targets = [normalize(t) for scope in self.model.scopes for t in scope.imports.values()]
+            self._other_backend = not any(t == "tensorflow" or t.startswith("tensorflow.") for t in targets) and any(
+                t.split(".", 1)[0] in OTHER_BACKENDS for t in targets
+            )
+        return self._other_backend
