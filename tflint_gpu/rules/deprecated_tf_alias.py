@@ -48,7 +48,11 @@ class DeprecatedTfAlias(Rule):
     `tf.config.experimental.set_memory_growth`, `get_memory_info`,
     `set_virtual_device_configuration`, `enable_op_determinism`... exist only
     under `experimental` and are not. `LeakyReLU(alpha=)` is reported in
-    Keras 3 code only: tf_keras (Keras 2) has no `negative_slope`.
+    Keras 3 code only: tf_keras (Keras 2) has no `negative_slope`. An alias in
+    the fallback branch of a TensorFlow version test (`else:` of `if
+    TF_VERSION >= (2, 4):`) or of an `except AttributeError:` is code for
+    releases without the current name (`tf.data.AUTOTUNE` came in TF 2.4):
+    not reported.
 
     ## Why is this bad?
     The old names are deprecated and will go, as `lr=` and
@@ -133,8 +137,9 @@ class DeprecatedTfAlias(Rule):
                                    "UNKNOWN_CARDINALITY", "ThreadingOptions"):
             return
         qualname = ctx.qualname(node)
-        if qualname not in _ALIASES:
-            return
+        if qualname not in _ALIASES or ctx.migration.version_guarded(node, ctx.scope) \
+                or ctx.migration.except_fallback(node, ctx.scope):
+            return  # code for releases without the current name, on purpose
         new = _ALIASES[qualname]
         fix = None
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "experimental":
@@ -393,5 +398,22 @@ class DeprecatedTfAlias(Rule):
             x = cfg.experimental
             """,
             note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 (no negative_slope there)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            TF_VERSION = tuple(int(v) for v in tf.__version__.split(".")[:2])
+            if TF_VERSION >= (2, 4):
+                AUTOTUNE = tf.data.AUTOTUNE
+            else:
+                AUTOTUNE = tf.data.experimental.AUTOTUNE
+            try:
+                gpus = tf.config.list_physical_devices("GPU")
+            except AttributeError:
+                gpus = tf.config.experimental.list_physical_devices("GPU")
+            """,
+            note="the fallback branches of a version test and of an except AttributeError: for TF releases "
+                 "without the core names (tf.data.AUTOTUNE came in 2.4), on purpose",
         ),
     ]
