@@ -210,36 +210,36 @@ def _map(todo: List[_Task], jobs: int) -> Iterable[FileResult]:
     return _parallel(todo, jobs)
 
 
-_started = None  # in a worker: where it says which task it starts
+_started = None  # in a worker: one flag a task, set as the task starts (shared memory)
 
 
-def _init_worker(queue) -> None:
+def _init_worker(flags) -> None:
     global _started
-    _started = queue
+    _started = flags
 
 
 def _process_batch(batch: List[Tuple[int, _Task]]) -> List[Tuple[int, FileResult]]:
     out = []
     for index, task in batch:
-        _started.put(index)  # a SimpleQueue writes at once: a worker that dies next has said so
+        _started[index] = 1  # shared memory: a worker that dies next has said so
         out.append((index, _process_star(task)))
     return out
 
 
 def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
     """Results as they come from ``jobs`` worker processes. When a worker dies
-    (a crash in native code), the tasks it and the others were running when
+    (a crash in native code), the tasks that had started and not finished when
     the pool broke are run again one by one, each alone in a new worker: the
     one that kills its worker again is reported as crashed; the rest goes on."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     pending = list(enumerate(todo))
+    started = context.RawArray("b", len(todo))
     while pending:
         chunk = max(1, min(16, len(pending) // (jobs * 4)))
-        queue = context.SimpleQueue()
         done: set = set()
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(queue,)) as pool:
+                                 initargs=(started,)) as pool:
             futures = [pool.submit(_process_batch, pending[i:i + chunk]) for i in range(0, len(pending), chunk)]
             broken = False
             for future in _as_done(futures):
@@ -253,12 +253,9 @@ def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
                     yield result
         if not broken:
             return
-        started = set()
-        while not queue.empty():
-            started.add(queue.get())
-        suspects = [(i, t) for i, t in pending if i in started and i not in done]
-        pending = [(i, t) for i, t in pending if i not in started and i not in done]
-        if not suspects:  # the pool broke before any task said it started: take no chance
+        suspects = [(i, t) for i, t in pending if started[i] and i not in done]
+        pending = [(i, t) for i, t in pending if not started[i]]
+        if not suspects:  # the pool broke before any task started: take no chance
             suspects, pending = pending, []
         for _, task in suspects:
             yield _alone(task, context)
