@@ -16,8 +16,10 @@ a fresh subprocess. Variants:
 
 For each file it prints the bare LibCST parse time, the full check time
 (``lint_source`` with every rule), check / parse, milliseconds per line,
-the peak memory of the check (``tracemalloc``, a separate pass) as a
-multiple of the file's size (and the bare parse's, the floor), and the cost
+the peak memory of the check as a multiple of the file's size, counted two
+ways: the Python objects it allocates (``tracemalloc``, a separate pass) and
+the growth of the process's peak resident memory (which also sees LibCST's
+native parser), each beside the bare parse's (the floor); and the cost
 of ``--fix --unsafe-fixes`` (``fix_source``) as a multiple of the check.
 All figures are ratios within this one run: machines here are noisy, so
 compare ratios and their growth, not seconds. A linear engine keeps
@@ -30,11 +32,13 @@ most cumulative time.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
+import os
 import subprocess
 import sys
 import time
-from typing import Dict
+from typing import Dict, Optional
 
 HEADER = """\
 import numpy as np
@@ -167,8 +171,9 @@ LOOP_BODY = '''\
 '''
 
 
-def generate(variant: str, lines: int) -> str:
-    """A TF2 file of about ``lines`` lines (at least that many)."""
+def generate(variant: str, lines: int = 0, copies: Optional[int] = None) -> str:
+    """A TF2 file of about ``lines`` lines (at least that many), or of exactly
+    ``copies`` copies of the variant's code."""
     parts = [HEADER]
     if variant == "function":
         parts.append("\n\ndef run_all(ds, w, epochs):\n    for epoch in range(epochs):\n")
@@ -180,7 +185,7 @@ def generate(variant: str, lines: int) -> str:
         pad, copy = "", BLOCK
     count = sum(part.count("\n") for part in parts)
     n = 0
-    while count < lines:
+    while (count < lines) if copies is None else (n < copies):
         text = copy.format(n=n, pad=pad)
         parts.append(text)
         count += text.count("\n")
@@ -200,12 +205,17 @@ def measure(variant: str, lines: int, fix: bool) -> Dict[str, float]:
     rules = list(all_rules())
     source = generate(variant, lines)
     result: Dict[str, float] = {"lines": source.count("\n"), "bytes": len(source.encode())}
+    base = _rss()
     start = time.perf_counter()
-    cst.parse_module(source)
+    module = cst.parse_module(source)
     result["parse"] = time.perf_counter() - start
+    result["parse_rss"] = _peak_rss() - base  # LibCST's native parser allocates outside tracemalloc's view
+    del module
+    gc.collect()
     start = time.perf_counter()
     findings = lint_source(source, "generated.py", rules).findings
     result["check"] = time.perf_counter() - start
+    result["check_rss"] = _peak_rss() - base
     result["findings"] = len(findings)
     if fix:
         from tflint_gpu.engine.fix import fix_source
@@ -222,6 +232,25 @@ def measure(variant: str, lines: int, fix: bool) -> Dict[str, float]:
     result["check_peak"] = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return result
+
+
+def _rss() -> int:
+    """This process's resident memory now, in bytes (Linux; else 0)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def _peak_rss() -> int:
+    """The most resident memory this process has had, in bytes (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
 
 
 def profile(variant: str, lines: int, top: int) -> None:
@@ -262,7 +291,8 @@ def main() -> None:
         return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     print(f"{'variant':9} {'lines':>7} {'MB':>6} {'parse s':>8} {'check s':>8} {'check/parse':>11} "
-          f"{'ms/line':>8} {'mem x file':>10} {'parse mem x':>11} {'fix/check':>9} {'findings':>8}")
+          f"{'ms/line':>8} {'mem x file':>10} {'parse mem x':>11} {'RSS x file':>10} {'parse RSS x':>11} "
+          f"{'fix/check':>9} {'findings':>8}")
     for variant in variants:
         for lines in sizes:
             fix = not args.no_fix and lines <= args.fix_max
@@ -275,7 +305,8 @@ def main() -> None:
             fix_text = f"{r['fix'] / r['check']:9.2f}" if "fix" in r else f"{'-':>9}"
             print(f"{variant:9} {int(r['lines']):>7} {r['bytes'] / 1e6:6.2f} {r['parse']:8.2f} {r['check']:8.2f} "
                   f"{r['check'] / r['parse']:11.2f} {1000 * r['check'] / r['lines']:8.3f} "
-                  f"{r['check_peak'] / r['bytes']:10.0f} {r['parse_peak'] / r['bytes']:11.0f} {fix_text} "
+                  f"{r['check_peak'] / r['bytes']:10.0f} {r['parse_peak'] / r['bytes']:11.0f} "
+                  f"{r['check_rss'] / r['bytes']:10.0f} {r['parse_rss'] / r['bytes']:11.0f} {fix_text} "
                   f"{int(r['findings']):>8}", flush=True)
 
 
