@@ -356,7 +356,10 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     # LibCST's, in the code it generates; ``to_source`` maps them to the text read.
     replaced = {old: new for report in ctx.reports if report.fix is not None
                 for old, new in report.fix.replacements.items()}
-    positions, extents, generated, indents = code_ranges(module, replaced)
+    # Ranges are kept only for the nodes read below (not two for every node of the file).
+    keep = {report.node for report in ctx.reports} | set(replaced) | set(module.body)
+    keep.update(node for report in ctx.reports if report.fix is not None for node in report.fix.depends_on)
+    positions, extents, generated, indents = code_ranges(module, replaced, keep)
     to_source = SourceMap(source, generated)
     lines = LINE_END.split(source)  # not str.splitlines: noqa comments are looked up on Python's lines
     result = LintResult([], module)

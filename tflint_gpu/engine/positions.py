@@ -10,7 +10,7 @@ provider needs one.
 from __future__ import annotations
 
 import re
-from typing import Collection, Dict, NamedTuple, Sequence, Tuple
+from typing import Collection, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
@@ -33,19 +33,31 @@ class _Ranges:
 
 class _BothRangesState(PositionProvidingCodegenState):
     """Records, in the same pass, each node's whole-text range as well, and the
-    indentation in force where each node of ``contexts`` is written."""
+    indentation in force where each node of ``contexts`` is written. With
+    ``keep``, the ranges of other nodes are dropped once their parent is
+    written (a parent's syntactic range may be hoisted from its children's)."""
 
-    __slots__ = ("inclusive", "contexts", "indents")
+    __slots__ = ("inclusive", "contexts", "indents", "keep", "written")
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if node in self.contexts:
             self.indents[node] = tuple(self.indent_tokens)
         super().before_codegen(node)
+        if self.keep is not None:
+            self.written.append([])  # the children written inside this node
 
     def after_codegen(self, node: cst.CSTNode) -> None:
         start = self._stack[-1]
         super().after_codegen(node)
         self.inclusive[node] = CodeRange(start, CodePosition(self.line, self.column))
+        if self.keep is not None:
+            syntactic = self.provider._computed
+            for child in self.written.pop():
+                if child not in self.keep:
+                    syntactic.pop(child, None)
+                    self.inclusive.pop(child, None)
+            if self.written:
+                self.written[-1].append(node)
 
 
 class Ranges(NamedTuple):
@@ -55,16 +67,21 @@ class Ranges(NamedTuple):
     indents: Dict[cst.CSTNode, Tuple[str, ...]]  # of the nodes asked for
 
 
-def code_ranges(module: cst.Module, contexts: Collection[cst.CSTNode] = ()) -> Ranges:
+def code_ranges(module: cst.Module, contexts: Collection[cst.CSTNode] = (),
+                keep: Optional[Collection[cst.CSTNode]] = None) -> Ranges:
     """Every node's syntactic range and its whole-text range, the code
     (``module.code``) and the indentation where each of ``contexts`` stands,
-    from one pass."""
+    from one pass. With ``keep``, the ranges of those nodes only (and the
+    module's): memory for the nodes asked about, not two ranges for every
+    node of the file."""
     sink = _Ranges()
     state = _BothRangesState(default_indent=module.default_indent, default_newline=module.default_newline,
                              provider=sink)  # type: ignore[arg-type]
     state.inclusive = {}
     state.contexts = contexts
     state.indents = {}
+    state.keep = keep
+    state.written = []
     module._codegen(state)
     return Ranges(sink._computed, state.inclusive, "".join(state.tokens), state.indents)
 
