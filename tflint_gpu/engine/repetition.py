@@ -323,11 +323,12 @@ class Repetition:
             outer = found.get(id(node))
             if outer is not None and (outer[0] == "python" or outer[0] == kind):
                 continue  # its parts were marked with the enclosing loop
+            mark = (kind, label)  # one tuple per loop, not one per node
             for part in parts:
                 for inner in walk(part, skip=SCOPE_TYPES):
                     previous = found.get(id(inner))
                     if previous is None or previous[0] != "python":
-                        found[id(inner)] = (kind, label)
+                        found[id(inner)] = mark
         return found
 
     def _autograph(self, scope: ScopeInfo) -> bool:
