@@ -14,6 +14,7 @@ Everything later stages need is recorded here, in source order:
 from __future__ import annotations
 
 import dataclasses
+from array import array
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import libcst as cst
@@ -647,39 +648,75 @@ def assigned(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> O
     return found if found is not None and found.kind == ASSIGNED else None
 
 
+class _Numbers:
+    """``order.pre`` / ``order.post``: read as a dict from ``id(node)`` to the
+    node's number (``in``, ``[]``, ``get``), kept in an array."""
+
+    __slots__ = ("index", "numbers")
+
+    def __init__(self, index: Dict[int, int], numbers: "array[int]") -> None:
+        self.index = index
+        self.numbers = numbers
+
+    def __contains__(self, key: int) -> bool:
+        return key in self.index
+
+    def __getitem__(self, key: int) -> int:
+        return self.numbers[self.index[key]]
+
+    def get(self, key: int, default: Any = None) -> Any:
+        position = self.index.get(key)
+        return default if position is None else self.numbers[position]
+
+
 class _Order:
     """Pre/post order numbers and parents of a scope's own nodes (nested
-    functions, classes and lambdas are single nodes)."""
+    functions, classes and lambdas are single nodes). One dict from ``id(node)``
+    to the node's place in pre-order; the numbers and parents are arrays by
+    place (a long scope has one entry per node, not three)."""
 
-    __slots__ = ("pre", "post", "parent")
+    __slots__ = ("index", "nodes", "up", "pre", "post")
 
     def __init__(self, scope: ScopeInfo) -> None:
-        self.pre: Dict[int, int] = {}
-        self.post: Dict[int, int] = {}
-        self.parent: Dict[int, cst.CSTNode] = {}
+        index: Dict[int, int] = {}  # id(node) -> its place in pre-order
+        self.nodes: List[cst.CSTNode] = []  # by place
+        self.up = array("q")  # by place: the parent's place, -1 for the root
+        pre, post = array("q"), array("q")  # by place: the numbers of entering and leaving it
+        self.index = index
+        self.pre = _Numbers(index, pre)
+        self.post = _Numbers(index, post)
+        nodes, up = self.nodes, self.up
         counter = 0
         root = scope.node.body if not isinstance(scope.node, cst.Module) else scope.node
-        stack: List[Any] = [(root, False)]
+        stack: List[Any] = [(root, -1, False)]
         while stack:
-            node, done = stack.pop()
+            node, place, done = stack.pop()
             if done:
-                self.post[id(node)] = counter
+                post[place] = counter
                 counter += 1
                 continue
-            self.pre[id(node)] = counter
+            parent = place
+            place = len(nodes)
+            index[id(node)] = place
+            nodes.append(node)
+            up.append(parent)
+            pre.append(counter)
+            post.append(-1)
             counter += 1
-            stack.append((node, True))
+            stack.append((node, place, True))
             if node is not root and isinstance(node, SCOPE_TYPES):
                 continue
             for child in reversed(children(node)):
-                self.parent[id(child)] = node
-                stack.append((child, False))
+                stack.append((child, place, False))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        current = self.parent.get(id(node))
-        while current is not None:
-            yield current
-            current = self.parent.get(id(current))
+        place = self.index.get(id(node))
+        if place is None:
+            return
+        place = self.up[place]
+        while place >= 0:
+            yield self.nodes[place]
+            place = self.up[place]
 
     def contains(self, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
         return self.pre[id(outer)] <= self.pre[id(inner)] and self.post[id(inner)] <= self.post[id(outer)]
