@@ -25,7 +25,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo, assigned
+from tflint_gpu.engine.model import ModuleModel, ScopeInfo, assigned, lookup
 from tflint_gpu.engine.names import Resolver, normalize
 
 TF_FUNCTION = "tensorflow.function"
@@ -53,6 +53,13 @@ TRACING_FUNCTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
     "tensorflow.data.experimental.take_while": ((0, "predicate"),),
 }
 KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+# AutoGraph features that convert `assert` statements to tf.Assert.
+ASSERT_FEATURES = frozenset({
+    "tensorflow.autograph.experimental.Feature.ASSERT_STATEMENTS",
+    "tensorflow.autograph.experimental.Feature.ALL",
+})
+# Decorators that hand on the function they decorate (stacked below tf.function, harmless).
+TRANSPARENT_DECORATORS = frozenset({"functools.wraps", "abc.abstractmethod"})
 # Text without which no function body in a file can run as a graph (the rules'
 # text prefilter): derived from the lists above, so the two cannot drift apart.
 GRAPH_TEXT: Tuple[str, ...] = tuple(dict.fromkeys(
@@ -140,6 +147,10 @@ class GraphInfo:
     # For kind == "keras": "keras3" (Keras 3, or tf.keras in TF 2.16+) or
     # "tf_keras" (Keras 2: it converts `call` with AutoGraph).
     keras: Optional[str] = None
+    # For kind == "tf.function": AutoGraph turns `assert` statements into
+    # tf.Assert (`experimental_autograph_options` holds
+    # Feature.ASSERT_STATEMENTS or Feature.ALL; not by default in TF 2.21).
+    converts_asserts: bool = False
 
 
 def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
@@ -173,6 +184,7 @@ class GraphAnalysis:
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
+        self._uses = None
         self._other_backend: Optional[bool] = None
 
     # -- datasets -------------------------------------------------------
@@ -251,7 +263,7 @@ class GraphAnalysis:
             return
         if qualname != TF_FUNCTION:
             return
-        self._mark(inner, self._tf_function_info(call, decorator, "decorated with `tf.function`"))
+        self._mark(inner, self._tf_function_info(call, decorator, "decorated with `tf.function`", scope))
 
     def _wraps_eagerly(self, decorator: cst.BaseExpression, scope: ScopeInfo) -> bool:
         """A same-module decorator whose wrapper hands the decorated function to
@@ -271,23 +283,58 @@ class GraphAnalysis:
                     return True
         return False
 
-    def _tf_function_info(self, call: Optional[cst.Call], origin: cst.BaseExpression, reason: str) -> GraphInfo:
+    def _tf_function_info(self, call: Optional[cst.Call], origin: cst.BaseExpression, reason: str,
+                          scope: ScopeInfo) -> GraphInfo:
         autograph = True
         jit = None
+        asserts = False
         if call is not None:
             autograph_arg = keyword(call, "autograph")
             autograph = not (autograph_arg is not None and is_false(autograph_arg.value))
             jit = keyword(call, "jit_compile") or keyword(call, "experimental_compile")
+            options = keyword(call, "experimental_autograph_options")
+            asserts = autograph and options is not None and any(
+                isinstance(node, (cst.Attribute, cst.Name)) and self.resolver.qualname(node, scope) in ASSERT_FEATURES
+                for node in bindings.expression_nodes(options.value))
         if not autograph:
             reason += " with `autograph=False`"
-        return GraphInfo(reason=reason, kind="tf.function", autograph=autograph, origin=origin, jit_compile=jit)
+        return GraphInfo(reason=reason, kind="tf.function", autograph=autograph, origin=origin, jit_compile=jit,
+                         converts_asserts=asserts)
+
+    def below_tf_function(self, function: ScopeInfo) -> List[cst.BaseExpression]:
+        """The decorators a decorated ``tf.function`` is stacked over (written
+        below it), so applied first: the tf.function traces what they return,
+        not the body as written. ``staticmethod``, ``classmethod``,
+        ``functools.wraps(...)`` and TensorFlow's own decorators
+        (``tf.custom_gradient``) are left out: they hand on the body."""
+        info = function.graph
+        node = function.node
+        if info is None or info.kind != "tf.function" or not isinstance(node, cst.FunctionDef):
+            return []
+        place = next((i for i, d in enumerate(node.decorators) if d.decorator is info.origin), None)
+        if place is None:
+            return []
+        outer = function.parent or function
+        found = []
+        for decorator in node.decorators[place + 1:]:
+            expr = decorator.decorator
+            target = expr.func if isinstance(expr, cst.Call) else expr
+            qualname = self.resolver.qualname(target, outer)
+            if isinstance(target, cst.Name) and target.value in ("staticmethod", "classmethod") \
+                    and lookup(target.value, outer) is None:
+                continue
+            if qualname in TRANSPARENT_DECORATORS or (
+                    qualname is not None and qualname.startswith("tensorflow.") and qualname not in EAGER_WRAPPERS):
+                continue
+            found.append(expr)
+        return found
 
     def _mark_call(self, call: cst.Call, scope: ScopeInfo) -> None:
         qualname = self.resolver.qualname(call.func, scope)
         if qualname == TF_FUNCTION:
             target = self.function_scope(argument(call, 0, "func"), scope)
             if target is not None:
-                self._mark(target, self._tf_function_info(call, call, "wrapped by `tf.function`"))
+                self._mark(target, self._tf_function_info(call, call, "wrapped by `tf.function`", scope))
             return
         if qualname in EAGER_WRAPPERS:
             target = self.function_scope(argument(call, 0, "func"), scope)
@@ -405,6 +452,16 @@ class GraphAnalysis:
                     seen.add(id(target))
                     found.append(target)
         return found, unresolved
+
+    @property
+    def uses(self):
+        """Where the module's own functions are used by name, and which only
+        tf.data or Keras trace, built on first use: an ``engine.uses.Uses``."""
+        if self._uses is None:
+            from tflint_gpu.engine.uses import Uses  # it imports this module
+
+            self._uses = Uses(self)
+        return self._uses
 
     @property
     def objects(self):
