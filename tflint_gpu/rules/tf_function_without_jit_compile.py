@@ -17,6 +17,19 @@ _NOT_XLA = EAGER_WRAPPERS | {
     "tensorflow.as_string",
     "tensorflow.histogram_fixed_width",  # HistogramFixedWidth
     "tensorflow.RaggedTensor",
+    # Ragged and sparse values: many of their ops have no XLA kernel (RaggedTensorToTensor,
+    # SparseReduceSum, SparseTensorDenseMatMul, SparseAdd), some compile (reduce_max, to_dense).
+    "tensorflow.RaggedTensorSpec",
+    "tensorflow.SparseTensor",
+    "tensorflow.SparseTensorSpec",
+} | {
+    # Compiled by XLA into nothing (TF 2.21, CPU): they raise InvalidArgumentError
+    # without jit_compile and let the value through with it.
+    "tensorflow.Assert",
+    "tensorflow.debugging.Assert",
+    "tensorflow.debugging.check_numerics",
+    "tensorflow.check_numerics",
+    "tensorflow.verify_tensor_all_finite",
 }
 # ... and by prefix.
 _NOT_XLA_PREFIXES = (
@@ -30,6 +43,15 @@ _NOT_XLA_PREFIXES = (
     "tensorflow.audio.",
     "tensorflow.image.decode_",  # DecodePng
     "tensorflow.image.encode_",
+    "tensorflow.sparse.",
+    "tensorflow.SparseTensor.",
+    "tensorflow.debugging.assert_",  # dropped by XLA, as tf.Assert
+    "tensorflow.assert_",
+)
+# Calls making values a compiled function cannot take as inputs (ragged, sparse, strings).
+_INPUT_PREFIXES = (
+    "tensorflow.ragged.", "tensorflow.RaggedTensor", "tensorflow.sparse.", "tensorflow.SparseTensor",
+    "tensorflow.as_string", "tensorflow.io.read_file",
 )
 # Iterator methods: IteratorGetNext has no XLA kernel.
 _ITERATOR_METHODS = frozenset({"get_next", "get_next_as_optional"})
@@ -78,11 +100,42 @@ class TfFunctionWithoutJitCompile(Rule):
     `tf.function`; a `tf.function` on a Keras `call`/`train_step`/`test_step`/
     `predict_step` (Keras compiles those itself: `compile(jit_compile="auto")`
     uses XLA on GPU); functions traced only because `tf.data` or Keras call
-    them. Also not flagged when the body (or what it calls here) uses
+    them: a `tf.function` whose every use in its file (`engine/uses.py`) is
+    given to a `Dataset` transformation (`ds.map(f)`, `filter`,
+    `interleave`..., also on a dataset that every same-module caller hands in
+    as a parameter) or to `keras.layers.Lambda(f)`, a call from a function or
+    a lambda that is itself used only so (`ds.map(lambda x, y: (f(x), y))`, a
+    mapped function calling it), or a function of the file handed to a
+    same-module function whose parameter is used only so (`make(map_fn=f)`
+    doing `ds.map(map_fn)`); for `g = tf.function(f)`, the uses of `g`. Such a
+    function runs in tf.data's host threads, or in the step Keras compiles
+    itself; the suggestion is for code of your own that runs on the device
+    (`jit_compile=True` would still take effect there: TF 2.21 compiles a
+    mapped function with XLA, and one with string ops then fails, and a
+    Keras `Lambda` of an asserting function stops raising in `predict`).
+    It is flagged when it is also called or used any other way (called from
+    eager code: `f(x)` next to `ds.map(f)`), when its file does not use it at
+    all, and always for a method. Nor flagged: a `tf.function` stacked over
+    another decorator (`@tf.function` then `@xla.compile_in_graph_mode`): it
+    traces what that decorator returns, not the body the linter reads
+    (`staticmethod`, `classmethod`, `functools.wraps` and TensorFlow's own
+    decorators such as `tf.custom_gradient` hand on the body and are read
+    through); a `tf.function` a call site of the file expects to raise a
+    TensorFlow runtime error (`with pytest.raises(tf.errors.InvalidArgumentError):`,
+    `self.assertRaises(...)`, `self.assertRaisesOpError(...)`, `try: ...
+    except tf.errors.InvalidArgumentError:`), since the check that raises may
+    be in a module the linter does not read (tensorflow/addons'
+    `_check_batch_beam` runs `tf.Assert`) and XLA drops assertions (below).
+    Also not flagged when the body (or what it calls here) uses
     `tf.py_function`/`tf.numpy_function`, `tf.print`, `tf.strings.*`,
     `tf.io.*`, `tf.data`, `tf.summary.*`, `tf.lookup.*`, ragged tensors,
-    `tf.image.decode_*`, string tensors (`tf.constant("a")`, `tf.string`, a
-    comparison with a string literal), iterates a parameter or a dataset
+    sparse tensors (`tf.sparse.*`, `tf.SparseTensor`), `tf.image.decode_*`,
+    an assertion (`tf.Assert`, `tf.debugging.assert_*` and the `tf.assert_*`
+    aliases, `tf.debugging.check_numerics`, and an `assert` statement when
+    `experimental_autograph_options` holds `Feature.ASSERT_STATEMENTS` or
+    `Feature.ALL`, which make AutoGraph turn it into `tf.Assert`; by default
+    TF 2.21 does not convert `assert`), string tensors (`tf.constant("a")`,
+    `tf.string`, a comparison with a string literal), iterates a parameter or a dataset
     (`for x in ds`, `iter`, `next`, `iterator.get_next()`), calls a method of
     an object made by one of these (`self.table.lookup(x)` with `self.table =
     tf.lookup.StaticHashTable(...)`), or builds a
@@ -94,7 +147,17 @@ class TfFunctionWithoutJitCompile(Rule):
     `iterator.get_next()` fails to compile (`InvalidArgumentError: Detected
     unsupported operations ... IteratorGetNext`), and so does a lookup
     table's `lookup`, with string keys (`_Arg` with `T=DT_STRING`) or int64
-    keys (`LookupTableFindV2`).
+    keys (`LookupTableFindV2`). Nor when the function is traced with ragged,
+    sparse or string inputs: a `tf.RaggedTensorSpec`, `tf.SparseTensorSpec`
+    or `tf.TensorSpec(..., tf.string)` in its `input_signature` or in a
+    `f.get_concrete_function(...)` of the file, or a call of the file passing
+    one (`f(tf.ragged.constant(...))`, `f(tf.sparse.from_dense(x))`). Ragged
+    and sparse values compile for some ops and not others (TF 2.21, CPU, a
+    `RaggedTensorSpec` input: `tf.reduce_max` and `r + 1` compile,
+    `tf.concat`/`tf.reverse` and `r.to_tensor()` fail with "Detected
+    unsupported operations"; a `SparseTensor`: `tf.sparse.to_dense` compiles,
+    `tf.sparse.reduce_sum`, `tf.sparse.add` and
+    `tf.sparse.sparse_dense_matmul` fail).
 
     ## Why is this bad?
     Without `jit_compile=True`, TensorFlow runs the graph op by op: every
@@ -143,6 +206,18 @@ class TfFunctionWithoutJitCompile(Rule):
       against 0.6 ms without XLA (one trace);
     * float results change by rounding (fused kernels, other reduction order):
       a relative difference of about 1.4e-7 in float32;
+    * XLA drops assertions, wherever the linter cannot see them (another
+      module's function): `tf.Assert`, `tf.debugging.Assert`,
+      `tf.debugging.assert_equal`/`assert_positive`/`assert_rank_at_least`
+      (on a dynamic rank)/`assert_shapes`/`assert_all_finite`,
+      `tf.assert_equal` and `tf.debugging.check_numerics` raise
+      `InvalidArgumentError` without `jit_compile` and let the value through
+      with it (TF 2.21, CPU: `assert_positive` on `[-1.]` returns `[-2.]`,
+      `check_numerics` on `[nan]` returns `[nan]`); an `assert` converted by
+      `Feature.ASSERT_STATEMENTS` likewise (`inverse(0.)` returns `inf`; the
+      AutoGraph guide's `collatz(-3)` never returns). `tf.ensure_shape` is
+      kept: it raises with and without XLA. An `assert` on a tensor without
+      that feature raises `OperatorNotAllowedInGraphError` either way;
     * XLA ignores seeds: `tf.random.set_seed(1)` then
       `tf.random.uniform([4], seed=7)` gives the same values on every run
       without XLA, different values on every run with it (also under
@@ -167,7 +242,7 @@ class TfFunctionWithoutJitCompile(Rule):
     fix_safety = Safety.UNSAFE
     default_enabled = False
 
-    reads_index = ("Call", "Name", "Attribute", "Comparison", "For", "CompFor")
+    reads_index = ("Call", "Name", "Attribute", "Comparison", "For", "CompFor", "Assert")
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         self._check(ctx.model.scope_of_node[node], ctx)
@@ -188,11 +263,23 @@ class TfFunctionWithoutJitCompile(Rule):
         if isinstance(origin, cst.Call) and self._rejects(bindings.expression_nodes(origin),
                                                           scope.parent or ctx.model.root, ctx):
             return  # input_signature=[tf.TensorSpec(..., tf.string)]
+        if ctx.graphs.below_tf_function(scope):
+            return  # stacked over a decorator: what is traced is what that returns, not this body
         reached, unresolved = ctx.graphs.reach(scope, through_arguments=True, through_objects=True)
         if unresolved:
             return  # it calls code of the module that cannot be followed: it may hold what XLA rejects
         if any(self._rejects(ctx.nodes_in(s, *self.reads_index), s, ctx) for s in reached):
             return
+        if info.converts_asserts and any(ctx.nodes_in(s, "Assert") for s in reached):
+            return  # AutoGraph makes `assert` a tf.Assert, which XLA drops
+        uses = ctx.graphs.uses
+        if uses.traced_by_library(scope):
+            return  # only tf.data or Keras trace it
+        if any(self._unsupported_input(arg.value, where, ctx) for call, where in uses.tracing_calls(scope)
+               for arg in call.args):
+            return  # f(tf.ragged.constant(...)), f.get_concrete_function(tf.TensorSpec(..., tf.string))
+        if uses.error_expected(scope):
+            return  # a caller expects it to raise: XLA drops assertions
         # The fix was judged on the text of every function the body reaches: no
         # other fix of the round may change them (a `print` made `tf.print`).
         bodies = tuple(s.node for s in reached if isinstance(s.node, (cst.FunctionDef, cst.Lambda)))
@@ -253,6 +340,27 @@ class TfFunctionWithoutJitCompile(Rule):
         return (value_arg is not None and _is_string(value_arg.value)) or (
             dtype_arg is not None and _string_value(dtype_arg.value) == "string"
         )
+
+    @classmethod
+    def _unsupported_input(cls, value: cst.BaseExpression, scope: ScopeInfo, ctx) -> bool:
+        """Does this argument of a call that traces the function make a value XLA
+        cannot take: ragged, sparse or string (``tf.ragged.constant(...)``,
+        ``tf.TensorSpec([3], tf.string)``)? Other rejected calls there run before
+        the function, outside it."""
+        for node in bindings.expression_nodes(value):
+            if isinstance(node, (cst.Attribute, cst.Name)) and ctx.qualname(node, scope) in _STRING_DTYPES:
+                return True
+            if not isinstance(node, cst.Call):
+                continue
+            qualname = ctx.qualname(node.func, scope)
+            if qualname is None or not qualname.startswith("tensorflow."):
+                continue
+            if qualname.startswith(_INPUT_PREFIXES):
+                return True
+            if qualname not in EAGER_WRAPPERS and cls._call_rejected(node, scope, ctx) \
+                    and not qualname.startswith(_NOT_XLA_PREFIXES) and qualname not in _NOT_XLA:
+                return True  # a string tensor: tf.constant("a")
+        return False
 
     @staticmethod
     def _iterates_unknown(iterable: cst.BaseExpression, scope: ScopeInfo, ctx) -> bool:
@@ -760,6 +868,227 @@ class TfFunctionWithoutJitCompile(Rule):
                 return tf.tanh(x)
             """,
             note="Keras compiles train_step itself; Dataset.map functions and eager code are not explicit tf.functions",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import keras
+
+            @tf.function
+            def prepare(x, y):
+                return tf.cast(x, tf.float32) / 255.0, y
+
+            @tf.function()
+            def jitter(x):
+                return tf.image.flip_left_right(x)
+
+            def load(x):
+                return jitter(x) * 2.0
+
+            @tf.function
+            def augment(x):
+                return tf.clip_by_value(x, 0.0, 1.0)
+
+            @tf.function
+            def collatz(x):
+                return x // 2
+
+            ds = tf.data.Dataset.from_tensor_slices((tf.zeros([4, 2, 2, 3]), tf.range(4)))
+            ds = ds.map(prepare)
+            images = ds.map(lambda x, y: load(x)).map(lambda x: (augment(x), x))
+            model = keras.Sequential([keras.layers.Lambda(collatz)])
+            """,
+            note="traced only by tf.data or Keras (fix pass H39, H25, H599, H494): given to Dataset.map, called "
+                 "only from a mapped function or a lambda given to map, given to keras.layers.Lambda",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def make_dataset(paths, resize=64):
+                @tf.function
+                def _map_fn(img):
+                    return tf.clip_by_value(tf.image.resize(img, [resize, resize]), 0, 255)
+                return image_dataset(paths, map_fn=_map_fn)
+
+            def batch_dataset(dataset, map_fn=None):
+                dataset = dataset.shuffle(128)
+                if map_fn:
+                    dataset = dataset.map(map_fn)
+                return dataset.batch(8).prefetch(1)
+
+            def image_dataset(paths, map_fn=None):
+                def parse(path):
+                    return tf.image.decode_png(tf.io.read_file(path), 3)
+                if map_fn is not None:
+                    def map_fn_(path):
+                        return map_fn(parse(path))
+                else:
+                    map_fn_ = parse
+                return batch_dataset(tf.data.Dataset.from_tensor_slices(paths), map_fn=map_fn_)
+
+            def scale(x):
+                return x * 2.0
+
+            scaled = tf.function(scale)
+            numbers = tf.data.Dataset.range(3).map(scaled)
+            """,
+            note="handed through same-module parameters to a map on a dataset the caller hands in (fix pass "
+                 "H151, dragen1860's WGAN dataset.py); g = tf.function(f) whose g is only mapped",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def jitter(x):
+                return tf.image.flip_left_right(x) * 0.5
+
+            def load(x):
+                return jitter(x)
+
+            ds = tf.data.Dataset.from_tensors(tf.ones([1, 2, 2, 3])).map(load)
+            sample = jitter(tf.ones([1, 2, 2, 3]))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(jit_compile=True)
+            def jitter(x):
+                return tf.image.flip_left_right(x) * 0.5
+
+            def load(x):
+                return jitter(x)
+
+            ds = tf.data.Dataset.from_tensors(tf.ones([1, 2, 2, 3])).map(load)
+            sample = jitter(tf.ones([1, 2, 2, 3]))
+            """,
+            at=[(3, 2, '`tf.function` without')],
+            effect=CLOSE,
+            note="also called from eager code (the Pix2Pix notebook's random_jitter, fix pass H21): flagged",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            from tensorflow.autograph.experimental import Feature
+
+            @tf.function
+            def a(x):
+                tf.debugging.assert_rank_at_least(x, 2)
+                return x * 2.0
+
+            @tf.function
+            def b(x):
+                tf.assert_equal(tf.shape(x)[0], 3)
+                return x + 1.0
+
+            def check(x):
+                return tf.Assert(tf.reduce_all(x > 0), [x])
+
+            @tf.function
+            def c(x):
+                check(x)
+                return x * 3.0
+
+            @tf.function
+            def d(x):
+                return tf.debugging.check_numerics(x, message="bad") * 2.0
+
+            @tf.function(experimental_autograph_options=(Feature.ASSERT_STATEMENTS, Feature.EQUALITY_OPERATORS))
+            def inverse(x):
+                assert x != 0.0, "Do not pass zero!"
+                return 1.0 / x
+            """,
+            note="XLA drops assertions silently (fix pass H331, H300, H488): tf.debugging.assert_*, the tf.assert_* "
+                 "aliases, tf.Assert in a callee, check_numerics, an assert AutoGraph converts",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def step(x):
+                assert x.shape.rank == 1, "a vector"
+                return tf.ensure_shape(x, [None]) * 2.0
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(jit_compile=True)
+            def step(x):
+                assert x.shape.rank == 1, "a vector"
+                return tf.ensure_shape(x, [None]) * 2.0
+            """,
+            at=[(3, 2, '`tf.function` without')],
+            run="y = step(tf.constant([1.0, 2.0]))",
+            effect=CLOSE,
+            note="an assert AutoGraph does not convert (not by default in TF 2.21: a Python check at trace time) "
+                 "and tf.ensure_shape, which XLA keeps",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            @tf.function(input_signature=[tf.RaggedTensorSpec(shape=[None, None], dtype=tf.int32)])
+            def max_and_min(rt):
+                return tf.math.reduce_max(rt, axis=-1), tf.math.reduce_min(rt, axis=-1)
+
+            @tf.function(input_signature=[tf.SparseTensorSpec(shape=[3, 4], dtype=tf.int32)])
+            def total(st):
+                return st.values * 2
+
+            @tf.function
+            def product(x, y):
+                return tf.sparse.sparse_dense_matmul(x, y)
+
+            @tf.function
+            def palindrome(x, axis):
+                return tf.concat([x, tf.reverse(x, [axis])], axis)
+
+            palindrome(tf.ragged.constant([[1, 2], [3]]), axis=1)
+
+            @tf.function
+            def serve(raw):
+                return tf.expand_dims(raw, 0)
+
+            concrete = serve.get_concrete_function(tf.TensorSpec(shape=[3], dtype=tf.string))
+            """,
+            note="ragged, sparse or string inputs (fix pass H429, H443, H428, H262): a RaggedTensorSpec or "
+                 "SparseTensorSpec signature, tf.sparse ops, a call passing a ragged tensor, a string "
+                 "get_concrete_function spec",
+        ),
+        clean(
+            """
+            import pytest
+            import tensorflow as tf
+            from tensorflow_addons.seq2seq import beam_search_decoder
+            from tf_agents.utils import xla
+
+            def checks(dynamic_shape, t):
+                @tf.function(input_signature=(tf.TensorSpec(dynamic_shape, dtype=tf.float32),))
+                def _test_body(t):
+                    beam_search_decoder._check_batch_beam(t, 4, 5)
+
+                with pytest.raises(tf.errors.InvalidArgumentError):
+                    _test_body(t)
+
+            @tf.function
+            def positive(x):
+                return x * 2.0
+
+            try:
+                positive(tf.constant(-1.0))
+            except tf.errors.InvalidArgumentError:
+                pass
+
+            @tf.function
+            @xla.compile_in_graph_mode
+            def add(x, y):
+                return x + y
+            """,
+            note="a caller expects a runtime error (fix pass H300: the tf.Assert is in another module's "
+                 "_check_batch_beam); stacked over a decorator of another module (H335): what is traced is "
+                 "what it returns",
         ),
     ]
 
