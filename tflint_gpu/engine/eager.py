@@ -13,9 +13,15 @@ change, and the switches that make every ``tf.function`` run eagerly.
 
 ``graph_hazards(function)``
     What in a function (its own body, the functions nested in it and the
-    same-module functions it calls) would fail or behave differently once the
-    function is traced by a plain ``tf.function`` (AutoGraph on). Deliberately
-    broad: a rule offering ``@tf.function`` offers it only where this is empty.
+    same-module functions it calls, also through the module's own objects:
+    ``self.opt.apply_gradients(...)`` on an attribute of a class the file
+    defines, and on an object the file cannot tell, a parameter such as
+    ``optimizer``, every method of that name the module defines;
+    ``GraphAnalysis.reach(through_objects=True)``) would fail or behave
+    differently once the function is traced by a plain ``tf.function``
+    (AutoGraph on). A call to a method the engine cannot find on an object
+    of the module's own classes is a hazard too. Deliberately broad: a rule
+    offering ``@tf.function`` offers it only where this is empty.
 
 ``retracing_arguments(function)``
     Arguments at the same-module call sites of ``function`` that are Python
@@ -187,8 +193,11 @@ class EagerFacts:
         found = self._hazards.get(key)
         if found is None:
             found = []
-            for scope in self.graphs.reachable(function):
+            reached, unresolved = self.graphs.reach(function, through_objects=True)
+            for scope in reached:
                 found.extend(self._own_hazards(scope))
+            for call, _scope in unresolved:
+                found.append((call, "calls a method of the module's own object that the engine cannot find"))
             self._hazards[key] = found
         return found
 

@@ -77,7 +77,16 @@ class EagerTrainingStep(Rule):
     spelling of TensorFlow), and is offered only for a function with no other
     decorator whose body, nested functions and same-module callees hold
     nothing the engine knows to break or change under tracing
-    (`engine/eager.py`, `graph_hazards`): `.numpy()`/`.item()`, `print` and
+    (`engine/eager.py`, `graph_hazards`). The callees include the methods
+    its calls on objects may run (`engine/objects.py`): of an object whose
+    class the file defines, and, on an object the file cannot tell (a
+    parameter such as `optimizer`), every method of that name the file
+    defines, so `optimizer.apply_gradients(...)` in a notebook that defines
+    its own `Adam` is judged by that `Adam.apply_gradients` (tensorflow/docs
+    `mlp_core.ipynb`: it counts steps in `self.t += 1.`; traced, 20 steps
+    left `optimizer.t` at 3.0 instead of 21.0 and the final loss at 0.556079
+    instead of 0.187688, TF 2.21); a call to a method the engine cannot find
+    on an object of the file's own classes counts as a hazard. The hazards: `.numpy()`/`.item()`, `print` and
     other builtins but a few pure ones, calls into non-TensorFlow modules
     (NumPy, `time`, `random`, `logging`...), Keras `fit`/`predict`/`save`,
     construction of Keras or TensorFlow objects (a `tf.Variable` or layer made
@@ -531,5 +540,99 @@ class EagerTrainingStep(Rule):
                 host = tf.py_function(host_step, [model, optimizer, xs], [])
             """,
             note="a function handed to tf.py_function runs eagerly on purpose",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Adam:
+                def __init__(self, learning_rate=0.1):
+                    self.learning_rate = learning_rate
+                    self.t = 1.0
+
+                def apply_gradients(self, grads, variables):
+                    for g, v in zip(grads, variables):
+                        v.assign_sub(self.learning_rate * g / (1.0 - 0.9 ** self.t))
+                    self.t += 1.0
+
+            def train_step(x, y, model, optimizer):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((model(x) - y) ** 2)
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(grads, model.trainable_variables)
+                return loss
+
+            def train_model(model, optimizer, data):
+                for x, y in data:
+                    loss = train_step(x, y, model, optimizer)
+                return loss
+            """,
+            at=[(13, 5, "training step `train_step` runs eagerly")],
+            note="no fix: the optimizer, a parameter, may be the file's Adam, whose apply_gradients counts steps "
+                 "in a Python attribute (`self.t += 1.0`): traced, it would count once (tensorflow/docs "
+                 "mlp_core.ipynb, fix pass H456: optimizer.t 21.0 -> 3.0 after 20 steps, another loss)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class SGD:
+                def __init__(self, learning_rate):
+                    self.learning_rate = learning_rate
+
+                def apply_gradients(self, grads, variables):
+                    for g, v in zip(grads, variables):
+                        v.assign_sub(self.learning_rate * g)
+
+            w = tf.Variable([[0.5], [-0.3]])
+
+            def train_step(x, y, optimizer):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((tf.matmul(x, w) - y) ** 2)
+                grads = tape.gradient(loss, [w])
+                optimizer.apply_gradients(grads, [w])
+                return loss
+
+            def train_model(optimizer, data):
+                for x, y in data:
+                    loss = train_step(x, y, optimizer)
+                return loss
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class SGD:
+                def __init__(self, learning_rate):
+                    self.learning_rate = learning_rate
+
+                def apply_gradients(self, grads, variables):
+                    for g, v in zip(grads, variables):
+                        v.assign_sub(self.learning_rate * g)
+
+            w = tf.Variable([[0.5], [-0.3]])
+
+            @tf.function
+            def train_step(x, y, optimizer):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean((tf.matmul(x, w) - y) ** 2)
+                grads = tape.gradient(loss, [w])
+                optimizer.apply_gradients(grads, [w])
+                return loss
+
+            def train_model(optimizer, data):
+                for x, y in data:
+                    loss = train_step(x, y, optimizer)
+                return loss
+            """,
+            at=[(13, 5, "training step `train_step` runs eagerly")],
+            run="""
+            x = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+            y = tf.constant([[1.0], [2.0]])
+            loss = train_model(SGD(0.01), [(x, y)] * 5)
+            weights = w.read_value()
+            """,
+            effect=CLOSE,
+            note="the file's own optimizer is followed through the parameter and holds nothing tracing changes "
+                 "(assign_sub on the variables): the fix stays",
         ),
     ]
