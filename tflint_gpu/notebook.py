@@ -25,10 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
-import libcst as cst
-
 from tflint_gpu.engine.fix import fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse
 from tflint_gpu.findings import Edit, Finding, FixInfo
 
 SUFFIX = ".ipynb"
@@ -239,7 +237,7 @@ def _is_automagic(line: str) -> bool:
         compile(line.strip(), "<line>", "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError:
         return True
-    except ValueError:
+    except (ValueError, RecursionError, MemoryError):  # not a magic; the parse reports it
         return False
     return False
 
@@ -419,22 +417,13 @@ def _parse_guarded(notebook: Notebook, path: str, run):
 
 
 def _cell_syntax_error(source: str) -> Optional[str]:
-    """``line:col: cannot parse: reason`` if the (masked) cell does not parse on its own, else None.
-    LibCST decides; CPython's message is clearer where it has one (``print 'x'``: "Missing parentheses")."""
+    """``line:col: cannot parse: reason`` (or `` reason`` without a position) if the (masked) cell
+    does not parse on its own, else None: CPython's parser decides, then LibCST must read it (``parse``)."""
     try:
-        cst.parse_module(source)
+        parse(source, "<cell>")
         return None
-    except cst.ParserSyntaxError as error:
-        where, reason = f"{error.raw_line}:{error.raw_column + 1}", "syntax error"
-    except (RecursionError, ValueError) as error:
-        return f" cannot parse: {error}"
-    try:
-        compile(source, "<cell>", "exec", ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
-    except SyntaxError as error:
-        where, reason = f"{error.lineno}:{error.offset}", error.msg
-    except (ValueError, RecursionError):
-        pass
-    return f"{where}: cannot parse: {reason}"
+    except ParseError as error:
+        return f"{error.position[0]}:{error.position[1]}: {error.reason}" if error.position else f" {error.reason}"
 
 
 def _error_line(path: str, errors: List[str]) -> Optional[str]:
@@ -554,8 +543,8 @@ def _split(joined: Joined, fixed: str, code_below: bool) -> Optional[List[str]]:
         if bool(alone.synthetic) != (joined.first[position] - 1 in joined.synthetic):
             return None
         try:
-            cst.parse_module(alone.text)
-        except (cst.ParserSyntaxError, RecursionError, ValueError):
+            parse(alone.text, "<cell>")
+        except ParseError:
             return None
     return sources
 

@@ -6,7 +6,9 @@ adapter share. Positions are computed only when a rule reports something.
 from __future__ import annotations
 
 import ast
+import os
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -38,7 +40,23 @@ _FILE_NOQA = re.compile(r"(?:^|(?<=[\r\n]))#[ \t\f]*tflint-gpu:[ \t\f]*noqa[ \t\
 
 
 class ParseError(Exception):
-    """The file is not valid Python; the message is one line."""
+    """The file is not valid Python (or cannot be analysed); the message is one
+    line naming the file: ``path:line:col: reason``, or ``path: reason`` where
+    the parser gives no position. ``position`` and ``reason`` are those parts."""
+
+    def __init__(self, message: str, position: Optional[Tuple[int, int]] = None, reason: str = "") -> None:
+        super().__init__(message)
+        self.position = position
+        self.reason = reason or message
+
+    @classmethod
+    def at(cls, path: str, position: Optional[Tuple[int, int]], reason: str) -> "ParseError":
+        where = f"{path}:{position[0]}:{position[1]}" if position else path
+        return cls(f"{where}: {reason}", position, reason)
+
+
+class UnreadableSource(ParseError):
+    """Valid Python (CPython's parser accepts it) that LibCST cannot parse."""
 
 
 @dataclass
@@ -288,23 +306,105 @@ def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
     return [rule for rule in rules if all(any(text in source for text in group) for group in rule.needs)]
 
 
+# LibCST's native parser recurses on the machine stack: about 1.2 KB a level of
+# a long `x + x + ...` chain, 2.4 KB a nested lambda. The deepest code CPython's
+# parser accepts (at the default recursion limit) needs about 7 MB, near the
+# 8 MB of a main thread and far beyond the 512 KB of other threads on macOS;
+# beyond it (an 8,000-term chain) the process dies. So both parsers run in a
+# thread with this stack (address space: pages are used only as touched),
+# where CPython's limits are also the same whatever the caller's depth.
+PARSE_STACK_BYTES = 256 * 1024 * 1024
+_STACK_LOCK = threading.Lock()
+
+
+def _new_stack_lock() -> None:  # in a child forked while another thread held the lock
+    global _STACK_LOCK
+    _STACK_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_stack_lock)
+
+
+def on_large_stack(function: Callable, *args):
+    """``function(*args)`` (its result, or its exception) run in a thread with a
+    ``PARSE_STACK_BYTES`` stack; in this thread where no such thread can start."""
+    outcome: List[Tuple[bool, object]] = []
+
+    def target() -> None:
+        try:
+            outcome.append((True, function(*args)))
+        except BaseException as error:  # handed to the caller
+            outcome.append((False, error))
+
+    try:
+        with _STACK_LOCK:
+            previous = threading.stack_size()
+            threading.stack_size(PARSE_STACK_BYTES)
+            try:
+                thread = threading.Thread(target=target, name="tflint-gpu-parse", daemon=True)
+                thread.start()
+            finally:
+                threading.stack_size(previous)
+    except (RuntimeError, ValueError, MemoryError):  # no threads, or no stack that large, here
+        return function(*args)
+    thread.join()
+    succeeded, value = outcome[0]
+    if succeeded:
+        return value
+    raise value  # type: ignore[misc]
+
+
 def parse(source: str, path: str) -> cst.Module:
+    """The LibCST module of ``source``. CPython decides what is Python: where its
+    parser refuses the text, a ParseError with its message and position; valid
+    Python that LibCST cannot parse is an UnreadableSource. Both run on a large
+    stack (``on_large_stack``), so no input can crash the process."""
+    return on_large_stack(_parse, source, path)
+
+
+UNREADABLE = "valid Python that the parser (LibCST) cannot read"
+
+
+def _parse(source: str, path: str) -> cst.Module:
+    check_syntax(source, path)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else "syntax error"
-        raise ParseError(f"{path}:{error.raw_line}:{error.raw_column + 1}: cannot parse: {message}") from None
-    except (RecursionError, ValueError) as error:
-        raise ParseError(f"{path}: cannot parse: {error}") from None
+        reason = error.message
+    except (RecursionError, MemoryError, ValueError) as error:
+        reason = f"{type(error).__name__}: {error}"
+    except BaseException as error:
+        if type(error).__name__ != "PanicException":  # a panic of LibCST's Rust code
+            raise
+        reason = f"internal error: {error}"
+    reason = " ".join(reason.split()) or "syntax error"  # one line
+    raise UnreadableSource.at(path, None, f"cannot analyse: {UNREADABLE}: {reason}")
 
 
 def check_syntax(source: str, path: str) -> None:
+    """Raise ParseError where CPython's own parser refuses ``source`` (as
+    ``ast.parse`` would), with its message and position. Run it through
+    ``on_large_stack`` for limits that do not depend on the caller's depth."""
     try:
         compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
-    except SyntaxError as error:
-        raise ParseError(f"{path}:{error.lineno}:{error.offset}: cannot parse: {error.msg}") from None
-    except ValueError as error:  # e.g. NUL bytes
-        raise ParseError(f"{path}: cannot parse: {error}") from None
+    except SyntaxError as error:  # IndentationError and TabError too
+        position = (error.lineno, max(error.offset or 1, 1)) if error.lineno else _nul_position(source)
+        raise ParseError.at(path, position, f"cannot parse: {error.msg}") from None
+    except (RecursionError, MemoryError) as error:  # nested beyond its limits: "too complex" is a MemoryError
+        reason = str(error) or "too deeply nested or too complex for Python's parser"
+        raise ParseError.at(path, None, f"cannot parse: {reason}") from None
+    except ValueError as error:  # NUL bytes, in older Pythons
+        raise ParseError.at(path, _nul_position(source), f"cannot parse: {error}") from None
+
+
+def _nul_position(source: str) -> Optional[Tuple[int, int]]:
+    """Line and column (1-based) of the first NUL character, if any."""
+    index = source.find("\0")
+    if index < 0:
+        return None
+    starts = [0] + [match.end() for match in LINE_END.finditer(source, 0, index)]
+    return len(starts), index - starts[-1] + 1
 
 
 def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None) -> RuleContext:
@@ -341,11 +441,9 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     text (for measuring the engine itself).
     """
     active = prefilter(source, rules) if prefilter_text else list(rules)
-    if not active:
-        if any(text in source for text in FRAMEWORK_TEXT):
-            check_syntax(source, path)  # CPython's parser: a fraction of a LibCST parse
-        return LintResult([])
-    if noqa and _FILE_NOQA.search(source):
+    if not active or (noqa and _FILE_NOQA.search(source)):
+        # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).
+        on_large_stack(check_syntax, source, path)
         return LintResult([])
     module = parse(source, path)
     ctx = analyse(module, active, source)
