@@ -55,16 +55,29 @@ class SourceText:
     bom: bool = False
 
 
+class SourceEncodingError(LookupError):
+    """The file declares an encoding Python does not know, or one its UTF-8 BOM
+    contradicts: CPython refuses to read it. The message is one line."""
+
+
 def decode(data: bytes) -> SourceText:
+    """The text of a Python file, decoded as CPython decodes it (BOM, then the
+    ``coding`` declaration, else UTF-8). Raises SourceEncodingError (a
+    LookupError) for an unusable declaration, UnicodeDecodeError for bytes
+    that are not in the encoding."""
     bom = data.startswith(codecs.BOM_UTF8)
     if bom:
         data = data[len(codecs.BOM_UTF8):]
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    except SyntaxError:
-        encoding = "utf-8"
+    except SyntaxError as error:
+        # Not UTF-8 in the first two lines and nothing declared: the UnicodeDecodeError says where.
+        data.decode("utf-8")
+        raise SourceEncodingError(error.msg) from None  # "unknown encoding: klingon"
     if encoding == "utf-8-sig":
         encoding = "utf-8"
+    if bom and encoding != "utf-8":
+        raise SourceEncodingError(f"encoding problem: {encoding} with BOM")  # CPython's words
     # Decoding bytes keeps "\r\n" as it is; LibCST keeps line endings.
     return SourceText(data.decode(encoding), encoding, bom)
 
