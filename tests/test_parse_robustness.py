@@ -170,6 +170,15 @@ def test_nul_bytes_are_a_syntax_error_at_their_position():
         assert str(caught.value) == "f.py:3:6: cannot parse: source code string cannot contain null bytes"
 
 
+@pytest.mark.parametrize("warnings", ["default", "error"])
+def test_cpythons_syntax_warnings_are_neither_printed_nor_errors(project, warnings):
+    write(project, "a.py", HEADER + "x = [0x1for x in y]\n")  # SyntaxWarning: invalid hexadecimal literal
+    write(project, "b.py", "y = 1if x else 2\n")  # SyntaxWarning: invalid decimal literal
+    done = subprocess.run([sys.executable, "-W", warnings, "-m", "tflint_gpu", "--no-cache", "a.py", "b.py"],
+                          cwd=project, env=_env(), capture_output=True, text=True, timeout=900)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "All checks passed!\n", "")
+
+
 def test_a_file_noqa_does_not_hide_a_syntax_error():
     with pytest.raises(ParseError, match=r"^f\.py:3:205: cannot parse: too many nested parentheses$"):
         lint_source(HEADER + "# tflint-gpu: noqa\n" + REFUSED_BY_CPYTHON["parens"], "f.py", _rules())

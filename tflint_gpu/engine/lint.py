@@ -9,6 +9,7 @@ import ast
 import os
 import re
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -315,15 +316,16 @@ def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
 # where CPython's limits are also the same whatever the caller's depth.
 PARSE_STACK_BYTES = 256 * 1024 * 1024
 _STACK_LOCK = threading.Lock()
+_WARNINGS_LOCK = threading.Lock()  # warnings.catch_warnings changes the process's filters
 
 
-def _new_stack_lock() -> None:  # in a child forked while another thread held the lock
-    global _STACK_LOCK
-    _STACK_LOCK = threading.Lock()
+def _new_locks() -> None:  # in a child forked while another thread held one
+    global _STACK_LOCK, _WARNINGS_LOCK
+    _STACK_LOCK, _WARNINGS_LOCK = threading.Lock(), threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_new_stack_lock)
+    os.register_at_fork(after_in_child=_new_locks)
 
 
 def on_large_stack(function: Callable, *args):
@@ -387,7 +389,11 @@ def check_syntax(source: str, path: str) -> None:
     ``ast.parse`` would), with its message and position. Run it through
     ``on_large_stack`` for limits that do not depend on the caller's depth."""
     try:
-        compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+        with _WARNINGS_LOCK, warnings.catch_warnings():
+            # A SyntaxWarning ("invalid escape sequence") leaves the file Python; printed, it
+            # would garble the output (and under -W error it would be a SyntaxError).
+            warnings.simplefilter("ignore")
+            compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:  # IndentationError and TabError too
         position = (error.lineno, max(error.offset or 1, 1)) if error.lineno else _nul_position(source)
         raise ParseError.at(path, position, f"cannot parse: {error.msg}") from None
