@@ -159,3 +159,24 @@ def test_the_summary_counts_no_fix_that_could_not_be_written(tmp_path, monkeypat
     out, err = capsys.readouterr()
     assert code == 2 and "fixed" not in out and "Found 1 error." in out
     assert "a.py: read-only; not fixed" in err
+
+
+def test_code_deeper_than_the_recursion_limit_is_one_line_not_a_traceback():
+    """A 1,000-term `@` chain in a tf.function: CPython and LibCST parse it, the
+    code generation behind positions recurses past Python's limit, and the
+    error it raises (a KeyError out of a context manager) holds a node whose
+    ``str`` recurses again."""
+    source = ("import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print(x)\n    return "
+              + " @ ".join(["x"] * 1000) + "\n")
+    for mode in (run.CHECK, run.FIX):
+        result = run.process_text(source, "deep.py", [REGISTRY["TFG105"]], mode, True)
+        assert result.error == "deep.py: too deeply nested to analyse"
+
+
+def test_an_internal_error_whose_message_cannot_be_read_is_still_one_line():
+    class Unprintable(Exception):
+        def __str__(self):
+            raise RecursionError("deep")
+
+    line = run.failure("a.py", Unprintable())
+    assert line == "a.py: internal error: Unprintable: (message unavailable) (please report)"

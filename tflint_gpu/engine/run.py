@@ -52,6 +52,24 @@ class FileResult:
     read_digest: str = ""  # --fix: of the bytes the fix was made from
 
 
+def failure(path: str, error: BaseException) -> str:
+    """The one line for an analysis that raised ``error``. Code nested deeper
+    than Python's recursion limit lets the walk or LibCST's code generation
+    go raises RecursionError, sometimes turned into another error on the way
+    (a KeyError out of a context manager): said as such. The message of an
+    error is read with care: ``str`` of one that holds a deep node recurses too."""
+    seen = error
+    while seen is not None:
+        if isinstance(seen, RecursionError):
+            return f"{path}: too deeply nested to analyse"
+        seen = seen.__context__
+    try:
+        text = " ".join(str(error).split())[:200]
+    except Exception:  # RecursionError included
+        text = "(message unavailable)"
+    return f"{path}: internal error: {type(error).__name__}: {text} (please report)"
+
+
 def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
     try:
         if mode == CHECK:
@@ -59,10 +77,8 @@ def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, 
         outcome = fix_source(source, path, rules, unsafe=unsafe)
     except ParseError as error:
         return FileResult(path, error=str(error))
-    except RecursionError:
-        return FileResult(path, error=f"{path}: too deeply nested to analyse")
     except Exception as error:  # a bug of ours must not stop the other files
-        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error} (please report)")
+        return FileResult(path, error=failure(path, error))
     result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes)
     if outcome.refused:
         result.error = f"{path}: a fix produced code that does not parse; file left unchanged (please report)"
@@ -101,10 +117,8 @@ def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mo
         outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF)
     except ParseError as error:
         return FileResult(path, error=str(error)), None
-    except RecursionError:
-        return FileResult(path, error=f"{path}: too deeply nested to analyse"), None
     except Exception as error:  # a bug of ours must not stop the other files
-        return FileResult(path, error=f"{path}: internal error: {type(error).__name__}: {error} (please report)"), None
+        return FileResult(path, error=failure(path, error)), None
     result = FileResult(path, list(outcome.findings), error=outcome.error, fixed=outcome.fixed,
                         fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text)
     new = None
