@@ -357,8 +357,17 @@ def test_ragged_sparse_and_string_inputs_are_not_compiled():
           return tf.concat([x, tf.reverse(x, [1])], 1)
 
         dense(tf.constant([[1, 2]]))
+
+        @tf.function
+        def npairs_loss(y_true, y_pred):
+          if isinstance(y_true, tf.SparseTensor):
+            y_true = tf.sparse.to_dense(y_true)
+          return tf.reduce_mean(tf.square(y_true - y_pred))
+
+        npairs_loss(tf.sparse.to_dense(labels), logits)
         """
-    assert flagged(source) == [(25, 2)]  # only `dense`, called with a dense tensor
+    # `dense`, called with a dense tensor; `npairs_loss` (tensorflow/addons npairs.py): tf.sparse.to_dense compiles
+    assert flagged(source) == [(25, 2), (31, 2)]
 
 
 # -- decorators below tf.function --------------------------------------------------------------------------------
@@ -384,13 +393,18 @@ def test_a_tf_function_over_a_decorator_of_another_module_is_not_judged_by_its_b
         @tf.function
         def outer(x):
             return x * 2.0
+
+        @tf.function
+        @tf.keras.utils.register_keras_serializable(package="Addons")
+        def pinball_loss(y_true, y_pred, tau=0.5):
+            return tf.reduce_mean(tf.maximum(tau * (y_true - y_pred), (tau - 1) * (y_true - y_pred)))
         """
     ctx = context(source)
     scopes = functions(ctx)
     below = {name: [ctx.module.code_for_node(d) for d in ctx.graphs.below_tf_function(scopes[name])]
-             for name in ("add", "clip", "outer")}
-    assert below == {"add": ["xla.compile_in_graph_mode"], "clip": [], "outer": []}
-    assert flagged(source) == [(10, 2), (16, 2)]
+             for name in ("add", "clip", "outer", "pinball_loss")}
+    assert below == {"add": ["xla.compile_in_graph_mode"], "clip": [], "outer": [], "pinball_loss": []}
+    assert flagged(source) == [(10, 2), (16, 2), (20, 2)]
 
 
 # -- 4. TFG405: hazards through the objects a step calls ---------------------------------------------------

@@ -305,8 +305,9 @@ class GraphAnalysis:
         """The decorators a decorated ``tf.function`` is stacked over (written
         below it), so applied first: the tf.function traces what they return,
         not the body as written. ``staticmethod``, ``classmethod``,
-        ``functools.wraps(...)`` and TensorFlow's own decorators
-        (``tf.custom_gradient``) are left out: they hand on the body."""
+        ``functools.wraps(...)``, TensorFlow's own decorators
+        (``tf.custom_gradient``) and Keras's ``register_keras_serializable``
+        are left out: they hand on the body."""
         info = function.graph
         node = function.node
         if info is None or info.kind != "tf.function" or not isinstance(node, cst.FunctionDef):
@@ -326,6 +327,9 @@ class GraphAnalysis:
             if qualname in TRANSPARENT_DECORATORS or (
                     qualname is not None and qualname.startswith("tensorflow.") and qualname not in EAGER_WRAPPERS):
                 continue
+            if qualname is not None and qualname.startswith("keras.") \
+                    and qualname.endswith(".register_keras_serializable"):
+                continue  # registers the function and returns it (TF 2.21: `deco(f) is f`)
             found.append(expr)
         return found
 

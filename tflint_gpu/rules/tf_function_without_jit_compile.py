@@ -43,11 +43,14 @@ _NOT_XLA_PREFIXES = (
     "tensorflow.audio.",
     "tensorflow.image.decode_",  # DecodePng
     "tensorflow.image.encode_",
-    "tensorflow.sparse.",
+    "tensorflow.sparse.",  # but tf.sparse.to_dense (_XLA_SPARSE)
     "tensorflow.SparseTensor.",
     "tensorflow.debugging.assert_",  # dropped by XLA, as tf.Assert
     "tensorflow.assert_",
 )
+# Sparse ops XLA compiles (TF 2.21, CPU; reshape, transpose, reorder, concat, slice, reduce_max,
+# reduce_sum, softmax, maximum, add, sparse_dense_matmul, fill_empty_rows and `st * 2` do not).
+_XLA_SPARSE = frozenset({"tensorflow.sparse.to_dense"})
 # Calls making values a compiled function cannot take as inputs (ragged, sparse, strings).
 _INPUT_PREFIXES = (
     "tensorflow.ragged.", "tensorflow.RaggedTensor", "tensorflow.sparse.", "tensorflow.SparseTensor",
@@ -118,9 +121,10 @@ class TfFunctionWithoutJitCompile(Rule):
     all, and always for a method. Nor flagged: a `tf.function` stacked over
     another decorator (`@tf.function` then `@xla.compile_in_graph_mode`): it
     traces what that decorator returns, not the body the linter reads
-    (`staticmethod`, `classmethod`, `functools.wraps` and TensorFlow's own
-    decorators such as `tf.custom_gradient` hand on the body and are read
-    through); a `tf.function` a call site of the file expects to raise a
+    (`staticmethod`, `classmethod`, `functools.wraps`, TensorFlow's own
+    decorators such as `tf.custom_gradient`, and Keras's
+    `register_keras_serializable`, which returns the function itself, hand on
+    the body and are read through); a `tf.function` a call site of the file expects to raise a
     TensorFlow runtime error (`with pytest.raises(tf.errors.InvalidArgumentError):`,
     `self.assertRaises(...)`, `self.assertRaisesOpError(...)`, `try: ...
     except tf.errors.InvalidArgumentError:`), since the check that raises may
@@ -129,7 +133,8 @@ class TfFunctionWithoutJitCompile(Rule):
     Also not flagged when the body (or what it calls here) uses
     `tf.py_function`/`tf.numpy_function`, `tf.print`, `tf.strings.*`,
     `tf.io.*`, `tf.data`, `tf.summary.*`, `tf.lookup.*`, ragged tensors,
-    sparse tensors (`tf.sparse.*`, `tf.SparseTensor`), `tf.image.decode_*`,
+    sparse tensors (`tf.sparse.*` but `tf.sparse.to_dense`,
+    `tf.SparseTensor`), `tf.image.decode_*`,
     an assertion (`tf.Assert`, `tf.debugging.assert_*` and the `tf.assert_*`
     aliases, `tf.debugging.check_numerics`, and an `assert` statement when
     `experimental_autograph_options` holds `Feature.ASSERT_STATEMENTS` or
@@ -155,9 +160,13 @@ class TfFunctionWithoutJitCompile(Rule):
     and sparse values compile for some ops and not others (TF 2.21, CPU, a
     `RaggedTensorSpec` input: `tf.reduce_max` and `r + 1` compile,
     `tf.concat`/`tf.reverse` and `r.to_tensor()` fail with "Detected
-    unsupported operations"; a `SparseTensor`: `tf.sparse.to_dense` compiles,
-    `tf.sparse.reduce_sum`, `tf.sparse.add` and
-    `tf.sparse.sparse_dense_matmul` fail).
+    unsupported operations"; a `SparseTensor`: `tf.sparse.to_dense`,
+    `from_dense`, `expand_dims`, `retain` and building a `tf.SparseTensor`
+    compile, but most ops on what they make do not: `tf.sparse.reshape`, `transpose`, `reorder`, `concat`, `slice`,
+    `reduce_max`, `reduce_sum`, `softmax`, `maximum`, `add`,
+    `fill_empty_rows`, `sparse_dense_matmul` and `st * 2.0` fail). A body
+    that only turns sparse values dense (`tf.sparse.to_dense`) is judged by
+    the rest.
 
     ## Why is this bad?
     Without `jit_compile=True`, TensorFlow runs the graph op by op: every
@@ -322,6 +331,8 @@ class TfFunctionWithoutJitCompile(Rule):
         qualname = ctx.qualname(func, scope)
         if qualname is None or not qualname.startswith("tensorflow."):
             return False
+        if qualname in _XLA_SPARSE:
+            return False
         if qualname in _NOT_XLA or qualname.startswith(_NOT_XLA_PREFIXES):
             return True
         if qualname == "tensorflow.TensorArray":
@@ -355,7 +366,7 @@ class TfFunctionWithoutJitCompile(Rule):
             qualname = ctx.qualname(node.func, scope)
             if qualname is None or not qualname.startswith("tensorflow."):
                 continue
-            if qualname.startswith(_INPUT_PREFIXES):
+            if qualname.startswith(_INPUT_PREFIXES) and qualname not in _XLA_SPARSE:
                 return True
             if qualname not in EAGER_WRAPPERS and cls._call_rejected(node, scope, ctx) \
                     and not qualname.startswith(_NOT_XLA_PREFIXES) and qualname not in _NOT_XLA:
@@ -1056,6 +1067,36 @@ class TfFunctionWithoutJitCompile(Rule):
             note="ragged, sparse or string inputs (fix pass H429, H443, H428, H262): a RaggedTensorSpec or "
                  "SparseTensorSpec signature, tf.sparse ops, a call passing a ragged tensor, a string "
                  "get_concrete_function spec",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            @tf.keras.utils.register_keras_serializable(package="TFG401Cases")
+            def pinball_loss(y_true, y_pred):
+                if isinstance(y_true, tf.SparseTensor):
+                    y_true = tf.sparse.to_dense(y_true)
+                return tf.reduce_mean(tf.maximum(0.1 * (y_true - y_pred), -0.9 * (y_true - y_pred)))
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function(jit_compile=True)
+            @tf.keras.utils.register_keras_serializable(package="TFG401Cases")
+            def pinball_loss(y_true, y_pred):
+                if isinstance(y_true, tf.SparseTensor):
+                    y_true = tf.sparse.to_dense(y_true)
+                return tf.reduce_mean(tf.maximum(0.1 * (y_true - y_pred), -0.9 * (y_true - y_pred)))
+            """,
+            at=[(3, 2, '`tf.function` without')],
+            run="""
+            dense_loss = pinball_loss(tf.constant([0.0, 1.0]), tf.constant([1.0, 0.0]))
+            sparse_loss = pinball_loss(tf.sparse.from_dense(tf.constant([0.0, 1.0])), tf.constant([1.0, 0.0]))
+            """,
+            effect=CLOSE,
+            note="stacked over register_keras_serializable, which returns the function itself; tf.sparse.to_dense "
+                 "compiles (tensorflow/addons quantiles.py, npairs.py)",
         ),
         clean(
             """
