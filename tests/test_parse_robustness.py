@@ -120,7 +120,17 @@ def test_the_deepest_code_cpython_accepts_is_parsed_even_from_a_thread_with_a_sm
     assert (code, out) == (0, "parsed\n"), (code, err[-2000:])
 
 
-def test_cpythons_verdict_does_not_depend_on_the_callers_stack_depth():
+@pytest.fixture
+def default_recursion_limit():
+    """Python's own limit: importing TensorFlow (another test) raises it to 3,000,
+    and CPython's parser accepts deeper code under a higher limit."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    yield
+    sys.setrecursionlimit(before)
+
+
+def test_cpythons_verdict_does_not_depend_on_the_callers_stack_depth(default_recursion_limit):
     source = "# tensorflow\nx = " + " + ".join(["x"] * 1500) + "\n"  # no rule applies: only CPython parses it
 
     def at_depth(depth: int, text: str):
