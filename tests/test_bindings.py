@@ -1,4 +1,4 @@
-"""Def-use facts of the engine (engine/bindings.py), on small functions."""
+"""Def-use facts of the engine (semantic/bindings.py), on small functions."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine import bindings
+from tflint_gpu.semantic import bindings
 
 
 def function(source: str) -> cst.FunctionDef:
@@ -192,7 +192,7 @@ def test_comprehension_scoped_leaves_out_the_first_iterable():
 
 
 def _nodes(root, kind):
-    from tflint_gpu.engine.model import walk
+    from tflint_gpu.semantic.model import walk
     return [n for n in walk(root) if isinstance(n, kind)]
 
 
@@ -233,7 +233,7 @@ def test_own_body_facts_do_not_enter_nested_scopes():
 
 
 def test_binding_scope_is_builtin_and_first_parameter():
-    from tflint_gpu.engine.model import build_model
+    from tflint_gpu.semantic.model import build_model
 
     model = build_model(cst.parse_module(textwrap.dedent("""
         import os
@@ -284,7 +284,7 @@ def test_always_returns_on_every_path(body, expected):
 
 
 def test_parameter_names_and_local_values():
-    from tflint_gpu.engine.model import PARAM, build_model
+    from tflint_gpu.semantic.model import PARAM, build_model
 
     module = cst.parse_module(textwrap.dedent("""
         total = 0

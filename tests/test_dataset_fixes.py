@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 
 import fix_variants_datasets
-from tflint_gpu.engine.datasets import chains, shuffle_before_cache, upstream
+from tflint_gpu.semantic.datasets import chains, shuffle_before_cache, upstream
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import analyse, lint_source
 from tflint_gpu.rules.base import REGISTRY, all_rules

@@ -10,11 +10,11 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.datasets import chains
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.datasets import chains
 from tflint_gpu.engine.lint import analyse
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.rules.base import REGISTRY
 
 
@@ -390,7 +390,7 @@ def test_a_tfds_split_held_in_a_name_bound_once_is_one_split():
 
 
 def test_calls_that_run_only_under_a_python_flag_of_the_map_function():
-    from tflint_gpu.engine.datasets import flagged_calls, function_calls, map_function
+    from tflint_gpu.semantic.datasets import flagged_calls, function_calls, map_function
 
     source = textwrap.dedent("""
         import tensorflow as tf

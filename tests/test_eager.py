@@ -1,4 +1,4 @@
-"""engine/eager.py: GradientTape training steps, graph hazards, retracing arguments, debug guards, eager switches."""
+"""semantic/eager.py: GradientTape training steps, graph hazards, retracing arguments, debug guards, eager switches."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 
 from tflint_gpu.engine.lint import analyse
-from tflint_gpu.engine.model import SCOPE_TYPES, walk
+from tflint_gpu.semantic.model import SCOPE_TYPES, walk
 
 
 def facts(source: str):

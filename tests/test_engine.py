@@ -10,12 +10,12 @@ import libcst as cst
 import pytest
 
 import tflint_gpu
-from tflint_gpu.engine.context import GraphAnalysis
+from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, analyse, lint_source
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.tensors import TensorInference
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.rules.base import REGISTRY, Fix, Rule, Safety, all_rules
 
 

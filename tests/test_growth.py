@@ -92,7 +92,7 @@ def test_check_work_grows_linearly_with_the_file(variant):
 def test_the_count_sees_a_quadratic_fact(monkeypatch):
     """The measure itself: a fact that scans every call of the module for each
     call it is asked about is reported."""
-    from tflint_gpu.engine.retracing import Retracing
+    from tflint_gpu.semantic.retracing import Retracing
 
     original = Retracing.called_tf_function
 

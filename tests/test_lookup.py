@@ -7,8 +7,8 @@ from typing import List
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.model import ASSIGNED, CLASS, DEF, IMPORT, OPAQUE, PARAM, build_model, lookup
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.model import ASSIGNED, CLASS, DEF, IMPORT, OPAQUE, PARAM, build_model, lookup
+from tflint_gpu.semantic.names import Resolver
 
 
 def model_of(source: str):

@@ -1,4 +1,4 @@
-"""engine/migration.py: which Keras a file, an API spelling or an object belongs to."""
+"""semantic/migration.py: which Keras a file, an API spelling or an object belongs to."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 
 from tflint_gpu.engine.lint import analyse
-from tflint_gpu.engine.migration import KERAS3, TF_KERAS, is_metric_class, is_model_class, raw_flavour
+from tflint_gpu.semantic.migration import KERAS3, TF_KERAS, is_metric_class, is_model_class, raw_flavour
 
 
 def context(source: str):

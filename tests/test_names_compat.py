@@ -1,4 +1,4 @@
-"""engine/names.py: tf.compat.v1/v2 spellings compose with the other aliases."""
+"""semantic/names.py: tf.compat.v1/v2 spellings compose with the other aliases."""
 from __future__ import annotations
 
 import textwrap
@@ -6,9 +6,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver, normalize
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [

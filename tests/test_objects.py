@@ -1,4 +1,4 @@
-"""engine/objects.py and GraphAnalysis.reach: calls into the module through its own objects."""
+"""semantic/objects.py and GraphAnalysis.reach: calls into the module through its own objects."""
 from __future__ import annotations
 
 import textwrap

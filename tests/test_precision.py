@@ -1,4 +1,4 @@
-"""engine/precision.py: mixed global policies, trained models' last layers, loss scaling, optimizer kinds."""
+"""semantic/precision.py: mixed global policies, trained models' last layers, loss scaling, optimizer kinds."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 
 from tflint_gpu.engine.lint import analyse
-from tflint_gpu.engine.precision import LOSS_SCALE, PLAIN
+from tflint_gpu.semantic.precision import LOSS_SCALE, PLAIN
 
 
 def facts(source: str):

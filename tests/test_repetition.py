@@ -1,14 +1,14 @@
-"""engine/repetition.py: which code runs repeatedly, in Python and per call/step."""
+"""semantic/repetition.py: which code runs repeatedly, in Python and per call/step."""
 from __future__ import annotations
 
 import textwrap
 
 import libcst as cst
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.repetition import Repetition
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.repetition import Repetition
 
 
 def repetition(source: str):

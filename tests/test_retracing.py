@@ -1,4 +1,4 @@
-"""engine/retracing.py: calls of tf.functions, per-iteration Python values,
+"""semantic/retracing.py: calls of tf.functions, per-iteration Python values,
 tf.function objects made repeatedly, recursion."""
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import textwrap
 
 import libcst as cst
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.retracing import Retracing
-from tflint_gpu.engine.tensors import TensorInference
-from tflint_gpu.engine.values import ValueKinds
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.retracing import Retracing
+from tflint_gpu.semantic.tensors import TensorInference
+from tflint_gpu.semantic.values import ValueKinds
 
 
 def facts(source: str):

@@ -1,16 +1,16 @@
-"""engine/retracing.py captured_per_call: a tf.function over stateful objects its maker creates."""
+"""semantic/retracing.py captured_per_call: a tf.function over stateful objects its maker creates."""
 from __future__ import annotations
 
 import textwrap
 
 import libcst as cst
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.retracing import Retracing
-from tflint_gpu.engine.tensors import TensorInference
-from tflint_gpu.engine.values import ValueKinds
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.retracing import Retracing
+from tflint_gpu.semantic.tensors import TensorInference
+from tflint_gpu.semantic.values import ValueKinds
 
 SOURCE = """
 import tensorflow as tf

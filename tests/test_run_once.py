@@ -1,4 +1,4 @@
-"""engine/run_once.py: code in graph functions that runs once per object or
+"""semantic/run_once.py: code in graph functions that runs once per object or
 program, not per call (lazy blocks, setup functions, per-call scratch state)."""
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.run_once import (
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.run_once import (
     CONTAINER,
     NONE,
     SCALAR,

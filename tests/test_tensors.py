@@ -8,10 +8,10 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.tensors import TensorInference
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.tensors import TensorInference
 
 
 def probes(source: str):

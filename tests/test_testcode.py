@@ -1,4 +1,4 @@
-"""engine/testcode.py: is a module a test suite?"""
+"""semantic/testcode.py: is a module a test suite?"""
 from __future__ import annotations
 
 import textwrap
@@ -6,9 +6,9 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine.model import build_model
-from tflint_gpu.engine.names import Resolver
-from tflint_gpu.engine.testcode import is_test_module
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.testcode import is_test_module
 
 
 def test_module(source: str) -> bool:
@@ -83,8 +83,8 @@ def test_in_test_function_is_true_inside_test_methods_and_their_nested_functions
 
     import libcst as cst
 
-    from tflint_gpu.engine.model import build_model
-    from tflint_gpu.engine.testcode import in_test_function
+    from tflint_gpu.semantic.model import build_model
+    from tflint_gpu.semantic.testcode import in_test_function
 
     model = build_model(cst.parse_module(textwrap.dedent("""
         class T:

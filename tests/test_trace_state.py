@@ -1,4 +1,4 @@
-"""engine/trace_state.py: outer names graph code reads, and rebindings after a trace."""
+"""semantic/trace_state.py: outer names graph code reads, and rebindings after a trace."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 
 from tflint_gpu.engine.lint import analyse
-from tflint_gpu.engine.trace_state import CALLED, METHOD, VALUE
+from tflint_gpu.semantic.trace_state import CALLED, METHOD, VALUE
 
 
 def facts(source: str):

@@ -1,4 +1,4 @@
-"""Value kinds (engine/values.py): one answer per expression, from the engine's facts."""
+"""Value kinds (semantic/values.py): one answer per expression, from the engine's facts."""
 from __future__ import annotations
 
 import textwrap
@@ -6,7 +6,7 @@ import textwrap
 import libcst as cst
 import pytest
 
-from tflint_gpu.engine import values
+from tflint_gpu.semantic import values
 from tflint_gpu.engine.lint import analyse
 from tflint_gpu.rules.base import REGISTRY, all_rules
 

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.tensors import is_tf_op
+from tflint_gpu.semantic.tensors import is_tf_op
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
 _STATEFUL = frozenset({"tensorflow.Variable"})

@@ -1,7 +1,7 @@
 """Rebuild a run of tf.data transformation calls in a new order.
 
 ``reorder(stages, start, end, new_order)`` takes the stages of one expression
-(innermost first, as ``engine.datasets.Chain.stages``), the span
+(innermost first, as ``semantic.datasets.Chain.stages``), the span
 ``stages[start:end]`` to rebuild, and the span's calls in their new order (the
 same calls, possibly fewer). It returns the node to replace and its
 replacement, or ``None`` when the comments cannot stay with their calls.

@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import keyword
+from tflint_gpu.semantic.api import keyword
 from tflint_gpu.rules.base import Safety
 
 # numpy creator -> (tf op, positional parameter names of the numpy function)

@@ -1,1 +1,4 @@
-"""How a file becomes findings: model walk, names, graph contexts, tensors, rules, fixes."""
+"""The driver: how files become findings (``lint`` one text, ``fix`` in rounds, ``run`` many files with a cache).
+
+It builds the semantic model (``tflint_gpu.semantic``) of each file and runs the rules over it.
+"""

@@ -15,23 +15,15 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import GraphAnalysis, GraphInfo
 from tflint_gpu.engine.imports import insertion_index, missing_imports
-from tflint_gpu.engine.model import Binding, ModuleModel, ScopeInfo, assigned, build_model, lookup
-from tflint_gpu.engine.names import Resolver, normalize
 from tflint_gpu.engine.positions import LINE_END, SourceMap, code_in_context, code_ranges
-from tflint_gpu.engine.repetition import Repetition
-from tflint_gpu.engine.retracing import Retracing
-from tflint_gpu.engine.run_once import RunOnce
-from tflint_gpu.engine.tensors import TensorInference
-from tflint_gpu.engine.values import ValueKinds
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.facts import RuleClass, RuleContext
+from tflint_gpu.semantic.model import build_model
+from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
-# A rule, as the engine sees it: a class with ``code``, ``name``, ``message``,
-# ``needs`` and ``node_types``, whose instances have ``visit_<NodeType>(node,
-# ctx)`` for each of its node types (``rules.base.Rule`` is the one base the
-# catalogue uses; the engine imports no rule module).
-RuleClass = type
 
 # A file that mentions neither can hold no finding.
 FRAMEWORK_TEXT = ("tensorflow", "keras")
@@ -61,14 +53,6 @@ class UnreadableSource(ParseError):
 
 
 @dataclass
-class Report:
-    rule: RuleClass
-    node: cst.CSTNode
-    message: str
-    fix: Optional[Fix] = None
-
-
-@dataclass
 class LintResult:
     findings: List[Finding]
     module: Optional[cst.Module] = None
@@ -80,224 +64,6 @@ class LintResult:
     replacement_edits: List[List[Edit]] = field(default_factory=list)
     # The edit that inserts these import lines where the fixer puts them.
     import_edit: Optional[Callable[[List[str]], Edit]] = None
-
-
-class RuleContext:
-    """What a rule may ask while it looks at one node."""
-
-    def __init__(self, module: cst.Module, model: ModuleModel, resolver: Resolver,
-                 graphs: GraphAnalysis, tensors: TensorInference) -> None:
-        self.module = module
-        self.model = model
-        self.resolver = resolver
-        self.graphs = graphs
-        self.tensors = tensors
-        self.repetition = Repetition(model, graphs)
-        self.values = ValueKinds(resolver, graphs, tensors)
-        self._run_once: Optional[RunOnce] = None
-        self._retracing: Optional[Retracing] = None
-        self.scope: ScopeInfo = model.root
-        self.rule: Optional[RuleClass] = None
-        self.reports: List[Report] = []
-
-    # -- names ------------------------------------------------------------
-    def qualname(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> Optional[str]:
-        return self.resolver.qualname(expr, scope or self.scope)
-
-    def call_name(self, node: cst.CSTNode) -> Optional[str]:
-        """The qualified name of the function a Call calls, if it resolves."""
-        if isinstance(node, cst.Call):
-            return self.resolver.qualname(node.func, self.scope)
-        return None
-
-    def module_expr(self, module: str, attribute: str, scope: Optional[ScopeInfo] = None,
-                    exact: bool = False) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
-        """An expression for ``module.attribute`` in this file's spelling at the
-        current scope, and the imports it needs (``tensorflow``, ``zeros`` ->
-        ``tf.zeros`` or ``tfl.zeros``); ``None`` when every name it could use
-        is bound to something else here (a parameter or local named ``tf``).
-        ``scope``: where the expression will stand (default: the current one);
-        ``exact``: only an import of ``module`` itself will do (see
-        ``Resolver.module_alias``)."""
-        scope = scope or self.scope
-        alias = self.resolver.module_alias(module, scope, exact)
-        imports: Tuple[str, ...] = ()
-        if alias is None and not exact:
-            # A submodule the file already names (`from tensorflow import data as tf_data`).
-            parts = attribute.split(".")
-            for cut in range(len(parts) - 1, 0, -1):
-                sub = self.resolver.module_alias(".".join([module] + parts[:cut]), scope)
-                if sub is not None:
-                    return cst.parse_expression(".".join([sub] + parts[cut:])), ()
-        if alias is None:
-            short = {"tensorflow": "tf", "numpy": "np"}.get(module)
-            candidates = ([short] if short else []) + ([module] if "." not in module else [])
-            alias = next((c for c in candidates if self.resolver.is_free(c, scope)), None)
-            if alias is None:
-                return None
-            imports = (f"import {module} as {alias}" if alias != module else f"import {module}",)
-        return cst.parse_expression(f"{alias}.{attribute}"), imports
-
-    def binding(self, name: str, at: Optional[cst.CSTNode] = None,
-                scope: Optional[ScopeInfo] = None) -> Optional[Binding]:
-        """What ``name`` read in ``scope`` (default: the current one) binds to:
-        an import, def, class or assignments (``model.lookup``); with ``at``,
-        a node of that scope's own code, only the assignments that can reach it."""
-        return lookup(name, scope or self.scope, at)
-
-    def assigned(self, name: str, at: Optional[cst.CSTNode] = None,
-                 scope: Optional[ScopeInfo] = None) -> Optional[Binding]:
-        """``binding``, when ``name`` is bound by assignment (parameters, loop
-        targets, with-targets included); else None."""
-        return assigned(name, scope or self.scope, at)
-
-    def is_parameter(self, name: str, scope: Optional[ScopeInfo] = None) -> bool:
-        """Is ``name``, read in ``scope``, a parameter of the innermost function there?"""
-        scope = scope or self.scope
-        found = assigned(name, scope)
-        return found is not None and found.scope is scope.function() and found.is_parameter
-
-    # -- analyses ------------------------------------------------------
-    def graph(self, scope: Optional[ScopeInfo] = None) -> Optional[GraphInfo]:
-        """How the innermost function around ``scope`` runs, if as a graph."""
-        function = (scope or self.scope).function()
-        if function is None or function.excluded:
-            return None
-        return function.graph
-
-    def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
-        return self.tensors.is_tensor(expr, scope or self.scope)
-
-    def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
-        """What ``expr`` is: one of ``engine.values``' kinds (tensor, variable,
-        dataset, Keras model/layer, loss, NumPy array, Python container...,
-        or unknown)."""
-        return self.values.kind(expr, scope or self.scope)
-
-    def nodes_in(self, scope: ScopeInfo, *type_names: str) -> List[cst.CSTNode]:
-        """The nodes of these types whose own scope is ``scope`` (not inside a
-        nested function, class or lambda), from the walk's index; the rule
-        names the types in ``reads_index``."""
-        return [node for name in type_names for node in self.model.nodes_in(scope, name)]
-
-    def runs_repeatedly(self, node: cst.CSTNode, scope: Optional[ScopeInfo] = None,
-                        python: bool = True) -> Optional[str]:
-        """Why ``node`` runs many times, or None. ``python=True``: the Python
-        statement itself executes repeatedly (a loop, a callee of one, a
-        per-batch callback...); ``False``: its TensorFlow ops run every
-        call/step/element (all graph code too)."""
-        scope = scope or self.scope
-        return (self.repetition.python_repeats(node, scope) if python
-                else self.repetition.per_call(node, scope))
-
-    @property
-    def run_once(self) -> RunOnce:
-        """Run-once facts of this file (lazy blocks, setup functions, per-call
-        scratch), built on first use."""
-        if self._run_once is None:
-            self._run_once = RunOnce(self.model, self.graphs)
-        return self._run_once
-
-    def is_dataset(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
-        return self.graphs.is_dataset(expr, scope or self.scope)
-
-    def keras_flavour(self, what, scope: Optional[ScopeInfo] = None) -> Optional[str]:
-        """Which Keras ``what`` belongs to: "tf_keras" (Keras 2) or "keras3".
-        ``what`` is a class's ScopeInfo (decided by its bases, as for graph
-        contexts) or an expression naming a Keras API: ``tf_keras.layers.X``
-        and ``tensorflow.python.keras...`` are Keras 2, ``keras.layers.X`` and
-        ``tf.keras.layers.X`` Keras 3. None when it is not Keras."""
-        if isinstance(what, ScopeInfo):
-            return self.graphs.keras_flavour(what) if what.kind == "class" else None
-        raw = self.resolver.raw_qualname(what, scope or self.scope)
-        if raw is None or not normalize(raw).startswith("keras."):
-            return None
-        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
-
-    @property
-    def retracing(self) -> Retracing:
-        """Retracing facts of this file (calls of tf.functions, per-iteration
-        Python values, tf.function objects made repeatedly, recursion), built
-        on first use."""
-        if self._retracing is None:
-            self._retracing = Retracing(self.model, self.graphs, self.values)
-        return self._retracing
-
-    # -- reporting -----------------------------------------------------
-    def report(self, node: cst.CSTNode, message: Optional[str] = None, fix: Optional[Fix] = None) -> None:
-        assert self.rule is not None
-        self.reports.append(Report(self.rule, node, message or self.rule.message, fix))
-
-    # -- eager training (engine/eager.py) --------------------------------
-    @property
-    def eager(self):
-        """Eager-training facts of this file (GradientTape training steps, what
-        tracing a function would change, eager-mode switches, guards), built
-        on first use: an ``engine.eager.EagerFacts``."""
-        facts = getattr(self, "_eager", None)
-        if facts is None:
-            from tflint_gpu.engine.eager import EagerFacts
-
-            facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values, self.retracing)
-        return facts
-
-    # -- state frozen at trace (engine/trace_state.py) -------------------
-    @property
-    def trace_state(self):
-        """Which outer names graph code reads and whether they are rebound after
-        a trace, built on first use: an ``engine.trace_state.TraceState``."""
-        facts = getattr(self, "_trace_state", None)
-        if facts is None:
-            from tflint_gpu.engine.trace_state import TraceState
-
-            facts = self._trace_state = TraceState(self.model, self.graphs, self.repetition, self.retracing)
-        return facts
-
-    # -- Keras migration (engine/migration.py) ---------------------------
-    @property
-    def migration(self):
-        """Which Keras a file, an API spelling or an object belongs to (Keras 3
-        or tf_keras), and the Keras class an object was made from, built on
-        first use: an ``engine.migration.Migration``."""
-        facts = getattr(self, "_migration", None)
-        if facts is None:
-            from tflint_gpu.engine.migration import Migration
-
-            facts = self._migration = Migration(self.model, self.resolver, self.graphs)
-        return facts
-
-    def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
-        """Text a file-path expression is known to end with (a literal, the last
-        part of ``os.path.join``/``+``/an f-string, through names bound once):
-        ``engine.migration.path_ending``."""
-        from tflint_gpu.engine.migration import path_ending
-
-        return path_ending(expr, scope or self.scope, self.resolver)
-
-    # -- mixed precision (engine/precision.py) -----------------------------
-    @property
-    def precision(self):
-        """Mixed precision facts of this file (the mixed global policy it sets,
-        the last layers of the models it trains, loss scaling, optimizer kinds),
-        built on first use: an ``engine.precision.PrecisionFacts``."""
-        facts = getattr(self, "_precision", None)
-        if facts is None:
-            from tflint_gpu.engine.precision import PrecisionFacts
-
-            facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
-        return facts
-
-    # -- test code (engine/testcode.py) ------------------------------------
-    @property
-    def in_test_module(self) -> bool:
-        """Is this file a test suite (test functions and a test framework):
-        ``engine.testcode.is_test_module``."""
-        found = getattr(self, "_test_module", None)
-        if found is None:
-            from tflint_gpu.engine.testcode import is_test_module
-
-            found = self._test_module = is_test_module(self.model, self.resolver)
-        return found
 
 
 def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:

@@ -4,7 +4,7 @@ A rule never walks the tree itself. The engine makes one traversal of each
 file, indexes the nodes rules ask for, works out which functions run as a
 graph, and then calls ``visit_<NodeType>(node, ctx)`` on every selected rule
 for every indexed node of that type, in source order. ``ctx`` (an
-``engine.lint.RuleContext``) answers the questions rules share: what a name
+``semantic.facts.RuleContext``) answers the questions rules share: what a name
 refers to, whether code runs traced, whether a value is a tensor.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
-from tflint_gpu.engine import context
+from tflint_gpu.semantic import api
 # Part of the rule API: rules build their fixes with ``Fix`` (defined with the
 # findings, the data the engine reads) and state ``fix_safety`` with ``Safety``.
 from tflint_gpu.findings import Fix, Safety  # noqa: F401  (Fix: re-exported for rules)
@@ -113,7 +113,7 @@ class Rule:
 REGISTRY: Dict[str, Type[Rule]] = {}
 
 # Text without which no function body in a file can run as a graph (the engine's own lists).
-GRAPH_TEXT = context.GRAPH_TEXT
+GRAPH_TEXT = api.GRAPH_TEXT
 
 
 def all_rules() -> Iterator[Type[Rule]]:

@@ -5,8 +5,8 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.engine.context import EAGER_WRAPPERS, argument, keyword
-from tflint_gpu.engine.datasets import (
+from tflint_gpu.semantic.api import EAGER_WRAPPERS, argument, keyword
+from tflint_gpu.semantic.datasets import (
     Chain,
     chains,
     flagged_calls,
@@ -20,7 +20,7 @@ from tflint_gpu.engine.datasets import (
     single_value,
     upstream,
 )
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
 
 # Ops that make a map worth caching after: file reads, decoding, parsing, resizing,

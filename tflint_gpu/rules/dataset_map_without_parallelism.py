@@ -4,9 +4,9 @@ from typing import List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import EAGER_WRAPPERS, argument, keyword
-from tflint_gpu.engine.datasets import (
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import EAGER_WRAPPERS, argument, keyword
+from tflint_gpu.semantic.datasets import (
     Chain,
     chains,
     flagged_calls,
@@ -17,7 +17,7 @@ from tflint_gpu.engine.datasets import (
     short_name,
     upstream,
 )
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
 
 # Where `num_parallel_calls` stands among the positional arguments.

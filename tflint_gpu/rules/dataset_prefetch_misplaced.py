@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.engine.datasets import Chain, chains, method, shuffle_before_cache, upstream
+from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 # `apply(...)` stages that must stay last and that a host prefetch legitimately precedes.

@@ -5,8 +5,8 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.engine.context import argument, is_false
-from tflint_gpu.engine.datasets import Chain, chains, method, shuffle_before_cache, upstream
+from tflint_gpu.semantic.api import argument, is_false
+from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 # Stages between the shuffle and the cache that the shuffle may move past: they

@@ -4,8 +4,8 @@ from typing import List, Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import argument, is_false
-from tflint_gpu.engine.datasets import chains, is_stage, method, single_value, upstream
+from tflint_gpu.semantic.api import argument, is_false
+from tflint_gpu.semantic.datasets import chains, is_stage, method, single_value, upstream
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 # Stages that turn elements into batches, and back.

@@ -4,8 +4,8 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import append
-from tflint_gpu.engine.context import DATASET_FACTORIES_PREFIX, argument
-from tflint_gpu.engine.datasets import Chain, chains, continued, is_stage, method
+from tflint_gpu.semantic.api import DATASET_FACTORIES_PREFIX, argument
+from tflint_gpu.semantic.datasets import Chain, chains, continued, is_stage, method
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 _KERAS_CONSUMERS = frozenset({"fit", "evaluate", "predict"})

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_gpu.engine.context import keyword
-from tflint_gpu.engine.migration import KERAS3
-from tflint_gpu.engine.model import dotted_name
+from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.migration import KERAS3
+from tflint_gpu.semantic.model import dotted_name
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # tf.<module>.experimental.X that are the very same object as tf.<module>.X (measured: `is`, TF 2.21,
@@ -157,7 +157,7 @@ class DeprecatedTfAlias(Rule):
         module = dotted_name(node.module)
         if module is None or not module.endswith(".experimental"):
             return
-        from tflint_gpu.engine.names import normalize
+        from tflint_gpu.semantic.names import normalize
 
         target = normalize(module)
         if target not in _ALIAS_MODULES:

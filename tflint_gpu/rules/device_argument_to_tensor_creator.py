@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import keyword
+from tflint_gpu.semantic.api import keyword
 from tflint_gpu.rules.base import FIXES_ERROR, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # TensorFlow functions that raise TypeError on `device=` (measured, TF 2.21; tf.compat.v1 too).

@@ -4,8 +4,8 @@ from typing import Set
 
 import libcst as cst
 
-from tflint_gpu.engine.context import KERAS_GRAPH_METHODS
-from tflint_gpu.engine.testcode import in_test_function
+from tflint_gpu.semantic.api import KERAS_GRAPH_METHODS
+from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 
@@ -77,8 +77,8 @@ class EagerTrainingStep(Rule):
     spelling of TensorFlow), and is offered only for a function with no other
     decorator whose body, nested functions and same-module callees hold
     nothing the engine knows to break or change under tracing
-    (`engine/eager.py`, `graph_hazards`). The callees include the methods
-    its calls on objects may run (`engine/objects.py`): of an object whose
+    (`semantic/eager.py`, `graph_hazards`). The callees include the methods
+    its calls on objects may run (`semantic/objects.py`): of an object whose
     class the file defines, and, on an object the file cannot tell (a
     parameter such as `optimizer`), every method of that name the file
     defines, so `optimizer.apply_gradients(...)` in a notebook that defines

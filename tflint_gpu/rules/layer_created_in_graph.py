@@ -4,9 +4,9 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import keyword
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 
 # What each constructor creates, in the message: "... creates <what> on every call".

@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
+from tflint_gpu.semantic import bindings
 
-from tflint_gpu.engine.precision import LOSS_SCALE, MIXED_FLOAT16
+from tflint_gpu.semantic.precision import LOSS_SCALE, MIXED_FLOAT16
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 

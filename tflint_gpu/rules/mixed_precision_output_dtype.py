@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_gpu.engine.precision import MIXED_FLOAT16
+from tflint_gpu.semantic.precision import MIXED_FLOAT16
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from tflint_gpu.engine.precision import LOSS_SCALE, MIXED_FLOAT16, PLAIN
+from tflint_gpu.semantic.precision import LOSS_SCALE, MIXED_FLOAT16, PLAIN
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 

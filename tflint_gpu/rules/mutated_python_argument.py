@@ -4,8 +4,8 @@ from typing import Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import AUGMENTED, PARAM, UNPACKED, ScopeInfo
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.model import AUGMENTED, PARAM, UNPACKED, ScopeInfo
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 
 # Methods of list and dict that change them in place (sets and deques cannot

@@ -5,8 +5,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix.numpy_to_tf import CREATORS, float64_by_default, rewrite, tf_dtype_of
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.rules.base import RANDOM, Fix, Rule, Safety, clean, flagged
 
 _CONVERTERS = {

@@ -4,7 +4,7 @@ from typing import Dict, Iterator, List, Optional, Set
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
+from tflint_gpu.semantic import bindings
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # Logging functions of the standard library and absl: they too run once per trace.

@@ -4,8 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import EAGER_WRAPPERS
-from tflint_gpu.engine.datasets import chains, flagged_calls, function_calls, map_function, method, short_name
+from tflint_gpu.semantic.api import EAGER_WRAPPERS
+from tflint_gpu.semantic.datasets import chains, flagged_calls, function_calls, map_function, method, short_name
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 # Transformations whose first argument is a function tf.data traces.

@@ -5,7 +5,7 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
-from tflint_gpu.engine import bindings
+from tflint_gpu.semantic import bindings
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 _ERROR = "OperatorNotAllowedInGraphError"

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.autofix.numpy_to_tf import RANDOM as NUMPY_RANDOM_TO_TF
 from tflint_gpu.autofix.numpy_to_tf import rewrite, tf_dtype_of
-from tflint_gpu.engine.context import argument, keyword
+from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.rules.base import GRAPH_TEXT, RANDOM, Fix, Rule, Safety, clean, flagged
 
 # Not draws: seeding and generator objects (their methods are not resolved).

@@ -4,9 +4,9 @@ from typing import Any
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ITERATED, ScopeInfo
-from tflint_gpu.engine.trace_state import VALUE
-from tflint_gpu.engine.values import DATASET, DISTRIBUTION, KERAS, LOSS, METRIC, TAPE, TENSOR, VARIABLE
+from tflint_gpu.semantic.model import ITERATED, ScopeInfo
+from tflint_gpu.semantic.trace_state import VALUE
+from tflint_gpu.semantic.values import DATASET, DISTRIBUTION, KERAS, LOSS, METRIC, TAPE, TENSOR, VARIABLE
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 
 # Values a graph captures by reference (a tf.Variable) or that are objects, not settings.

@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import argument, keyword
-from tflint_gpu.engine import values
-from tflint_gpu.engine.migration import KERAS3, TF_KERAS
+from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic import values
+from tflint_gpu.semantic.migration import KERAS3, TF_KERAS
 from tflint_gpu.rules.base import CHANGES, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Keras 3 layers whose constructor takes `weights=` (measured: Keras 3.15).

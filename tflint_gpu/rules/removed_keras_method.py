@@ -5,9 +5,9 @@ from typing import List, Optional
 
 import libcst as cst
 
-from tflint_gpu.engine import values
-from tflint_gpu.engine.migration import KERAS3, is_metric_class, is_model_class
-from tflint_gpu.engine.model import dotted_name
+from tflint_gpu.semantic import values
+from tflint_gpu.semantic.migration import KERAS3, is_metric_class, is_model_class
+from tflint_gpu.semantic.model import dotted_name
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Model.*_generator -> the method Keras 3 has, and the keywords that method accepts.
@@ -189,8 +189,8 @@ class RemovedKerasMethod(Rule):
         module = dotted_name(node.module)
         if module is None:
             return
-        from tflint_gpu.engine.migration import raw_flavour
-        from tflint_gpu.engine.names import normalize
+        from tflint_gpu.semantic.migration import raw_flavour
+        from tflint_gpu.semantic.names import normalize
 
         if raw_flavour(module) is None:
             return

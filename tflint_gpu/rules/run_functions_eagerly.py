@@ -4,8 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import keyword
-from tflint_gpu.engine.testcode import in_test_function
+from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 

@@ -4,9 +4,9 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.context import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import ScopeInfo
+from tflint_gpu.semantic.api import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
@@ -103,7 +103,7 @@ class TfFunctionWithoutJitCompile(Rule):
     `tf.function`; a `tf.function` on a Keras `call`/`train_step`/`test_step`/
     `predict_step` (Keras compiles those itself: `compile(jit_compile="auto")`
     uses XLA on GPU); functions traced only because `tf.data` or Keras call
-    them: a `tf.function` whose every use in its file (`engine/uses.py`) is
+    them: a `tf.function` whose every use in its file (`semantic/uses.py`) is
     given to a `Dataset` transformation (`ds.map(f)`, `filter`,
     `interleave`..., also on a dataset that every same-module caller hands in
     as a parameter) or to `keras.layers.Lambda(f)`, a call from a function or

@@ -5,9 +5,9 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix.replace import replace_nodes
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import ScopeInfo
-from tflint_gpu.engine.run_once import ARG, CONTAINER, SCALAR, VARIABLE, outlives_trace
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.run_once import ARG, CONTAINER, SCALAR, VARIABLE, outlives_trace
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 # Methods of builtin containers (list, dict, set, collections.deque) that

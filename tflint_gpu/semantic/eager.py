@@ -52,9 +52,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import GraphAnalysis, argument
-from tflint_gpu.engine.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned, walk
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import argument
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned, walk
 
 TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 UPDATE_METHODS = frozenset({"apply_gradients", "minimize"})
@@ -287,7 +288,7 @@ class EagerFacts:
 
     def retracing_arguments(self, function: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:
         """Arguments of the calls of ``function`` that are Python values changing
-        per loop iteration (``engine.retracing``): one trace per value once traced."""
+        per loop iteration (``semantic.retracing``): one trace per value once traced."""
         found = []
         for call, scope in self.call_sites(function):
             for arg in call.args:

@@ -32,7 +32,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, CLASS, DEF, IMPORT, PARAM, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, CLASS, DEF, IMPORT, PARAM, ScopeInfo, lookup
 
 _DEPTH = 8
 

@@ -63,12 +63,13 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import TF_FUNCTION, GraphAnalysis, argument, keyword
-from tflint_gpu.engine.model import (
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import TF_FUNCTION, argument, keyword
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import (
     ASSIGNED, AUGMENTED, DEF, ITERATED, SCOPE_TYPES, ModuleModel, ScopeInfo, children, lookup, walk,
 )
-from tflint_gpu.engine.values import KERAS, METRIC, PY_SCALAR, VARIABLE, ValueKinds
+from tflint_gpu.semantic.values import KERAS, METRIC, PY_SCALAR, VARIABLE, ValueKinds
 
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _LOOPS = (cst.For, cst.While) + _COMPREHENSIONS

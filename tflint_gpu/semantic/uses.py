@@ -39,7 +39,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import (
+from tflint_gpu.semantic.api import (
     DATASET_FUNCTION_ARGS,
     DATASET_METHODS,
     EAGER_WRAPPERS,
@@ -47,7 +47,7 @@ from tflint_gpu.engine.context import (
     TRACING_FUNCTIONS,
     argument,
 )
-from tflint_gpu.engine.model import ASSIGNED, PARAM, ScopeInfo, children, lookup
+from tflint_gpu.semantic.model import ASSIGNED, PARAM, ScopeInfo, children, lookup
 
 # Calls whose arguments hand a function to Keras to trace: ``keras.layers.Lambda(f)``.
 _KERAS_FUNCTION_ARGS = ((0, "function"),)
@@ -282,7 +282,7 @@ class Uses:
 
     # -- datasets handed in ------------------------------------------------------
     def _dataset(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
-        """Is ``expr`` a dataset: known to be one (``engine.datasets``), or a
+        """Is ``expr`` a dataset: known to be one (``semantic.datasets``), or a
         parameter every same-module caller hands a dataset (maybe rebound by
         dataset methods: ``dataset = dataset.shuffle(n)``)?"""
         if self.graphs.is_dataset(expr, scope):

@@ -33,7 +33,7 @@ Both return a short reason (a non-empty string, for messages) or ``None``.
 
 Cost: loop membership is not recorded by the model walk; it is computed once
 per scope actually asked about, by walking that scope's own body (not nested
-functions) with ``engine.model.walk``. Callers of functions are found from the
+functions) with ``semantic.model.walk``. Callers of functions are found from the
 model's ``Call`` index once, the first time a function scope is asked about.
 The call-graph search is demand-driven and memoised per function; meeting a
 function already being examined means a call cycle, i.e. recursion, which
@@ -46,17 +46,17 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import (
+from tflint_gpu.semantic.api import (
     DATASET_FUNCTION_ARGS,
     EAGER_WRAPPERS,
     TF_FUNCTION,
     TRACING_FUNCTIONS,
-    GraphAnalysis,
     argument,
     keyword,
 )
-from tflint_gpu.engine.model import SCOPE_TYPES, ModuleModel, ScopeInfo, dotted_name, walk
-from tflint_gpu.engine.names import Resolver, normalize
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import SCOPE_TYPES, ModuleModel, ScopeInfo, dotted_name, walk
+from tflint_gpu.semantic.names import Resolver, normalize
 
 # Graph kinds whose Python body runs once per trace whoever calls them.
 _OWN_GRAPH = frozenset({"tf.function", "keras", "dataset"})

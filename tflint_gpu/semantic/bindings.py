@@ -24,8 +24,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
+from tflint_gpu.semantic.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
                  cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)

@@ -24,112 +24,25 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo, assigned, lookup
-from tflint_gpu.engine.names import Resolver, normalize
-
-TF_FUNCTION = "tensorflow.function"
-EAGER_WRAPPERS = frozenset({"tensorflow.py_function", "tensorflow.numpy_function", "tensorflow.py_func"})
-# Dataset method -> (positional index, keyword) of each function it traces.
-DATASET_FUNCTION_ARGS: Dict[str, Tuple[Tuple[int, str], ...]] = {
-    "map": ((0, "map_func"),),
-    "filter": ((0, "predicate"),),
-    "flat_map": ((0, "map_func"),),
-    "interleave": ((0, "map_func"),),
-    "parallel_interleave": ((0, "map_func"),),
-    "reduce": ((1, "reduce_func"),),
-    "scan": ((1, "scan_func"),),
-    "group_by_window": ((0, "key_func"), (1, "reduce_func"), (2, "window_size_func")),
-    "take_while": ((0, "predicate"),),
-    "bucket_by_sequence_length": ((0, "element_length_func"),),
-}
-# Functions of tf.data.experimental that trace the functions they are given
-# (used as ``ds.apply(tf.data.experimental.parallel_interleave(f, 4))``).
-TRACING_FUNCTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
-    "tensorflow.data.experimental.parallel_interleave": ((0, "map_func"),),
-    "tensorflow.data.experimental.map_and_batch": ((0, "map_func"),),
-    "tensorflow.data.experimental.group_by_window": ((0, "key_func"), (1, "reduce_func"), (2, "window_size_func")),
-    "tensorflow.data.experimental.scan": ((1, "scan_func"),),
-    "tensorflow.data.experimental.take_while": ((0, "predicate"),),
-}
-KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
-# AutoGraph features that convert `assert` statements to tf.Assert.
-ASSERT_FEATURES = frozenset({
-    "tensorflow.autograph.experimental.Feature.ASSERT_STATEMENTS",
-    "tensorflow.autograph.experimental.Feature.ALL",
-})
-# Decorators that hand on the function they decorate (stacked below tf.function, harmless).
-TRANSPARENT_DECORATORS = frozenset({"functools.wraps", "abc.abstractmethod"})
-# Text without which no function body in a file can run as a graph (the rules'
-# text prefilter): derived from the lists above, so the two cannot drift apart.
-GRAPH_TEXT: Tuple[str, ...] = tuple(dict.fromkeys(
-    ("function", "_step", "def call")
-    + tuple(f".{method}(" for method in DATASET_FUNCTION_ARGS)
-    + tuple(name.rsplit(".", 1)[1] + "(" for name in TRACING_FUNCTIONS)
-))
-# Imports of another Keras 3 backend: a module with one of these and no
-# TensorFlow import is backend-specific code that TensorFlow never traces.
-OTHER_BACKENDS = ("jax", "torch", "openvino", "mlx")
-DATASET_METHODS = frozenset(
-    {
-        "map",
-        "filter",
-        "flat_map",
-        "interleave",
-        "batch",
-        "padded_batch",
-        "unbatch",
-        "rebatch",
-        "ragged_batch",
-        "shuffle",
-        "repeat",
-        "prefetch",
-        "cache",
-        "take",
-        "skip",
-        "shard",
-        "concatenate",
-        "zip",
-        "with_options",
-        "apply",
-        "enumerate",
-        "window",
-        "scan",
-        "take_while",
-        "unique",
-        "group_by_window",
-        "bucket_by_sequence_length",
-        "ignore_errors",
-        "snapshot",
-        "rejection_resample",
-        "sample_from_datasets",
-        "choose_from_datasets",
-        "random",
-        "range",
-        "from_tensor_slices",
-        "from_tensors",
-        "from_generator",
-        "list_files",
-        "load",
-    }
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import (
+    TF_FUNCTION,
+    EAGER_WRAPPERS,
+    DATASET_FUNCTION_ARGS,
+    TRACING_FUNCTIONS,
+    KERAS_GRAPH_METHODS,
+    ASSERT_FEATURES,
+    TRANSPARENT_DECORATORS,
+    OTHER_BACKENDS,
+    keyword,
+    argument,
+    is_false,
 )
-DATASET_FACTORIES_PREFIX = ("tensorflow.data.",)
-# Keras utilities that return a tf.data.Dataset (any module path under ``keras.``:
-# ``keras.utils``, ``tf.keras.preprocessing``, ``keras.src.utils.image_dataset_utils``);
-# with ``subset="both"`` a pair of them, with ``format="grain"`` something else.
-DATASET_KERAS_UTILITIES = frozenset(
-    {
-        "image_dataset_from_directory",
-        "text_dataset_from_directory",
-        "audio_dataset_from_directory",
-        "timeseries_dataset_from_array",
-    }
-)
-# tensorflow_datasets: `load(name, split=...)` and `builder(name).as_dataset(split=...)`
-# return a dataset for one split, a list for a list of splits, a dict without a split
-# (tensors with `batch_size=-1`); `with_info=True` adds the info as a second element.
-DATASET_TFDS_LOAD = "tensorflow_datasets.load"
-DATASET_TFDS_BUILDER = "tensorflow_datasets.builder"
+from tflint_gpu.semantic.datasets import DatasetInference
+from tflint_gpu.semantic.model import ModuleModel, ScopeInfo, assigned, lookup
+from tflint_gpu.semantic.names import Resolver, normalize
+from tflint_gpu.semantic.objects import Objects
+from tflint_gpu.semantic.uses import Uses
 
 
 @dataclass
@@ -153,34 +66,10 @@ class GraphInfo:
     converts_asserts: bool = False
 
 
-def keyword(call: cst.Call, name: str) -> Optional[cst.Arg]:
-    for arg in call.args:
-        if arg.keyword is not None and arg.keyword.value == name:
-            return arg
-    return None
-
-
-def argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
-    """The expression passed at ``position`` or as keyword ``name``."""
-    found = keyword(call, name)
-    if found is not None:
-        return found.value
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if position < len(positional):
-        return positional[position].value
-    return None
-
-
-def is_false(expr: Optional[cst.BaseExpression]) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "False"
-
-
 class GraphAnalysis:
     def __init__(self, model: ModuleModel, resolver: Resolver) -> None:
         self.model = model
         self.resolver = resolver
-        from tflint_gpu.engine.datasets import DatasetInference  # it imports this module
-
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
@@ -189,7 +78,7 @@ class GraphAnalysis:
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
-        """Is ``expr`` known to be a ``tf.data.Dataset``? (``engine.datasets.DatasetInference``)"""
+        """Is ``expr`` known to be a ``tf.data.Dataset``? (``semantic.datasets.DatasetInference``)"""
         return self.datasets.is_dataset(expr, scope)
 
     # -- graph contexts -------------------------------------------------
@@ -460,10 +349,8 @@ class GraphAnalysis:
     @property
     def uses(self):
         """Where the module's own functions are used by name, and which only
-        tf.data or Keras trace, built on first use: an ``engine.uses.Uses``."""
+        tf.data or Keras trace, built on first use: an ``semantic.uses.Uses``."""
         if self._uses is None:
-            from tflint_gpu.engine.uses import Uses  # it imports this module
-
             self._uses = Uses(self)
         return self._uses
 
@@ -471,10 +358,8 @@ class GraphAnalysis:
     def objects(self):
         """Objects of the module's own classes (which class an object is, which
         methods a call on it runs), built on first use: an
-        ``engine.objects.Objects``."""
+        ``semantic.objects.Objects``."""
         if self._objects is None:
-            from tflint_gpu.engine.objects import Objects
-
             self._objects = Objects(self)
         return self._objects
 

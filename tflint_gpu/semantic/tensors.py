@@ -46,11 +46,11 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
                                      walk)
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.names import Resolver
 
 # Top-level tf.* names that return something other than a tensor.
 _NOT_TENSOR_TOP = frozenset(

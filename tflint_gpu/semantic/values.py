@@ -15,9 +15,9 @@ from typing import Optional, Set
 
 import libcst as cst
 
-from tflint_gpu.engine import run_once, tensors
-from tflint_gpu.engine.context import keyword
-from tflint_gpu.engine.model import ScopeInfo, assigned
+from tflint_gpu.semantic import run_once, tensors
+from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.model import ScopeInfo, assigned
 
 VARIABLE = "variable"
 DATASET = "dataset"

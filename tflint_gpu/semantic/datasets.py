@@ -28,8 +28,8 @@ from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import (
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import (
     DATASET_FACTORIES_PREFIX,
     DATASET_KERAS_UTILITIES,
     DATASET_METHODS,
@@ -38,9 +38,9 @@ from tflint_gpu.engine.context import (
     argument,
     keyword,
 )
-from tflint_gpu.engine.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
+from tflint_gpu.semantic.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
                                      walk)
-from tflint_gpu.engine.names import normalize
+from tflint_gpu.semantic.names import normalize
 
 # -- which values are datasets -------------------------------------------------
 # What inference knows of a value: DATASET, a container of such values (SEQ: a list

@@ -26,7 +26,7 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
   or Keras version comparison (``tf.__version__``, ``LooseVersion``,
   ``packaging.version``, tuples of parsed versions, ``tf_version``...) that
   does not run under TF 2.16+ / Keras 3, or of one whose bound cannot be
-  read (``engine.versions``), in its function or around the ``def``/class
+  read (``semantic.versions``), in its function or around the ``def``/class
   that holds it.
 * ``except_fallback(node, scope)``: is the node in an ``except
   AttributeError:`` (``ImportError``, ``ModuleNotFoundError``,
@@ -42,8 +42,8 @@ from typing import Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, ScopeInfo, lookup
-from tflint_gpu.engine.names import normalize
+from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, lookup
+from tflint_gpu.semantic.names import normalize
 
 KERAS3 = "keras3"
 TF_KERAS = "tf_keras"
@@ -247,7 +247,7 @@ class Migration:
         (2, 4)``), or that may not (the version is compared with something the
         linter cannot read): code for other releases, on purpose."""
         if self._versions is None:
-            from tflint_gpu.engine.versions import VersionTests
+            from tflint_gpu.semantic.versions import VersionTests
 
             self._versions = VersionTests(self.resolver, self.legacy_env)
         tests = self._versions

@@ -48,13 +48,14 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import DATASET_FUNCTION_ARGS, TF_FUNCTION, TRACING_FUNCTIONS, GraphAnalysis, argument
-from tflint_gpu.engine.model import (
+from tflint_gpu.semantic.api import DATASET_FUNCTION_ARGS, TF_FUNCTION, TRACING_FUNCTIONS, argument
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import (
     ASSIGNED, AUGMENTED, ITERATED, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, _Order, lookup, walk,
 )
-from tflint_gpu.engine.run_once import outlives_trace
-from tflint_gpu.engine.repetition import Repetition
-from tflint_gpu.engine.retracing import Retracing
+from tflint_gpu.semantic.run_once import outlives_trace
+from tflint_gpu.semantic.repetition import Repetition
+from tflint_gpu.semantic.retracing import Retracing
 
 VALUE = "value"
 CALLED = "called"

@@ -20,8 +20,8 @@ import re
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.model import ModuleModel, ScopeInfo
+from tflint_gpu.semantic.names import Resolver
 
 _TEST_NAME = re.compile(r"test")
 _TEST_FUNCTION = re.compile(r"test|setUp|tearDown")

@@ -51,9 +51,9 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.context import argument, keyword
-from tflint_gpu.engine.model import ModuleModel, ScopeInfo, lookup
-from tflint_gpu.engine.names import Resolver, normalize
+from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.model import ModuleModel, ScopeInfo, lookup
+from tflint_gpu.semantic.names import Resolver, normalize
 
 MIXED_FLOAT16 = "mixed_float16"
 MIXED_BFLOAT16 = "mixed_bfloat16"
@@ -311,7 +311,7 @@ class PrecisionFacts:
 
 
 def _own_returns(function: cst.FunctionDef) -> List[cst.Return]:
-    from tflint_gpu.engine.model import SCOPE_TYPES, walk
+    from tflint_gpu.semantic.model import SCOPE_TYPES, walk
 
     return [n for n in walk(function.body, skip=SCOPE_TYPES) if isinstance(n, cst.Return)]
 

@@ -40,8 +40,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, IMPORT, ScopeInfo, lookup
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ScopeInfo, lookup
+from tflint_gpu.semantic.names import Resolver
 
 # Releases that run Keras 3 as tf.keras (TensorFlow 2.16+), and Keras 3 releases.
 TF_RELEASES = ("2.16.0", "2.16.2", "2.17.1", "2.18.1", "2.19.1", "2.20.0", "2.21.0")

@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 import libcst as cst
 
-from tflint_gpu.engine.model import ASSIGNED, IMPORT, ScopeInfo, lookup, split_attributes
+from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ScopeInfo, lookup, split_attributes
 
 # Spellings that name the same API. Longest prefix first.
 _ALIASES = (

@@ -48,10 +48,10 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.engine import bindings
-from tflint_gpu.engine.context import GraphAnalysis
-from tflint_gpu.engine.model import PARAM, ModuleModel, ScopeInfo, assigned
-from tflint_gpu.engine.names import Resolver
+from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.context import GraphAnalysis
+from tflint_gpu.semantic.model import PARAM, ModuleModel, ScopeInfo, assigned
+from tflint_gpu.semantic.names import Resolver
 
 # How the first parameter of a method is spelt in state keys (``<self>.attr``).
 SELF = "<self>"

@@ -156,7 +156,7 @@ class ScopeInfo:
         # the scope that owns the name)
         self.global_writes: Dict[str, List["ScopeInfo"]] = {}
         self.order: Optional["_Order"] = None  # source order of own nodes, on first need
-        self.graph: Optional[Any] = None  # engine.context.GraphInfo once known
+        self.graph: Optional[Any] = None  # semantic.context.GraphInfo once known
         self.excluded = False  # handed to tf.py_function / tf.numpy_function
         self.nested: List["ScopeInfo"] = []  # functions and lambdas defined directly in this scope
 
