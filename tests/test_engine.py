@@ -504,6 +504,35 @@ def test_the_engine_imports_no_rule_module():
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
+def test_the_semantic_model_imports_neither_the_driver_nor_a_rule():
+    semantic = sorted((PACKAGE / "semantic").glob("*.py"))
+    assert PACKAGE / "semantic" / "model.py" in semantic
+    offenders = {
+        path.name: sorted(n for n in _imported_modules(path)
+                          if _within(n, "tflint_gpu.rules") or _within(n, "tflint_gpu.engine"))
+        for path in semantic
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_the_semantic_modules_import_one_another_without_a_circle():
+    """Each fact module can be imported first, on its own, in a fresh interpreter."""
+    import subprocess
+    import sys
+
+    names = sorted(path.stem for path in (PACKAGE / "semantic").glob("*.py") if path.stem != "__init__")
+    for name in names:
+        subprocess.run([sys.executable, "-c", f"import tflint_gpu.semantic.{name}"], check=True, timeout=120)
+    graph = {name: {n.rsplit(".", 1)[-1] for n in _imported_modules(PACKAGE / "semantic" / f"{name}.py")
+                    if _within(n, "tflint_gpu.semantic") and n.rsplit(".", 1)[-1] in names}
+             for name in names}
+
+    def reaches(start, goal, seen=()):
+        return any(n == goal or (n not in seen and reaches(n, goal, seen + (n,))) for n in graph[start])
+
+    assert sorted(name for name in names if reaches(name, name)) == []
+
+
 def test_findings_import_nothing_from_the_project():
     imported = _imported_modules(PACKAGE / "findings.py")
     assert imported  # the walk sees its imports (dataclasses, typing, ...)
