@@ -96,20 +96,14 @@ def _release(text: str) -> Tuple[int, ...]:
     return tuple(parts)
 
 
-class Parsed:
-    """``packaging.version.Version``: compares with other parsed versions only, by release."""
+class _Ordered:
+    """Comparisons through ``_key(other)``, which gives both sides' keys (or
+    raises TypeError where the other side is not a version of the same sort)."""
 
-    __slots__ = ("release",)
+    __slots__ = ()
 
-    def __init__(self, text: str) -> None:
-        self.release = _release(text)
-
-    def _key(self, other: Any) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
-        if not isinstance(other, Parsed):
-            raise TypeError("not a version")
-        width = max(len(self.release), len(other.release))
-        return (self.release + (0,) * (width - len(self.release)),
-                other.release + (0,) * (width - len(other.release)))
+    def _key(self, other: Any) -> Tuple[Any, Any]:
+        raise NotImplementedError
 
     def __lt__(self, other: Any) -> bool:
         a, b = self._key(other)
@@ -127,14 +121,30 @@ class Parsed:
         a, b = self._key(other)
         return a >= b
 
+    def __ne__(self, other: Any) -> bool:
+        return not self == other
+
+
+class Parsed(_Ordered):
+    """``packaging.version.Version``: compares with other parsed versions only, by release."""
+
+    __slots__ = ("release",)
+
+    def __init__(self, text: str) -> None:
+        self.release = _release(text)
+
+    def _key(self, other: Any) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        if not isinstance(other, Parsed):
+            raise TypeError("not a version")
+        width = max(len(self.release), len(other.release))
+        return (self.release + (0,) * (width - len(self.release)),
+                other.release + (0,) * (width - len(other.release)))
+
     def __eq__(self, other: Any) -> bool:
         if not isinstance(other, Parsed):
             return False
         a, b = self._key(other)
         return a == b
-
-    def __ne__(self, other: Any) -> bool:
-        return not self == other
 
     def __hash__(self) -> int:  # pragma: no cover - not used as a key
         return hash(self.release)
@@ -150,7 +160,7 @@ class Parsed:
         return UNKNOWN
 
 
-class Loose:
+class Loose(_Ordered):
     """``distutils.version.LooseVersion``: a string on the other side is parsed too."""
 
     __slots__ = ("version",)
@@ -165,28 +175,9 @@ class Loose:
             raise TypeError("not a version")
         return self.version, other.version
 
-    def __lt__(self, other: Any) -> bool:
-        a, b = self._key(other)
-        return a < b
-
-    def __le__(self, other: Any) -> bool:
-        a, b = self._key(other)
-        return a <= b
-
-    def __gt__(self, other: Any) -> bool:
-        a, b = self._key(other)
-        return a > b
-
-    def __ge__(self, other: Any) -> bool:
-        a, b = self._key(other)
-        return a >= b
-
     def __eq__(self, other: Any) -> bool:
         a, b = self._key(other)
         return a == b
-
-    def __ne__(self, other: Any) -> bool:
-        return not self == other
 
     def __hash__(self) -> int:  # pragma: no cover - not used as a key
         return hash(tuple(self.version))
