@@ -239,3 +239,100 @@ def test_a_name_assigned_once_an_imported_name_resolves_through_it(source, expec
     module, model = model_of(source)
     call, scope = model.index["Call"][-1]
     assert Resolver().qualname(call.func, scope) == expected
+
+
+# -- a name defined several times: the def live at each read ---------------------
+def test_each_read_of_a_function_redefined_later_sees_the_def_before_it():
+    module, model = model_of("""
+        def train_step(x):
+            return 1
+
+        for x in data:
+            train_step(x)
+
+        def train_step(x):
+            return 2
+
+        train_step(x)
+    """)
+    (first, scope), (second, _) = reads(model, "train_step")
+    defs = [s for s in model.scopes if s.name == "train_step"]
+    assert lookup("train_step", scope, at=first).target is defs[0]
+    assert lookup("train_step", scope, at=second).target is defs[1]
+    assert scope.lookup_def("train_step", first) is defs[0]
+    assert scope.lookup_def("train_step", second) is defs[1]
+    assert scope.lookup_def("train_step") is defs[1]  # without a node: the last def, as before
+
+
+def test_a_def_wrapped_in_its_own_name_then_redefined_leads_each_read_to_its_own_def():
+    module, model = model_of("""
+        import tensorflow as tf
+
+        def step(x):
+            return 1
+        step = tf.function(step)
+        step(1)
+
+        def step(x):
+            return 2
+        step(2)
+    """)
+    calls = [(n, s) for n, s in reads(model, "step") if n is not None]
+    defs = [s for s in model.scopes if s.name == "step"]
+    scope = model.root
+    at_first = [n for n, _ in calls][1]  # step(1) (the first read is the argument of tf.function)
+    at_second = [n for n, _ in calls][2]
+    assert scope.lookup_def("step", at_first) is defs[0]
+    assert scope.lookup_def("step", at_second) is defs[1]
+
+
+def test_a_def_in_one_branch_and_another_after_it_reach_their_reads():
+    module, model = model_of("""
+        def f():
+            return 0
+
+        if flag:
+            def f():
+                return 1
+        f()
+
+        def f():
+            return 2
+        f()
+    """)
+    (first, scope), (second, _) = reads(model, "f")
+    defs = [s for s in model.scopes if s.name == "f"]
+    # both the first and the branch's def may be live at the first read: the later one is named
+    assert lookup("f", scope, at=first).kind == DEF and lookup("f", scope, at=first).target is defs[1]
+    assert lookup("f", scope, at=second).target is defs[2]
+
+
+def test_an_assignment_a_later_def_shadows_is_still_live_before_the_def():
+    module, model = model_of("""
+        ds = make()
+        use(ds)
+
+        def ds():
+            return 1
+        use(ds)
+    """)
+    (first, scope), (second, _) = reads(model, "ds")
+    assert values_at(module, model, "ds", 0) == ["make()"]
+    assert lookup("ds", scope, at=second).kind == DEF
+    assert lookup("ds", scope).kind == DEF  # without a node: the def, as before
+
+
+def test_a_class_redefined_later_each_read_sees_its_own():
+    module, model = model_of("""
+        class Net:
+            pass
+        Net()
+
+        class Net:
+            pass
+        Net()
+    """)
+    (first, scope), (second, _) = reads(model, "Net")
+    classes = [s for s in model.scopes if s.name == "Net"]
+    assert lookup("Net", scope, at=first).kind == CLASS and lookup("Net", scope, at=first).target is classes[0]
+    assert lookup("Net", scope, at=second).target is classes[1]

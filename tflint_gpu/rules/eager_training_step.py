@@ -635,4 +635,115 @@ class EagerTrainingStep(Rule):
             note="the file's own optimizer is followed through the parameter and holds nothing tracing changes "
                  "(assign_sub on the variables): the fix stays",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.abs(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.abs(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+
+            @tf.function
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            for x, y in data:
+                train_step(x, y)
+            """,
+            at=[(6, 5, "training step `train_step` runs eagerly"), (16, 5, "training step `train_step` runs eagerly")],
+            note="a notebook redefining `train_step` in later cells: each loop calls the def live where it stands, "
+                 "the two eager ones are flagged although the last is a `tf.function`",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            train_step(x0, y0)
+
+            def train_step(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return loss
+
+            train_step = tf.function(train_step)
+            for x, y in data:
+                train_step(x, y)
+            """,
+            note="the eager def is called once (a smoke test); the loop calls the redefined one, wrapped in "
+                 "`tf.function`",
+        ),
     ]

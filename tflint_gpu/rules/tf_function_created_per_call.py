@@ -225,4 +225,43 @@ class TfFunctionCreatedPerCall(Rule):
             note="made once (module level, __init__, before the loop, a function called once),"
                  " returned from a factory, or made in a loop but called after it",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def step(x):
+                f = tf.function(lambda v: v * 2)
+                return f(x)
+
+            for i in range(10):
+                step(tf.constant(i))
+
+            def step(x):
+                return x * 2
+
+            for i in range(10):
+                step(tf.constant(i))
+            """,
+            at=[(4, 9, "a new `tf.function` `f` is made and traced at every call of `step`")],
+            note="a script redefining `step` later: the first loop calls the def live there, which makes a "
+                 "`tf.function` per call",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def step(x):
+                f = tf.function(lambda v: v * 2)
+                return f(x)
+
+            step(tf.constant(1))
+
+            def step(x):
+                return x * 2
+
+            for i in range(10):
+                step(tf.constant(i))
+            """,
+            note="the def making a `tf.function` runs once; the loop calls the one redefined after it",
+        ),
     ]

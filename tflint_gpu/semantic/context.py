@@ -116,7 +116,7 @@ class GraphAnalysis:
         if isinstance(expr, cst.Lambda):
             return self.model.scope_of_node.get(expr)
         if isinstance(expr, cst.Name):
-            found = scope.lookup_def(expr.value)
+            found = scope.lookup_def(expr.value, expr)
             if found is None:
                 value = assigned(expr.value, scope)
                 instance = value.single_value if value is not None else None

@@ -137,6 +137,8 @@ class ScopeInfo:
         "graph",
         "excluded",
         "nested",
+        "definitions",
+        "shadowed",
     )
 
     def __init__(self, node: ScopeNode, kind: str, parent: Optional["ScopeInfo"], name: str) -> None:
@@ -159,6 +161,11 @@ class ScopeInfo:
         self.graph: Optional[Any] = None  # semantic.context.GraphInfo once known
         self.excluded = False  # handed to tf.py_function / tf.numpy_function
         self.nested: List["ScopeInfo"] = []  # functions and lambdas defined directly in this scope
+        # name -> every def and class of that name here, in source order (``defs`` and
+        # ``classes`` keep the last one); for a flow-aware lookup
+        self.definitions: Dict[str, List["ScopeInfo"]] = {}
+        # name -> the values a later def or class of the name dropped from ``assigned``
+        self.shadowed: Dict[str, List[Any]] = {}
 
     @property
     def is_function(self) -> bool:
@@ -200,15 +207,27 @@ class ScopeInfo:
                 return scope
         return None
 
-    def lookup_def(self, name: str) -> Optional["ScopeInfo"]:
+    def lookup_def(self, name: str, at: Optional[cst.CSTNode] = None) -> Optional["ScopeInfo"]:
         """The same-module function ``name`` leads to here: a def, also once
-        wrapped in its own name (``f = tf.function(f)``)."""
-        found = lookup(name, self)
+        wrapped in its own name (``f = tf.function(f)``). With ``at`` (a node
+        of this scope's own code), the def live there: of a name defined
+        several times (a notebook redefining ``train_step`` in later cells),
+        the one the read sees."""
+        found = lookup(name, self, at)
         if found is None:
             return None
         if found.kind == DEF:
             return found.target
-        return found.scope.defs.get(name) if found.kind == ASSIGNED and not found.writers else None
+        if found.kind != ASSIGNED or found.writers:
+            return None
+        if at is not None and name in found.scope.definitions:
+            wrapped = found.single_value
+            if isinstance(wrapped, cst.Call) and _wraps_itself(name, wrapped) \
+                    and id(wrapped) in found.scope.flow_order().pre:
+                return found.scope.lookup_def(name, wrapped)  # the def the wrapping call reads
+            if len(found.scope.definitions[name]) > 1:
+                return None
+        return found.scope.defs.get(name)
 
     def flow_order(self) -> "_Order":
         """Source order and parents of this scope's own nodes (built on first use)."""
@@ -334,11 +353,13 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
                 scope.nested.append(inner)
             if kind == "function":
                 scope.defs[name] = inner
-                scope.assigned.pop(name, None)
+                _shadow(scope, name)
                 scope.imports.pop(name, None)  # a def after an import shadows it
             elif kind == "class":
                 scope.classes[name] = inner
                 scope.imports.pop(name, None)
+            if kind != "lambda":
+                scope.definitions.setdefault(name, []).append(inner)
             if kind != "class":
                 for position, param in enumerate(_all_params(node.params)):
                     inner.assigned.setdefault(param.name.value, []).append((PARAM, param, position))
@@ -391,6 +412,14 @@ def _declared_owner(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
                 and name not in current.globals:
             return current
     return None
+
+
+def _shadow(scope: ScopeInfo, name: str) -> None:
+    """A def of ``name`` replaces what assignments bound it to (for a lookup
+    without ``at``); a flow-aware lookup still sees those before the def."""
+    dropped = scope.assigned.pop(name, None)
+    if dropped:
+        scope.shadowed.setdefault(name, []).extend(dropped)
 
 
 class _EnterScope:
@@ -623,6 +652,10 @@ def lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Opt
             continue
         if name in current.imports:
             return Binding(name, current, IMPORT, target=current.imports[name])
+        if at is not None and current is scope and name in current.definitions:
+            live = _live_definition(name, current, at)
+            if live is not None:
+                return live
         if name in current.assigned or name in current.global_writes:
             values = list(current.assigned.get(name, ()))
             if at is not None and current is scope:
@@ -639,6 +672,40 @@ def lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Opt
         if name in current.classes:
             return Binding(name, current, CLASS, target=current.classes[name])
     return None
+
+
+# A def or class among the bindings of a name: ("defined", its node, its ScopeInfo).
+DEFINED = "defined"
+
+
+def _live_definition(name: str, scope: ScopeInfo, at: cst.CSTNode) -> Optional[Binding]:
+    """The flow-aware answer for a name some def or class of ``scope`` binds,
+    when it is bound more than once (several defs, or defs and assignments):
+    the bindings that reach ``at``. None: bound once, or ``at`` is outside the
+    order (the caller's answer stands)."""
+    defined = scope.definitions[name]
+    others = scope.shadowed.get(name, []) + scope.assigned.get(name, [])
+    if len(defined) == 1 and not others:
+        return None
+    if scope.global_writes.get(name):
+        return None
+    if id(at) not in scope.flow_order().pre:
+        return None
+    events: List[Any] = others + [(DEFINED, d.node, d) for d in defined]
+    reach = _reaching(events, at, scope)
+    if not reach or reach is events:
+        return None  # read before any binding, or bound where the order cannot tell
+    made = [v for v in reach if isinstance(v, tuple) and v[0] == DEFINED]
+    values = [v for v in reach if not (isinstance(v, tuple) and v[0] == DEFINED)]
+    if made and not values:
+        last = max(made, key=lambda v: scope.flow_order().pre[id(v[1])])[2]
+        kinds = {v[2].kind for v in made}
+        if kinds == {"function"}:
+            return Binding(name, scope, DEF, target=last)
+        if kinds == {"class"}:
+            return Binding(name, scope, CLASS, target=last)
+    values += [(OPAQUE, v[1]) for v in made]
+    return Binding(name, scope, ASSIGNED, own_values=values)
 
 
 def assigned(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[Binding]:
