@@ -2,6 +2,10 @@
 
 ``lint_source`` is the single entry point the CLI, the fixer and the flake8
 adapter share. Positions are computed only when a rule reports something.
+With the project index (``project``: the file's ``semantic.project.ProjectFile``),
+names imported from the project's own modules resolve to what they stand for,
+and a file that mentions neither TensorFlow nor Keras is still checked when a
+project module it imports reaches them.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
 from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.project import ProjectFile, summarize
 from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
@@ -66,9 +71,14 @@ class LintResult:
     import_edit: Optional[Callable[[List[str]], Edit]] = None
 
 
-def prefilter(source: str, rules: Sequence[RuleClass]) -> List[RuleClass]:
-    """The rules that could fire on this text (none if it uses no TF/Keras)."""
-    if not any(text in source for text in FRAMEWORK_TEXT):
+def mentions_framework(source: str) -> bool:
+    return any(text in source for text in FRAMEWORK_TEXT)
+
+
+def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False) -> List[RuleClass]:
+    """The rules that could fire on this text (none if it uses no TF/Keras, unless
+    ``admitted``: its project imports reach them)."""
+    if not admitted and not mentions_framework(source):
         return []
     return [rule for rule in rules if all(any(text in source for text in group) for group in rule.needs)]
 
@@ -123,19 +133,21 @@ def on_large_stack(function: Callable, *args):
     raise value  # type: ignore[misc]
 
 
-def parse(source: str, path: str) -> cst.Module:
+def parse(source: str, path: str, checked: bool = False) -> cst.Module:
     """The LibCST module of ``source``. CPython decides what is Python: where its
     parser refuses the text, a ParseError with its message and position; valid
     Python that LibCST cannot parse is an UnreadableSource. Both run on a large
-    stack (``on_large_stack``), so no input can crash the process."""
-    return on_large_stack(_parse, source, path)
+    stack (``on_large_stack``), so no input can crash the process. ``checked``:
+    ``check_syntax`` has already accepted this very text."""
+    return on_large_stack(_parse, source, path, checked)
 
 
 UNREADABLE = "valid Python that the parser (LibCST) cannot read"
 
 
-def _parse(source: str, path: str) -> cst.Module:
-    check_syntax(source, path)
+def _parse(source: str, path: str, checked: bool = False) -> cst.Module:
+    if not checked:
+        check_syntax(source, path)
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as error:
@@ -150,16 +162,16 @@ def _parse(source: str, path: str) -> cst.Module:
     raise UnreadableSource.at(path, None, f"cannot analyse: {UNREADABLE}: {reason}")
 
 
-def check_syntax(source: str, path: str) -> None:
+def check_syntax(source: str, path: str) -> ast.Module:
     """Raise ParseError where CPython's own parser refuses ``source`` (as
-    ``ast.parse`` would), with its message and position. Run it through
-    ``on_large_stack`` for limits that do not depend on the caller's depth."""
+    ``ast.parse`` would), with its message and position; else its ``ast``. Run
+    it through ``on_large_stack`` for limits that do not depend on the caller's depth."""
     try:
         with _WARNINGS_LOCK, warnings.catch_warnings():
             # A SyntaxWarning ("invalid escape sequence") leaves the file Python; printed, it
             # would garble the output (and under -W error it would be a SyntaxError).
             warnings.simplefilter("ignore")
-            compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:  # IndentationError and TabError too
         position = (error.lineno, max(error.offset or 1, 1)) if error.lineno else _nul_position(source)
         raise ParseError.at(path, position, f"cannot parse: {error.msg}") from None
@@ -179,14 +191,16 @@ def _nul_position(source: str) -> Optional[Tuple[int, int]]:
     return len(starts), index - starts[-1] + 1
 
 
-def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None) -> RuleContext:
+def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None,
+            project: Optional[ProjectFile] = None) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
     indexed = wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())}
     model = build_model(module, indexed)
     if source is not None:
         model.source = source  # spares a code generation to any fact that reads the text
-    resolver = Resolver()
+    resolver = Resolver(project)
+    resolver.bind_stars(model.root)
     graphs = GraphAnalysis(model, resolver)
     graphs.run()
     ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs))
@@ -206,19 +220,31 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
 
 
 def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
-                prefilter_text: bool = True) -> LintResult:
+                prefilter_text: bool = True, project: Optional[ProjectFile] = None) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError.
 
     ``prefilter_text=False`` parses and checks even files that lack the rules'
-    text (for measuring the engine itself).
+    text (for measuring the engine itself). ``project``: the file's view of the
+    project index (None: the file is read alone).
     """
-    active = prefilter(source, rules) if prefilter_text else list(rules)
-    if not active or (noqa and _FILE_NOQA.search(source)):
+    checked = False
+    admitted = False
+    file_noqa_line = noqa and _FILE_NOQA.search(source) is not None
+    if prefilter_text and project is not None and not file_noqa_line and not mentions_framework(source) \
+            and prefilter(source, rules, admitted=True):
+        # TensorFlow may come through the project's modules: CPython's tree (its syntax
+        # verdict, which every file gets anyway) says what the file imports.
+        tree = on_large_stack(check_syntax, source, path)
+        checked = True
+        admitted = project.reaches_framework(summarize(tree))
+    active = prefilter(source, rules, admitted) if prefilter_text else list(rules)
+    if not active or file_noqa_line:
         # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).
-        on_large_stack(check_syntax, source, path)
+        if not checked:
+            on_large_stack(check_syntax, source, path)
         return LintResult([])
-    module = parse(source, path)
-    ctx = analyse(module, active, source)
+    module = parse(source, path, checked)
+    ctx = analyse(module, active, source, project)
     if not ctx.reports:
         return LintResult([], module)
     # Edits replace a node's whole text (decorators, leading comments and blank

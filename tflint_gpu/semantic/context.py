@@ -389,7 +389,7 @@ class GraphAnalysis:
                 continue
             raw = self.resolver.raw_qualname(base.value, parent)
             if raw is not None:
-                found.append(raw)
+                found.extend(self.resolver.class_bases(raw))  # and a project class's own, across modules
             elif isinstance(base.value, cst.Name):
                 local = parent.lookup_class(base.value.value)
                 if local is not None and local is not cls:

@@ -139,6 +139,7 @@ class ScopeInfo:
         "nested",
         "definitions",
         "shadowed",
+        "stars",
     )
 
     def __init__(self, node: ScopeNode, kind: str, parent: Optional["ScopeInfo"], name: str) -> None:
@@ -161,6 +162,7 @@ class ScopeInfo:
         self.graph: Optional[Any] = None  # semantic.context.GraphInfo once known
         self.excluded = False  # handed to tf.py_function / tf.numpy_function
         self.nested: List["ScopeInfo"] = []  # functions and lambdas defined directly in this scope
+        self.stars: List[str] = []  # `from m import *`: m, with its leading dots when relative
         # name -> every def and class of that name here, in source order (``defs`` and
         # ``classes`` keep the last one); for a flow-aware lookup
         self.definitions: Dict[str, List["ScopeInfo"]] = {}
@@ -523,10 +525,15 @@ def _record(node: Any, type_name: str, scope: ScopeInfo) -> None:
                 top = full.split(".", 1)[0]
                 _bind_import(scope, top, top)
     elif type_name == "ImportFrom":
-        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
-            return
-        base = dotted_name(node.module)
+        # A relative import's target keeps its dots (``from ..a import b``: ``..a.b``); the
+        # project index (semantic.project) says what it stands for.
+        dots = "." * len(node.relative)
+        base = dotted_name(node.module) if node.module is not None else ""
         if base is None:
+            return
+        if isinstance(node.names, cst.ImportStar):
+            if dots or base:
+                scope.stars.append(dots + base)
             return
         for alias in node.names:
             name = dotted_name(alias.name)
@@ -535,7 +542,7 @@ def _record(node: Any, type_name: str, scope: ScopeInfo) -> None:
             local = name
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                 local = alias.asname.name.value
-            _bind_import(scope, local, f"{base}.{name}")
+            _bind_import(scope, local, f"{dots}{base}.{name}" if base else f"{dots}{name}")
 
 
 def _bind_import(scope: ScopeInfo, local: str, target: str) -> None:

@@ -7,14 +7,27 @@ One small interface for every rule: ``qualname(expr, scope)`` answers
 ``from numpy import zeros as z``). It is built from the import statements the
 model walk recorded, scope by scope, and through names assigned once an
 imported name (``tfd = tfp.distributions``); it follows no other assignment.
+
+With the project index (``semantic.project.ProjectFile``), an import of a
+project module's name stands for what that module binds: ``from mypkg import
+tf`` is ``tensorflow`` when ``mypkg/__init__.py`` imports it so, ``from
+.layers import MyLayer`` is ``pkg.layers.MyLayer``; ``bind_stars`` binds the
+names a ``from m import *`` brings; ``class_bases`` follows a project class's
+bases into the module defining it. Without it, a file is read as it stands.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional
+import builtins
+from typing import TYPE_CHECKING, Dict, List, Optional
 
 import libcst as cst
 
 from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ScopeInfo, lookup, split_attributes
+
+if TYPE_CHECKING:
+    from tflint_gpu.semantic.project import ProjectFile
+
+_BUILTINS = frozenset(dir(builtins))
 
 # Spellings that name the same API. Longest prefix first.
 _ALIASES = (
@@ -70,8 +83,55 @@ def normalize(name: str) -> str:
 class Resolver:
     """Resolves Name/Attribute chains to normalized qualified names."""
 
-    def __init__(self) -> None:
+    def __init__(self, project: Optional["ProjectFile"] = None) -> None:
         self._cache: Dict[int, Optional[str]] = {}
+        self.project = project
+        self._targets: Dict[str, str] = {}
+
+    def target(self, target: str) -> str:
+        """What an import target stands for: through the project's modules when it
+        names one (``mypkg.tf`` -> ``tensorflow``), else itself."""
+        found = self._targets.get(target)
+        if found is None:
+            found = None if self.project is None else self.project.meaning(target)
+            found = self._targets[target] = found if found is not None else target
+        return found
+
+    def bind_stars(self, root: ScopeInfo) -> None:
+        """Bind at module level the names the module's star imports bring, where the
+        module binds them no other way: from a project module, those it exports
+        (``__all__``, else its public names)."""
+        if not root.stars or self.project is None:
+            return
+        taken = set(root.imports) | set(root.defs) | set(root.classes) | set(root.assigned) \
+            | set(root.global_writes)
+        for star in root.stars:
+            level, module = self.project.split_target(star)
+            for name, target in self.project.star_names(level, module).items():
+                if name not in taken:
+                    root.imports[name] = target
+
+    def _star_target(self, name: str, scope: ScopeInfo) -> Optional[str]:
+        """An unbound name read after ``from m import *`` of one outside module (not the
+        project's): ``m.name``, unless it is a builtin. (A name the star cannot bring
+        would be a NameError.) With several such star imports, unknown."""
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+        if not root.stars or name in _BUILTINS:
+            return None
+        outside = [s for s in root.stars if not s.startswith(".")
+                   and (self.project is None or self.project.meaning(s) is None)]
+        if len(outside) != 1 or len(outside) != len(root.stars):
+            return None
+        return f"{outside[0]}.{name}"
+
+    def class_bases(self, raw: str) -> List[str]:
+        """A base class's names: ``raw`` itself, then, for a class of another
+        module of the project, its bases there (depth first)."""
+        if self.project is None:
+            return [raw]
+        return [raw] + self.project.class_bases(raw)
 
     def qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         key = id(expr)
@@ -95,9 +155,12 @@ class Resolver:
             return None
         found = lookup(name.value, scope)
         if found is None:
-            return None
+            base = self._star_target(name.value, scope)
+            return ".".join([base] + attrs) if base is not None else None
         if found.kind == IMPORT:
-            base = found.target
+            base = self.target(found.target)
+            if base.startswith("."):
+                return None  # a relative import the project index does not resolve
         elif found.kind == ASSIGNED and _depth < _ALIAS_DEPTH \
                 and isinstance(found.single_value, (cst.Name, cst.Attribute)):
             base = self.raw_qualname(found.single_value, found.scope, _depth + 1)
@@ -111,15 +174,15 @@ class Resolver:
         found = lookup(name, scope)
         return found.target if found is not None and found.kind == IMPORT else None
 
-    @staticmethod
-    def module_alias(module: str, scope: ScopeInfo, exact: bool = False) -> Optional[str]:
+    def module_alias(self, module: str, scope: ScopeInfo, exact: bool = False) -> Optional[str]:
         """A name that refers to ``module`` itself at ``scope`` (``tf`` for
-        tensorflow), if any. ``exact``: the import names ``module`` itself, not
-        a spelling that normalizes to it (``import tf_keras as keras`` is not
-        ``keras``)."""
+        tensorflow, also ``tf`` after ``from mypkg import tf`` re-exporting it),
+        if any. ``exact``: the import names ``module`` itself, not a spelling
+        that normalizes to it (``import tf_keras as keras`` is not ``keras``)."""
         for current in scope.chain():
             for local, target in current.imports.items():
-                if (target == module if exact else normalize(target) == module) \
+                meant = self.target(target)
+                if (meant == module if exact else normalize(meant) == module) \
                         and Resolver.binding(local, scope) == target:
                     return local
         return None

@@ -1,0 +1,721 @@
+"""The project index: what the project's own modules import, export and define.
+
+A file whose TensorFlow comes through a module of its project
+(``from mypkg import tf`` where ``mypkg/__init__.py`` does ``import
+tensorflow as tf``; ``from utils import *``; ``from .common import keras``;
+``class Net(BaseModel)`` where ``BaseModel(tf.keras.Model)`` is defined in
+another module) needs to know what those modules bind. The index answers
+from a small summary of each module, made from CPython's ``ast`` (no LibCST
+parse, no code run):
+
+* its top-level bindings (top-level statements, and the bodies of top-level
+  ``if``/``try``/``with``/loops): imports (absolute and relative), defs,
+  classes with their base expressions, names assigned once a dotted name
+  (``layers = tf.keras.layers``), other names;
+* its star imports and ``__all__``;
+* every module it imports anywhere, and whether one of them is TensorFlow or
+  Keras (for the text prefilter).
+
+A summary depends on the module's text only (relative imports are kept
+relative), so it is cached by content hash. Module names come from paths
+under the project root (also under ``root/src``); absolute imports are looked
+up there and, as Python does for a script, in the importing file's own folder.
+Modules are found on disk as resolution asks for them, and summarised once.
+
+``ProjectFile`` is one file's view: what an imported name stands for
+(``mypkg.tf`` -> ``tensorflow``), the names a star import brings, a project
+class's bases across modules, and the modules its answers read (``deps``:
+module name -> its state), which the findings cache keys on.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import warnings
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+
+FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
+# How many re-exports or aliases a resolution follows.
+MAX_DEPTH = 24
+SUMMARY_FORMAT = 1
+
+# Kinds of top-level bindings in a summary.
+IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
+
+
+class Summary:
+    """What one module binds at top level, from its ``ast``. Plain data (JSON
+    and pickle), compared by ``digest``."""
+
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "digest")
+
+    def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
+                 imported: Sequence[Tuple[int, str]], framework: bool) -> None:
+        # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
+        self.bound = bound
+        self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
+        self.all = tuple(all_) if all_ is not None else None
+        self.imported = tuple(imported)  # (level, dotted) of every module an import anywhere may name
+        self.framework = framework  # an import anywhere of tensorflow, keras or tf_keras
+        self.digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"bound": {k: list(v) if v[0] != CLASS else [CLASS, list(v[1])] for k, v in self.bound.items()},
+                "stars": [list(s) for s in self.stars], "all": list(self.all) if self.all is not None else None,
+                "imported": [list(i) for i in self.imported], "framework": self.framework}
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Summary":
+        """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
+        if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework"}:
+            raise ValueError("summary")
+        bound: Dict[str, tuple] = {}
+        if not isinstance(data["bound"], dict):
+            raise ValueError("summary")
+        for name, value in data["bound"].items():
+            if not isinstance(value, list) or not value:
+                raise ValueError("summary")
+            kind = value[0]
+            if kind == IMPORT and len(value) == 3 and _is_int(value[1]) and isinstance(value[2], str):
+                bound[name] = (IMPORT, value[1], value[2])
+            elif kind in (DEF, OTHER) and len(value) == 1:
+                bound[name] = (kind,)
+            elif kind == CLASS and len(value) == 2 and isinstance(value[1], list) \
+                    and all(isinstance(b, str) for b in value[1]):
+                bound[name] = (CLASS, tuple(value[1]))
+            elif kind == ALIAS and len(value) == 2 and isinstance(value[1], str):
+                bound[name] = (ALIAS, value[1])
+            else:
+                raise ValueError("summary")
+        pairs = []
+        for key in ("stars", "imported"):
+            items = data[key]
+            if not isinstance(items, list) or not all(
+                    isinstance(i, list) and len(i) == 2 and _is_int(i[0]) and isinstance(i[1], str) for i in items):
+                raise ValueError("summary")
+            pairs.append([(i[0], i[1]) for i in items])
+        all_ = data["all"]
+        if all_ is not None and not (isinstance(all_, list) and all(isinstance(n, str) for n in all_)):
+            raise ValueError("summary")
+        if not isinstance(data["framework"], bool):
+            raise ValueError("summary")
+        return cls(bound, pairs[0], all_, pairs[1], data["framework"])
+
+    def public(self) -> List[str]:
+        """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
+        return list(self.all) if self.all is not None else [n for n in self.bound if not n.startswith("_")]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 100
+
+
+def _dotted(node: ast.AST) -> Optional[str]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _strings(node: ast.AST) -> Optional[List[str]]:
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return [e.value for e in node.elts]
+    return None
+
+
+_COMPOUND = tuple(getattr(ast, name) for name in ("If", "Try", "TryStar", "With", "AsyncWith", "For", "AsyncFor",
+                                                  "While", "Match") if hasattr(ast, name))
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def summarize(tree: ast.Module) -> Summary:
+    """The summary of a module from its ``ast`` (top-level statements, and the
+    imports of every statement list below them; expressions are not entered)."""
+    bound: Dict[str, tuple] = {}
+    assigned: Dict[str, int] = {}
+    stars: List[Tuple[int, str]] = []
+    imported: Dict[Tuple[int, str], None] = {}
+    state = {"all": None, "framework": False}
+
+    def bind(name: str, value: tuple) -> None:
+        old = bound.get(name)
+        if value[0] in (ALIAS, OTHER):
+            assigned[name] = assigned.get(name, 0) + 1
+            if value[0] == ALIAS and assigned[name] > 1:
+                value = (OTHER,)
+            if old is not None and old[0] == IMPORT:
+                return  # as the model's lookup: an import of the name is what it reads
+        bound[name] = value
+
+    def note_import(node: ast.AST, top: bool) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                imported[(0, alias.name)] = None
+                if alias.name.split(".", 1)[0] in FRAMEWORKS:
+                    state["framework"] = True
+                if top:
+                    if alias.asname:
+                        bind(alias.asname, (IMPORT, 0, alias.name))
+                    else:
+                        first = alias.name.split(".", 1)[0]
+                        bind(first, (IMPORT, 0, first))
+            return
+        module = node.module or ""
+        level = node.level or 0
+        if level == 0 and module.split(".", 1)[0] in FRAMEWORKS:
+            state["framework"] = True
+        imported[(level, module)] = None
+        for alias in node.names:
+            if alias.name == "*":
+                if top:
+                    stars.append((level, module))
+                continue
+            full = f"{module}.{alias.name}" if module else alias.name
+            imported[(level, full)] = None
+            if top:
+                bind(alias.asname or alias.name, (IMPORT, level, full))
+
+    def bind_targets(target: ast.AST, value: Optional[ast.AST]) -> None:
+        if isinstance(target, ast.Name):
+            dotted = _dotted(value) if value is not None else None
+            bind(target.id, (ALIAS, dotted) if dotted is not None else (OTHER,))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                bind_targets(element.value if isinstance(element, ast.Starred) else element, None)
+
+    def nested(statements: Iterable[ast.stmt]) -> None:
+        """Imports inside defs, classes and their blocks: named, not bound at top level."""
+        for statement in statements:
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                note_import(statement, False)
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(statement, field, None)
+                if isinstance(block, list):
+                    nested(b for b in block if isinstance(b, (ast.stmt, ast.excepthandler, ast.AST)))
+
+    def top(statements: Iterable[ast.AST]) -> None:
+        for statement in statements:
+            if isinstance(statement, (ast.Import, ast.ImportFrom)):
+                note_import(statement, True)
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                bind(statement.name, (DEF,))
+                nested(statement.body)
+            elif isinstance(statement, ast.ClassDef):
+                bases = tuple(_dotted(b) or "" for b in statement.bases)
+                bind(statement.name, (CLASS, bases))
+                nested(statement.body)
+            elif isinstance(statement, ast.Assign):
+                for target in statement.targets:
+                    if isinstance(target, ast.Name) and target.id == "__all__":
+                        state["all"] = _strings(statement.value)
+                    bind_targets(target, statement.value)
+            elif isinstance(statement, ast.AnnAssign):
+                if statement.value is not None:
+                    bind_targets(statement.target, statement.value)
+            elif isinstance(statement, ast.AugAssign):
+                if isinstance(statement.target, ast.Name):
+                    if statement.target.id == "__all__" and state["all"] is not None:
+                        more = _strings(statement.value)
+                        state["all"] = state["all"] + more if more is not None else None
+                    bind(statement.target.id, (OTHER,))
+            elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+                call = statement.value  # __all__.extend([...]) / __all__.append("x")
+                func = call.func
+                if isinstance(func, ast.Attribute) and _dotted(func.value) == "__all__" and state["all"] is not None:
+                    more = _strings(call.args[0]) if func.attr == "extend" and len(call.args) == 1 else None
+                    if func.attr == "append" and len(call.args) == 1 and isinstance(call.args[0], ast.Constant) \
+                            and isinstance(call.args[0].value, str):
+                        more = [call.args[0].value]
+                    state["all"] = state["all"] + more if more is not None else None
+            elif isinstance(statement, _COMPOUND):
+                if isinstance(statement, (ast.For, ast.AsyncFor)):
+                    bind_targets(statement.target, None)
+                for item in getattr(statement, "items", ()):  # with ... as name
+                    if getattr(item, "optional_vars", None) is not None:
+                        bind_targets(item.optional_vars, None)
+                for field in ("body", "orelse", "finalbody"):
+                    top(getattr(statement, field, None) or ())
+                for handler in getattr(statement, "handlers", ()):
+                    if handler.name:
+                        bind(handler.name, (OTHER,))
+                    top(handler.body)
+                for case in getattr(statement, "cases", ()):
+                    top(case.body)
+
+    top(tree.body)
+    return Summary(bound, stars, state["all"], list(imported), state["framework"])
+
+
+def compile_tree(source: str, path: str = "<module>") -> ast.Module:
+    """CPython's ``ast`` of ``source`` (raises SyntaxError, ValueError, RecursionError, MemoryError)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
+# -- the index --------------------------------------------------------------
+
+FILE, PACKAGE, NAMESPACE = "f", "p", "n"
+_Loader = Callable[[str], Optional[Summary]]
+
+
+def _identifier_path(name: str) -> bool:
+    return bool(name) and all(part.isidentifier() for part in name.split("."))
+
+
+def project_root(paths: Sequence[str], configured: Optional[str] = None) -> Optional[str]:
+    """The root the project's modules are named from: ``configured`` (the
+    configuration's folder), else the common folder of ``paths``, raised out
+    of any package it is in (a folder with ``__init__.py``), so that
+    ``pkg.mod`` names the module it names for Python."""
+    if configured is not None:
+        return os.path.abspath(configured)
+    folders = [os.path.abspath(p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) or ".")
+               for p in paths if p not in ("-", "")]
+    if not folders:
+        return None
+    try:
+        root = os.path.commonpath(folders)
+    except ValueError:  # paths on different drives
+        return None
+    while os.path.isfile(os.path.join(root, "__init__.py")) and os.path.dirname(root) != root:
+        root = os.path.dirname(root)
+    return root
+
+
+class ProjectIndex:
+    """The modules under ``root`` (and ``root/src``), found on disk as asked and
+    summarised once. ``summaries``: path -> Summary known beforehand (built in
+    parallel, or from the cache); ``loader(path)``: the summary of a file not
+    known yet (reads and compiles it; ``load_summary`` by default)."""
+
+    def __init__(self, root: str, summaries: Optional[Dict[str, Optional[Summary]]] = None,
+                 loader: Optional[_Loader] = None) -> None:
+        self.root = os.path.abspath(root)
+        src = os.path.join(self.root, "src")
+        self.bases = [self.root] + ([src] if os.path.isdir(src) else [])
+        self.summaries: Dict[str, Optional[Summary]] = dict(summaries or {})
+        self.loader = loader or load_summary
+        self._located: Dict[str, Optional[Tuple[str, str]]] = {}
+        self._reach: Dict[str, Tuple[bool, FrozenSet[Tuple[str, str]]]] = {}
+        self._resolved: Dict[Tuple[str, str, int, str], Tuple[Any, FrozenSet[Tuple[str, str]]]] = {}
+
+    def __getstate__(self):  # the memo tables stay behind; the loader is the default one
+        return {"root": self.root, "summaries": self.summaries,
+                "loader": None if self.loader is load_summary else self.loader}
+
+    def __setstate__(self, state) -> None:
+        self.__init__(state["root"], state["summaries"], state["loader"])
+
+    # -- modules on disk ------------------------------------------------
+    def locate(self, name: str) -> Optional[Tuple[str, str]]:
+        """(FILE | PACKAGE | NAMESPACE, path) of module ``name``, if it is the project's."""
+        if name in self._located:
+            return self._located[name]
+        found = None
+        if _identifier_path(name):
+            parts = name.split(".")
+            parent = self.locate(".".join(parts[:-1])) if len(parts) > 1 else None
+            if len(parts) == 1 or (parent is not None and parent[0] != FILE):
+                for base in self.bases:
+                    stem = os.path.join(base, *parts)
+                    if os.path.isfile(stem + ".py"):
+                        found = (FILE, stem + ".py")
+                    elif os.path.isfile(os.path.join(stem, "__init__.py")):
+                        found = (PACKAGE, os.path.join(stem, "__init__.py"))
+                    elif os.path.isdir(stem) and base == self.root and len(parts) == 1 and parts[0] == "src":
+                        found = None  # the src/ folder of a src layout is not a module
+                    elif os.path.isdir(stem):
+                        found = (NAMESPACE, stem)
+                    if found is not None:
+                        break
+        self._located[name] = found
+        return found
+
+    def module_name(self, path: str) -> Optional[Tuple[str, bool]]:
+        """(dotted name, is a package) of a file under the root, else None."""
+        full = os.path.abspath(path)
+        for base in reversed(self.bases):  # src/ first: root/src/pkg/mod.py is pkg.mod
+            try:
+                relative = os.path.relpath(full, base)
+            except ValueError:
+                continue
+            if relative.startswith(os.pardir) or os.path.isabs(relative):
+                continue
+            parts = relative[:-3].split(os.sep) if relative.endswith(".py") else relative.split(os.sep)
+            package = parts[-1] == "__init__"
+            if package:
+                parts = parts[:-1]
+            if parts and parts[-1].endswith(".ipynb"):
+                parts = parts[:-1] + [parts[-1][:-6]]
+            return ".".join(parts), package
+        return None
+
+    def summary(self, name: str, deps: Set[Tuple[str, str]]) -> Optional[Summary]:
+        """The summary of module ``name`` (None for a namespace package, a file that
+        does not compile, or a module that is not the project's); its state goes to ``deps``."""
+        found = self.locate(name)
+        if found is None:
+            deps.add((name, ""))
+            return None
+        kind, path = found
+        if kind == NAMESPACE:
+            deps.add((name, NAMESPACE))
+            return None
+        if path not in self.summaries:
+            self.summaries[path] = self.loader(path)
+        summary = self.summaries[path]
+        deps.add((name, f"{kind}:{summary.digest if summary is not None else '-'}"))
+        return summary
+
+    def state(self, name: str) -> str:
+        """What ``deps`` records of module ``name`` now."""
+        deps: Set[Tuple[str, str]] = set()
+        self.summary(name, deps)
+        return next(iter(deps))[1]
+
+    # -- resolution -----------------------------------------------------
+    @staticmethod
+    def package_of(module: str, is_package: bool) -> str:
+        return module if is_package else module.rpartition(".")[0]
+
+    def _absolute(self, level: int, target: str, importer: str, importer_package: bool) -> Optional[str]:
+        """The absolute name of a relative import's target in ``importer``."""
+        package = self.package_of(importer, importer_package)
+        parts = package.split(".") if package else []
+        if level - 1 > len(parts):
+            return None
+        base = parts[:len(parts) - (level - 1)]
+        return ".".join(base + ([target] if target else [])) or None
+
+    def _candidates(self, target: str, importer: Optional[str], importer_package: bool) -> List[Tuple[str, List[str]]]:
+        """Where an absolute import of ``target`` in ``importer`` may be the project's, as
+        (top module, the names after it): as named from the root, and (script
+        semantics) from the importer's own folder."""
+        first, *rest = target.split(".")
+        folder = self.package_of(importer, importer_package) if importer else ""
+        if not folder:
+            return [(first, rest)]
+        sibling = (f"{folder}.{first}", rest)
+        located = self.locate(folder)
+        return [(first, rest), sibling] if located is not None and located[0] == PACKAGE else [sibling, (first, rest)]
+
+    def resolve(self, level: int, target: str, importer: Optional[str], importer_package: bool,
+                deps: Set[Tuple[str, str]]) -> Optional[Tuple[str, str]]:
+        """What an import of ``target`` (``level`` dots) in module ``importer`` stands for:
+        ("external", name) where project modules re-export an outside name, ("project",
+        absolute name) for a project module, def, class or unknown name; None when
+        the name is not the project's."""
+        key = (importer or "", "p" if importer_package else "m", level, target)
+        memo = self._resolved.get(key)
+        if memo is not None:
+            deps.update(memo[1])
+            return memo[0]
+        found: Set[Tuple[str, str]] = set()
+        result = self._resolve(level, target, importer, importer_package, found, 0, set())
+        self._resolved[key] = (result, frozenset(found))
+        deps.update(found)
+        return result
+
+    def _resolve(self, level, target, importer, importer_package, deps, depth, seen):
+        if level:
+            if importer is None:
+                return None
+            absolute = self._absolute(level, target, importer, importer_package)
+            if absolute is None:
+                return None
+            parts = absolute.split(".")
+            candidates = [(parts[0], parts[1:])]
+        else:
+            candidates = self._candidates(target, importer, importer_package)
+        for top, rest in candidates:
+            if self.locate(top) is None:
+                deps.add((top, ""))
+                continue
+            return self._walk(top, rest, deps, depth, seen)
+        return None
+
+    def _walk(self, module: str, rest: List[str], deps, depth, seen):
+        while rest:
+            member = self._member(module, rest[0], deps, depth, seen)
+            if member is None:
+                return ("project", ".".join([module] + rest))
+            kind, name = member
+            if kind == "module":
+                module, rest = name, rest[1:]
+                continue
+            return (kind if kind == "external" else "project", ".".join([name] + rest[1:]))
+        return ("project", module)
+
+    def _member(self, module: str, name: str, deps, depth, seen) -> Optional[Tuple[str, str]]:
+        """What ``module.name`` stands for: ("external", name), ("module", name),
+        ("object", absolute name of a def, class or other value), or None (unknown)."""
+        if depth > MAX_DEPTH or (module, name) in seen:
+            return None
+        seen = seen | {(module, name)}
+        summary = self.summary(module, deps)
+        located = self.locate(module)
+        is_package = located is not None and located[0] != FILE
+        bound = summary.bound.get(name) if summary is not None else None
+        if bound is not None:
+            kind = bound[0]
+            if kind == IMPORT:
+                result = self._resolve(bound[1], bound[2], module, is_package, deps, depth + 1, seen)
+                if result is None:
+                    return ("external", bound[2]) if bound[1] == 0 else None
+                if result[0] == "external":
+                    return result
+                return self._as_member(result[1], deps)
+            if kind == ALIAS:
+                head, _, tail = bound[1].partition(".")
+                if head == name:
+                    return ("object", f"{module}.{name}")
+                first = self._member(module, head, deps, depth + 1, seen)
+                if first is None:
+                    return ("object", f"{module}.{name}")
+                if first[0] == "module":
+                    result = self._walk(first[1], tail.split(".") if tail else [], deps, depth + 1, seen)
+                    return ("external", result[1]) if result[0] == "external" else self._as_member(result[1], deps)
+                return (first[0], ".".join([first[1]] + ([tail] if tail else [])))
+            return ("object", f"{module}.{name}")
+        if is_package and self.locate(f"{module}.{name}") is not None:
+            return ("module", f"{module}.{name}")
+        deps.add((f"{module}.{name}", "")) if is_package else None
+        if summary is not None:
+            for level, star in reversed(summary.stars):  # the last star import of a name wins
+                source = self._star_module(level, star, module, is_package, deps, depth, seen)
+                if source is None:
+                    continue
+                star_summary = self.summary(source, deps)
+                if star_summary is not None and name in self._star_names(source, star_summary, deps, depth, seen):
+                    return self._member(source, name, deps, depth + 1, seen)
+        return None
+
+    def _as_member(self, name: str, deps) -> Tuple[str, str]:
+        return ("module", name) if self.locate(name) is not None else ("object", name)
+
+    def _star_module(self, level, star, importer, importer_package, deps, depth, seen) -> Optional[str]:
+        result = self._resolve(level, star, importer, importer_package, deps, depth + 1, seen)
+        if result is None or result[0] != "project" or self.locate(result[1]) is None:
+            return None
+        return result[1]
+
+    def _star_names(self, module: str, summary: Summary, deps, depth: int, seen) -> List[str]:
+        """The names ``from module import *`` brings."""
+        if summary.all is not None or depth > MAX_DEPTH:
+            return summary.public()
+        names = summary.public()
+        located = self.locate(module)
+        is_package = located is not None and located[0] != FILE
+        for level, star in summary.stars:
+            if ("*", module + ":" + star) in seen:
+                continue
+            inner_seen = seen | {("*", module + ":" + star)}
+            source = self._star_module(level, star, module, is_package, deps, depth + 1, inner_seen)
+            inner = self.summary(source, deps) if source is not None else None
+            if inner is not None:
+                names.extend(n for n in self._star_names(source, inner, deps, depth + 1, inner_seen)
+                             if not n.startswith("_"))
+        return list(dict.fromkeys(names))
+
+    def class_bases(self, qualified: str, deps: Set[Tuple[str, str]], depth: int = 0,
+                    seen: Optional[Set[str]] = None) -> List[str]:
+        """The bases of the project class ``qualified`` (``models.base.BaseModel``),
+        depth first: outside names as imported (``tensorflow.keras.Model``), and
+        through the project's own classes; [] when it is not a project class."""
+        seen = set() if seen is None else seen
+        if qualified in seen or depth > MAX_DEPTH:
+            return []
+        seen.add(qualified)
+        module, _, name = qualified.rpartition(".")
+        if not module:
+            return []
+        summary = self.summary(module, deps)
+        bound = summary.bound.get(name) if summary is not None else None
+        if bound is None or bound[0] != CLASS:
+            return []
+        located = self.locate(module)
+        is_package = located is not None and located[0] != FILE
+        found: List[str] = []
+        for base in bound[1]:
+            if not base:
+                continue
+            head, _, tail = base.partition(".")
+            member = self._member(module, head, deps, depth + 1, set())
+            if member is None:
+                continue
+            kind, target = member
+            if kind == "module":
+                result = self._walk(target, tail.split(".") if tail else [], deps, depth + 1, set())
+                kind, target = ("external" if result[0] == "external" else "object"), result[1]
+            elif tail:
+                target = f"{target}.{tail}"
+            if kind == "external":
+                found.append(target)
+            else:
+                found.append(target)
+                found.extend(self.class_bases(target, deps, depth + 1, seen))
+        del is_package
+        return found
+
+    def reaches_framework(self, module: str, deps: Set[Tuple[str, str]]) -> bool:
+        """Does project module ``module``, or a project module it imports (transitively), import TensorFlow or Keras?"""
+        memo = self._reach.get(module)
+        if memo is None:
+            found: Set[Tuple[str, str]] = set()
+            reached, todo, seen = False, [module], {module}
+            while todo and not reached:
+                current = todo.pop()
+                summary = self.summary(current, found)
+                if summary is None:
+                    continue
+                if summary.framework:
+                    reached = True
+                    break
+                located = self.locate(current)
+                is_package = located is not None and located[0] != FILE
+                for name in self.imported_modules(summary, current, is_package, found):
+                    if name not in seen:
+                        seen.add(name)
+                        todo.append(name)
+            memo = self._reach[module] = (reached, frozenset(found))
+        deps.update(memo[1])
+        return memo[0]
+
+    def imported_modules(self, summary: Summary, importer: Optional[str], is_package: bool,
+                         deps: Set[Tuple[str, str]]) -> List[str]:
+        """The project modules ``summary``'s imports name (the longest importable prefix of each)."""
+        out = []
+        for level, dotted in summary.imported:
+            if level:
+                if importer is None:
+                    continue
+                absolute = self._absolute(level, dotted, importer, is_package)
+                candidates = [(absolute.split(".")[0], absolute.split(".")[1:])] if absolute else []
+            else:
+                candidates = self._candidates(dotted, importer, is_package)
+            for top, rest in candidates:
+                longest = None
+                prefix = top
+                for part in [None] + rest:
+                    prefix = prefix if part is None else f"{prefix}.{part}"
+                    if self.locate(prefix) is None:
+                        deps.add((prefix, ""))
+                        break
+                    longest = prefix
+                if longest is not None:
+                    out.append(longest)
+                    break
+        return out
+
+
+def load_summary(path: str) -> Optional[Summary]:
+    """Read, compile and summarise one file (None when it cannot be read or compiled)."""
+    try:
+        from tflint_gpu.files import decode  # the project's reader: encodings and BOM as CPython has them
+
+        with open(path, "rb") as handle:
+            data = handle.read(8 * 1024 * 1024 + 1)
+        if len(data) > 8 * 1024 * 1024:
+            return None
+        return summarize(compile_tree(decode(data).text, path))
+    except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+class ProjectFile:
+    """One file's view of the project: the index, the file's module name (None for a
+    notebook or stdin without a name under the root) and the modules its answers read."""
+
+    def __init__(self, index: ProjectIndex, path: str) -> None:
+        self.index = index
+        named = index.module_name(path)
+        self.module: Optional[str] = None
+        self.is_package = False
+        self.folder = ""
+        if named is not None:
+            self.module, self.is_package = named
+            if path.endswith(".ipynb"):  # not importable: its folder is what its imports see
+                self.module, self.is_package = (self.module.rpartition(".")[0] or None), True
+        self.deps: Set[Tuple[str, str]] = set()
+
+    def _importer(self) -> Tuple[Optional[str], bool]:
+        if self.module is None:
+            return None, False
+        return self.module, self.is_package
+
+    @staticmethod
+    def split_target(target: str) -> Tuple[int, str]:
+        """(level, dotted) of a model import target (``..pkg.name`` is level 2)."""
+        level = len(target) - len(target.lstrip("."))
+        return level, target[level:]
+
+    def meaning(self, target: str) -> Optional[str]:
+        """The name an import target stands for, when it is the project's: the outside name it
+        re-exports (``mypkg.tf`` -> ``tensorflow``), else its absolute project name
+        (``.layers.MyLayer`` -> ``pkg.layers.MyLayer``); None when it is not the project's."""
+        level, dotted = self.split_target(target)
+        importer, package = self._importer()
+        if importer is None and level:
+            return None
+        result = self.index.resolve(level, dotted, importer if importer else None, package, self.deps)
+        if result is None:
+            return None
+        return result[1]
+
+    def star_names(self, level: int, module: str) -> Dict[str, str]:
+        """The names ``from module import *`` brings here, each with its target
+        (the project module's name for it, resolved later by ``meaning``)."""
+        importer, package = self._importer()
+        if importer is None and level:
+            return {}
+        source = self.index._star_module(level, module, importer, package, self.deps, 0, set())
+        if source is None:
+            return {}
+        summary = self.index.summary(source, self.deps)
+        if summary is None:
+            return {}
+        return {name: f"{source}.{name}" for name in self.index._star_names(source, summary, self.deps, 0, set())}
+
+    def class_bases(self, qualified: str) -> List[str]:
+        """The bases of a project class across modules (see ``ProjectIndex.class_bases``)."""
+        return self.index.class_bases(qualified, self.deps)
+
+    def reaches_framework(self, summary: Summary) -> bool:
+        """Does a project module this file imports reach TensorFlow or Keras?"""
+        importer, package = self._importer()
+        return any(self.index.reaches_framework(name, self.deps)
+                   for name in self.index.imported_modules(summary, importer, package, self.deps))
+
+    def dependency_key(self) -> str:
+        """One string for ``deps`` (what the findings cache keys on)."""
+        return json.dumps(sorted(self.deps), separators=(",", ":")) if self.deps else ""
+
+
+def dependencies_valid(index: ProjectIndex, key: str) -> bool:
+    """Do the modules a cached result read still stand as they stood?"""
+    if not key:
+        return True
+    try:
+        deps = json.loads(key)
+    except ValueError:
+        return False
+    if not isinstance(deps, list):
+        return False
+    for item in deps:
+        if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, str) for v in item)):
+            return False
+        if index.state(item[0]) != item[1]:
+            return False
+    return True
