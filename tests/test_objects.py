@@ -144,3 +144,71 @@ def test_object_kind_and_the_calls_that_made_it():
     assert [c.name for c in kinds[3].classes] == ["Model"]
     assert kinds[4].other and [ctx.module.code_for_node(c.func) for c, _ in kinds[4].calls] == \
         ["tf.keras.layers.Dense"]
+
+
+def test_instance_attributes_are_one_fact_with_where_and_how():
+    from tflint_gpu.semantic.objects import ADD, AUGMENT, BIND, EXTEND, UNREADABLE
+
+    ctx = context("""
+        import keras
+
+        class Base(keras.layers.Layer):
+            scale = 2.0
+
+            def __init__(self):
+                super().__init__()
+                self.steps = 0
+                self.blocks = []
+                self.table = {}
+                self.a, self.b = 1, 2
+
+        class Net(Base):
+            def build(self, shape):
+                self.bias = self.add_weight(shape=(3,))
+                self.blocks.append(keras.layers.Dense(2))
+                self.blocks += [keras.layers.Dense(3)]
+                self.blocks.extend(more)
+                self.table["x"] = keras.layers.Dense(1)
+
+            def call(self, x):
+                def inner():
+                    self.late = 1
+                self.steps += 1
+                return x
+    """)
+    objects = ctx.graphs.objects
+    net = scope_named(ctx, "Net")
+    base = scope_named(ctx, "Base")
+    own = objects.own_attributes(net)
+    assert [(b.how, b.where) for b in own["bias"]] == [(BIND, "build")]
+    assert [(b.how, b.where) for b in own["late"]] == [(BIND, "call")]  # nested in a method: still self
+    assert sorted((b.how, b.where) for b in own["blocks"]) == [(ADD, "build"), (EXTEND, "build"), (EXTEND, "build")]
+    assert [(b.how, b.where) for b in own["table"]] == [(ADD, "build")]
+    assert [(b.how, b.where) for b in own["steps"]] == [(AUGMENT, "call")]
+    # through the bases: the class-level value, __init__'s binding, then the subclass's own
+    assert [(b.how, b.where) for b in objects.attribute_bindings(net, "steps")] == [(AUGMENT, "call"), (BIND, "__init__")]
+    assert [(b.how, b.where) for b in objects.attribute_bindings(net, "scale")] == [(BIND, "<class>")]
+    assert objects.attribute_bindings(base, "a")[0].value is UNREADABLE
+    # the family view (calls): a base sees its subclasses' bindings, plain binds only
+    assert [where.name for _, where in objects.attribute_values(base, "bias")] == ["build"]
+    assert objects.attribute_bindings(base, "bias") == []
+
+
+def test_container_additions_of_a_name():
+    from tflint_gpu.semantic.objects import ADD, EXTEND
+
+    ctx = context("""
+        ms = []
+        ms.append(a)
+        ms.insert(0, b)
+        ms.extend(cs)
+        ms += [d]
+        table = {}
+        table["k"] = e
+        other.append(f)
+    """)
+    found = ctx.graphs.objects.container_additions(ctx.model.root, "ms")
+    assert sorted((how, ctx.module.code_for_node(value)) for how, value, _ in found) == [
+        (ADD, "a"), (ADD, "b"), (EXTEND, "[d]"), (EXTEND, "cs")]
+    assert [(how, ctx.module.code_for_node(value)) for how, value, _ in
+            ctx.graphs.objects.container_additions(ctx.model.root, "table")] == [(ADD, "e")]

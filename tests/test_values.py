@@ -73,3 +73,121 @@ def test_kinds_inside_functions_and_methods(ctx):
     assert ctx.value_kind(weight, scope) == values.VARIABLE
     layer_call, scope = calls["dense(x)"]
     assert ctx.value_kind(layer_call, scope) == values.TENSOR
+
+
+CONTAINERS = textwrap.dedent("""
+    import keras
+    import tensorflow as tf
+
+    loss_tracker = keras.metrics.Mean()
+    extra = [keras.metrics.AUC(), keras.metrics.Precision()]
+    table = {"a": keras.metrics.Mean(), "b": keras.metrics.Sum()}
+    grown = []
+    grown.append(keras.metrics.Mean())
+    grown += [keras.metrics.Sum()]
+    store = {}
+    store["x"] = keras.metrics.Mean()
+    mixed = [keras.metrics.Mean(), keras.layers.Dense(2)]
+    by_copy = list(extra)
+    made = dict(a=keras.metrics.Mean())
+    for m in [loss_tracker] + extra:
+        m.reset_states()
+    for k in table:
+        k.reset_states()
+    for v in table.values():
+        v.reset_states()
+    for g in grown:
+        g.reset_states()
+    for x in mixed:
+        x.reset_states()
+    for c in by_copy:
+        c.reset_states()
+    for i, e in enumerate(extra):
+        e.reset_states()
+    store["x"].reset_states()
+    made["a"].reset_states()
+    extra[0].reset_states()
+    extra[1:].reset_states()
+
+    class Net(keras.Model):
+        def __init__(self, n):
+            super().__init__()
+            self.blocks = [keras.layers.Dense(4) for _ in range(n)]
+            self.trackers = [keras.metrics.Mean(name="a"), keras.metrics.Mean(name="b")]
+            self.metrics_dict = {}
+            self.metrics_dict["loss"] = keras.metrics.Mean()
+            self.extra = []
+            self.mixed = []
+            self.mixed.append(keras.layers.Dense(2))
+
+        def build(self, shape):
+            self.extra.append(keras.metrics.Sum())
+            self.mixed.append(keras.metrics.Sum())
+
+        @property
+        def metrics(self):
+            return [self.trackers[0], self.metrics_dict["loss"]]
+
+        def call(self, x):
+            for b in self.blocks:
+                x = b(x)
+            for t in self.trackers:
+                t.reset_states()
+            for ex in self.extra:
+                ex.reset_states()
+            for mm in self.metrics:
+                mm.reset_states()
+            for z in self.mixed:
+                z.reset_states()
+            self.metrics_dict[name].reset_states()
+            return x
+
+    class Plain(keras.Model):
+        def reset(self):
+            for n in self.metrics:
+                n.reset_states()
+            for layer in self.layers:
+                layer.reset_states()
+""")
+
+
+@pytest.fixture(scope="module")
+def containers():
+    return analyse(cst.parse_module(CONTAINERS), [])
+
+
+@pytest.mark.parametrize("receiver,kind", [
+    ("m", values.METRIC),  # [loss_tracker] + extra
+    ("k", values.UNKNOWN),  # iterating a dict gives its keys
+    ("v", values.METRIC),  # table.values()
+    ("g", values.METRIC),  # [] then append and += [...]
+    ("x", values.UNKNOWN),  # a metric and a layer
+    ("c", values.METRIC),  # list(extra)
+    ("e", values.UNKNOWN),  # for i, e in enumerate(...): not told apart from i
+    ("ex", values.METRIC),  # for ex in self.extra: [] in __init__, append in build
+    ('store["x"]', values.METRIC),  # {} then store["x"] = ...
+    ('made["a"]', values.METRIC),  # dict(a=...)
+    ("extra[0]", values.METRIC),
+    ("extra[1:]", values.UNKNOWN),  # a slice is a list
+    ("t", values.METRIC),  # self.trackers = [Mean(...), Mean(...)]
+    ("mm", values.METRIC),  # a property returning a list display
+    ("z", values.UNKNOWN),  # a layer appended in __init__, a metric in build
+    ("self.metrics_dict[name]", values.METRIC),  # a dict filled by subscript assignment, any key
+    ("n", values.METRIC),  # a Keras model's own `metrics`
+    ("layer", values.KERAS),  # ... and `layers`
+])
+def test_element_kinds_follow_containers(containers, receiver, kind):
+    found = {}
+    for node, scope in containers.model.index["Call"]:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "reset_states":
+            found.setdefault(containers.module.code_for_node(func.value), []).append(
+                containers.value_kind(func.value, scope))
+    assert found[receiver] == [kind]
+
+
+def test_layers_in_a_list_built_in_init_are_called_as_layers(containers):
+    calls = {containers.module.code_for_node(node): (node, scope) for node, scope in containers.model.index["Call"]}
+    node, scope = calls["b(x)"]
+    assert containers.value_kind(node.func, scope) == values.KERAS
+    assert containers.value_kind(node, scope) == values.TENSOR

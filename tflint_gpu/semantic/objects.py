@@ -24,6 +24,20 @@ facts follow such calls as far as the file tells:
   tell reaches every method of that name the module's classes define.
 * ``references(expr, scope)``: the functions a method reference handed on as
   a value (``tf.while_loop(self.cond, self.body, ...)``) may be.
+
+Instance attributes are one fact, collected once per module in one pass over
+the walk's index: ``own_attributes(cls)`` maps each attribute to the
+``AttributeBinding`` list of ``cls``'s own code: ``self.a = value`` (also
+annotated, in nested functions of a method, and class-level assignments),
+``self.a += ...`` (``AUGMENT``), and what is put into a container it holds
+(``self.a.append(v)``, ``insert``, ``add``, ``self.a[k] = v``: ``ADD``;
+``extend``/``update``/``self.a += [...]``: ``EXTEND``), each with the method
+that does it (``where``: ``__init__``, ``build``, another method, or
+``<class>``). ``attribute_bindings(cls, attr)`` reads it through the
+same-module bases (the view tensor and value kinds use), ``attribute_values``
+through the whole family (bases and subclasses: the view calls use).
+``container_additions(scope, name)`` is the same for a plain name bound in
+``scope``: ``name.append(v)``, ``name[k] = v``, ``name.extend(xs)``.
 """
 from __future__ import annotations
 
@@ -65,13 +79,50 @@ def _unknown() -> ObjectKind:
     return ObjectKind(unknown=True)
 
 
+BIND = "bind"  # self.a = value
+AUGMENT = "augment"  # self.a += value (value: the AugAssign's right side)
+ADD = "add"  # self.a.append(value), self.a[k] = value: one element
+EXTEND = "extend"  # self.a.extend(values), self.a += [...]: the elements of value
+_ADDING = frozenset({"append", "add", "appendleft"})
+_EXTENDING = frozenset({"extend", "update", "extendleft"})
+
+
+class AttributeBinding:
+    """One place that binds or fills ``self.<name>``: ``how`` (``BIND``,
+    ``AUGMENT``, ``ADD``, ``EXTEND``), the value (an expression, or
+    ``UNREADABLE``), the method (or class, for class-level code) doing it and
+    the statement or call."""
+
+    __slots__ = ("name", "how", "value", "method", "node")
+
+    def __init__(self, name: str, how: str, value: Any, method: ScopeInfo, node: Optional[cst.CSTNode]) -> None:
+        self.name = name
+        self.how = how
+        self.value = value
+        self.method = method
+        self.node = node
+
+    @property
+    def where(self) -> str:
+        """``__init__``, ``build``, another method's name, or ``<class>``."""
+        return "<class>" if self.method.kind == "class" else self.method.name
+
+    @property
+    def readable(self) -> bool:
+        return self.value is not UNREADABLE and (isinstance(self.value, cst.BaseExpression) or self.how == BIND)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<AttributeBinding self.{self.name} {self.how} in {self.where}>"
+
+
 class Objects:
     def __init__(self, graphs) -> None:
         self.graphs = graphs
         self.model = graphs.model
         self.resolver = graphs.resolver
         self._classes = [s for s in self.model.scopes if s.kind == "class"]
-        self._attributes: Optional[Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]]] = None
+        self._attributes: Optional[Dict[int, Dict[str, List[AttributeBinding]]]] = None
+        self._additions: Optional[Dict[int, Dict[str, List[Tuple[str, Any, cst.CSTNode]]]]] = None
         self._subclasses: Optional[Dict[int, List[ScopeInfo]]] = None
         self._kinds: Dict[int, ObjectKind] = {}
         self._mro: Dict[int, List[ScopeInfo]] = {}
@@ -172,32 +223,113 @@ class Objects:
                 family.append(sub)
         return family
 
+    def own_attributes(self, cls: ScopeInfo) -> Dict[str, List[AttributeBinding]]:
+        """attribute -> its bindings in ``cls``'s own code (class-level
+        assignments first, then its methods', in the order of the walk's index:
+        assignments, augmented assignments, calls)."""
+        if self._attributes is None:
+            self._collect()
+        assert self._attributes is not None
+        return self._attributes.get(id(cls), {})
+
+    def attribute_bindings(self, cls: ScopeInfo, attr: str, family: bool = False) -> List[AttributeBinding]:
+        """Every binding of ``self.attr`` for an instance of ``cls``: through its
+        same-module bases (``family``: and its subclasses)."""
+        classes = self._family(cls) if family else self.mro(cls)
+        found: List[AttributeBinding] = []
+        for current in classes:
+            found.extend(self.own_attributes(current).get(attr, ()))
+        return found
+
     def attribute_values(self, cls: ScopeInfo, attr: str) -> List[Tuple[Any, ScopeInfo]]:
         """What ``self.attr`` may be bound to for an instance of ``cls``: every
         ``self.attr = value`` in the methods of its family (same-module bases
         and subclasses) and class-level assignments, as (value, scope)."""
-        if self._attributes is None:
-            self._attributes = self._collect_attributes()
-        found: List[Tuple[Any, ScopeInfo]] = []
-        for current in self._family(cls):
-            found.extend((value, current) for value in current.assigned.get(attr, ()))
-            found.extend(self._attributes.get(id(current), {}).get(attr, ()))
-        return found
+        return [(b.value, b.method) for b in self.attribute_bindings(cls, attr, family=True) if b.how == BIND]
 
-    def _collect_attributes(self) -> Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]]:
-        found: Dict[int, Dict[str, List[Tuple[Any, ScopeInfo]]]] = {}
-        for type_name in ("Assign", "AnnAssign"):
+    def _collect(self) -> None:
+        """One pass over the walk's index: every binding and filling of ``self.x``."""
+        found: Dict[int, Dict[str, List[AttributeBinding]]] = {}
+        for cls in self._classes:
+            found[id(cls)] = {name: [AttributeBinding(name, BIND, value, cls, None) for value in values]
+                              for name, values in cls.assigned.items()}
+        additions: Dict[int, Dict[str, List[Tuple[str, Any, cst.CSTNode]]]] = {}
+        methods: Dict[int, Tuple[Optional[ScopeInfo], Optional[str]]] = {}
+
+        def method_of(scope: ScopeInfo) -> Tuple[Optional[ScopeInfo], Optional[str]]:
+            key = id(scope)
+            if key not in methods:
+                methods[key] = _method_of(scope)
+            return methods[key]
+
+        def record(target: cst.BaseExpression, how: str, value: Any, scope: ScopeInfo, node: cst.CSTNode) -> None:
+            method, self_name = method_of(scope)
+            if isinstance(target, cst.Subscript):
+                # self.a[k] = v fills self.a; d[k] = v fills a name d
+                base = target.value
+                if method is not None and _is_self_attribute(base, self_name):
+                    attributes = found.setdefault(id(method.enclosing_class), {})
+                    attributes.setdefault(base.attr.value, []).append(AttributeBinding(
+                        base.attr.value, ADD, value, method, node))
+                elif isinstance(base, cst.Name) and how == BIND:
+                    additions.setdefault(id(scope), {}).setdefault(base.value, []).append((ADD, value, node))
+                return
+            if method is None:
+                return
+            attributes = found.setdefault(id(method.enclosing_class), {})
+            _record(attributes, target, value, self_name, method, how, node)
+
+        for type_name in ("Assign", "AnnAssign", "AugAssign"):
             for node, scope in self.model.index.get(type_name, ()):
-                if node.value is None:
-                    continue
-                method, self_name = _method_of(scope)
-                if method is None:
-                    continue
-                targets = [t.target for t in node.targets] if type_name == "Assign" else [node.target]
+                if type_name == "Assign":
+                    for target in node.targets:
+                        record(target.target, BIND, node.value, scope, node)
+                elif type_name == "AnnAssign":
+                    if node.value is not None:
+                        record(node.target, BIND, node.value, scope, node)
+                else:
+                    # `x += [...]` extends a list; any other `x += v` is arithmetic (or unknown)
+                    how = EXTEND if isinstance(node.operator, cst.AddAssign) \
+                        and isinstance(node.value, (cst.List, cst.Tuple, cst.ListComp)) else AUGMENT
+                    target = node.target
+                    method, self_name = method_of(scope)
+                    if method is not None and _is_self_attribute(target, self_name):
+                        attributes = found.setdefault(id(method.enclosing_class), {})
+                        attributes.setdefault(target.attr.value, []).append(AttributeBinding(
+                            target.attr.value, how, node.value, method, node))
+                    elif isinstance(target, cst.Name) and how == EXTEND:
+                        additions.setdefault(id(scope), {}).setdefault(target.value, []).append(
+                            (EXTEND, node.value, node))
+        for call, scope in self.model.index.get("Call", ()):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value not in _ADDING | _EXTENDING \
+                    and func.attr.value != "insert":
+                continue
+            args = [a for a in call.args if not a.star and a.keyword is None]
+            if len(args) != len(call.args) or not args:
+                continue
+            method_name = func.attr.value
+            how = EXTEND if method_name in _EXTENDING else ADD
+            value = args[-1].value  # insert(i, v): the last
+            method, self_name = method_of(scope)
+            if method is not None and _is_self_attribute(func.value, self_name):
                 attributes = found.setdefault(id(method.enclosing_class), {})
-                for target in targets:
-                    _record(attributes, target, node.value, self_name, scope)
-        return found
+                attributes.setdefault(func.value.attr.value, []).append(AttributeBinding(
+                    func.value.attr.value, how, value, method, call))
+            elif isinstance(func.value, cst.Name):
+                additions.setdefault(id(scope), {}).setdefault(func.value.value, []).append((how, value, call))
+        self._attributes = found
+        self._additions = additions
+
+    def container_additions(self, scope: ScopeInfo, name: str) -> List[Tuple[str, Any, cst.CSTNode]]:
+        """What ``scope``'s own code puts into the container bound to ``name``:
+        (``ADD``, element) for ``name.append(v)``/``insert``/``add``/``name[k] =
+        v``, (``EXTEND``, iterable) for ``name.extend(xs)``/``update``/``name +=
+        [...]``, with the call or statement."""
+        if self._attributes is None:
+            self._collect()
+        assert self._additions is not None
+        return self._additions.get(id(scope), {}).get(name, [])
 
     # -- objects ------------------------------------------------------------------
     def kind(self, expr: cst.BaseExpression, scope: ScopeInfo) -> ObjectKind:
@@ -268,7 +400,7 @@ class Objects:
             return _other() if self.outside_bases(cls) else _unknown()
         result = ObjectKind()
         for value, where in values:
-            if value is _UNREADABLE or not isinstance(value, cst.BaseExpression):
+            if value is UNREADABLE or not isinstance(value, cst.BaseExpression):
                 result.unknown = True
             else:
                 result.add(self._kind(value, where, depth + 1))
@@ -362,7 +494,7 @@ class Objects:
         return found
 
 
-_UNREADABLE = object()  # `self.a, self.b = pair`: bound, to a value that cannot be read here
+UNREADABLE = object()  # `self.a, self.b = pair`: bound, to a value that cannot be read here
 
 
 def _method_of(scope: ScopeInfo) -> Tuple[Optional[ScopeInfo], Optional[str]]:
@@ -387,13 +519,19 @@ def _is_classmethod(function: ScopeInfo) -> bool:
         isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod" for d in node.decorators)
 
 
-def _record(found: Dict[str, List[Tuple[Any, ScopeInfo]]], target: cst.BaseExpression, value: Any,
-            self_name: Optional[str], scope: ScopeInfo) -> None:
+def _is_self_attribute(expr: cst.BaseExpression, self_name: Optional[str]) -> bool:
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and self_name is not None \
+        and expr.value.value == self_name
+
+
+def _record(found: Dict[str, List[AttributeBinding]], target: cst.BaseExpression, value: Any,
+            self_name: Optional[str], method: ScopeInfo, how: str, node: cst.CSTNode) -> None:
     if isinstance(target, cst.Attribute):
         if isinstance(target.value, cst.Name) and target.value.value == self_name:
-            found.setdefault(target.attr.value, []).append((value, scope))
+            found.setdefault(target.attr.value, []).append(AttributeBinding(target.attr.value, how, value, method,
+                                                                            node))
     elif isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
-            _record(found, element.value, _UNREADABLE, self_name, scope)
+            _record(found, element.value, UNREADABLE, self_name, method, how, node)
     elif isinstance(target, cst.StarredElement):
-        _record(found, target.value, _UNREADABLE, self_name, scope)
+        _record(found, target.value, UNREADABLE, self_name, method, how, node)

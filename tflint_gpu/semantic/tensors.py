@@ -51,6 +51,7 @@ from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
                                      walk)
 from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.objects import ADD, AUGMENT, BIND
 
 # Top-level tf.* names that return something other than a tensor.
 _NOT_TENSOR_TOP = frozenset(
@@ -146,6 +147,9 @@ METRIC = "metric"  # a Keras metric object
 DISTRIBUTION = "distribution"  # a TensorFlow Probability distribution
 TAPE = "tape"  # a tf.GradientTape
 _CALLABLE_KINDS = frozenset({KERAS, LOSS, METRIC})
+# How the elements of a container are taken.
+INDEX = "index"  # ms[0], d[k]: a dict gives its values
+ITER = "iter"  # for m in ms: a dict gives its keys
 # Methods that return a tensor, by kind (Keras 3 and tf_keras alike).
 _TENSOR_METHODS = {
     KERAS: frozenset({"call", "compute_loss"}),
@@ -516,36 +520,93 @@ class TensorInference:
         if isinstance(expr, cst.Subscript):
             if bindings.single_index(expr) is None:
                 return None
-            return self._element_kind(expr.value, scope, seen)
+            kind = self._element_kind(expr.value, scope, seen, INDEX)  # ms[0], self.metrics_dict[name]
+            return None if kind == _NONE else kind
         return None
 
-    def _element_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> Optional[str]:
-        """The kind shared by every element of the list or tuple ``expr``."""
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            if not expr.elements or any(isinstance(e, cst.StarredElement) for e in expr.elements):
+    def _element_kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set,
+                      mode: str = ITER) -> Optional[str]:
+        """The kind shared by every element of the container ``expr``: taken by
+        index (``INDEX``: a dict's values) or by iteration (``ITER``: a dict's
+        keys, which are no objects). ``_NONE`` for an empty display (it adds
+        nothing to the kinds of a container filled later)."""
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            if not expr.elements:
+                return _NONE
+            return _common(self._element_kind(e.value, scope, seen, ITER) if isinstance(e, cst.StarredElement)
+                           else self._object_kind(e.value, scope, seen) for e in expr.elements)
+        if isinstance(expr, cst.Dict):
+            if mode != INDEX:
                 return None
-            return _common(self._object_kind(e.value, scope, seen) for e in expr.elements)
-        if isinstance(expr, cst.ListComp):
+            if not expr.elements:
+                return _NONE
+            return _common(self._object_kind(e.value, scope, seen) if isinstance(e, cst.DictElement)
+                           else self._element_kind(e.value, scope, seen, INDEX) for e in expr.elements)
+        if isinstance(expr, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return _in_comprehension(expr, seen, lambda: self._object_kind(expr.elt, scope, seen))
+        if isinstance(expr, cst.DictComp):
+            return _in_comprehension(expr, seen, lambda: self._object_kind(expr.value, scope, seen)) \
+                if mode == INDEX else None
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return _common((self._element_kind(expr.left, scope, seen, mode),
+                            self._element_kind(expr.right, scope, seen, mode)))  # [loss_tracker] + metrics
+        if isinstance(expr, cst.Call):
+            return self._call_elements(expr, scope, seen, mode)
         if isinstance(expr, cst.Attribute):
-            if expr.attr.value == "layers" and self._object_kind(expr.value, scope, seen) in (KERAS, KERAS_SEQUENCE):
-                return KERAS  # model.layers
-            return self._attribute_kind(expr, scope, seen, elements=True)
+            owner = expr.attr.value
+            if owner in _KERAS_LISTS and not self._own_attribute(expr, scope) \
+                    and self._object_kind(expr.value, scope, seen) in (KERAS, KERAS_SEQUENCE):
+                return _KERAS_LISTS[owner]  # model.layers, model.metrics
+            return self._attribute_kind(expr, scope, seen, mode)
         if isinstance(expr, cst.Name):
-            return self._name_kind(expr.value, scope, seen, elements=True)
+            return self._name_kind(expr.value, scope, seen, mode)
         return None
 
-    def _value_kind(self, value: Any, scope: ScopeInfo, seen: Set, elements: bool) -> Optional[str]:
-        """The kind of one binding (an expression or a binding marker); ``_NONE`` for ``None``."""
+    def _call_elements(self, call: cst.Call, scope: ScopeInfo, seen: Set, mode: str) -> Optional[str]:
+        """Elements of ``list(xs)``, ``tuple(xs)``, ``sorted(xs)``, ``reversed(xs)``
+        (those of ``xs``), ``d.values()`` (``d``'s values), ``dict(a=m, ...)``."""
+        func = call.func
+        args = call.args
+        if isinstance(func, cst.Name) and func.value in _COPYING_BUILTINS and scope.lookup(func.value) is None:
+            if func.value == "dict":
+                if mode != INDEX or any(a.star for a in args):
+                    return None
+                positional = [a for a in args if a.keyword is None]
+                kinds = [self._object_kind(a.value, scope, seen) for a in args if a.keyword is not None]
+                kinds += [self._element_kind(a.value, scope, seen, INDEX) for a in positional]
+                return _common(kinds) if kinds else _NONE
+            if len(args) == 1 and args[0].keyword is None and not args[0].star:
+                return self._element_kind(args[0].value, scope, seen, ITER)
+            return _NONE if not args else None
+        if isinstance(func, cst.Attribute) and func.attr.value == "values" and not args:
+            return self._element_kind(func.value, scope, seen, INDEX)
+        return None
+
+    def _own_attribute(self, expr: cst.Attribute, scope: ScopeInfo) -> bool:
+        """Is ``self.attr`` bound or defined by the module's own class (not Keras's)?"""
+        cls = self._self_class(expr, scope)
+        if cls is None:
+            return False
+        objects = self.graphs.objects
+        name = expr.attr.value
+        return any(name in c.defs for c in objects.mro(cls)) or bool(objects.attribute_bindings(cls, name))
+
+    def _value_kind(self, value: Any, scope: ScopeInfo, seen: Set, elements: Optional[str]) -> Optional[str]:
+        """The kind of one binding (an expression or a binding marker); ``_NONE`` for ``None``.
+        ``elements``: the kind of its elements instead (``INDEX`` or ``ITER``)."""
         if isinstance(value, cst.BaseExpression):
             if isinstance(value, cst.Name) and value.value == "None":
                 return _NONE
             if elements:
-                return self._element_kind(value, scope, seen)
+                return self._element_kind(value, scope, seen, elements)
             return self._object_kind(value, scope, seen)
-        if elements:
-            return None
         marker = value[0]
+        if elements:
+            if marker == AUGMENTED and isinstance(value[1], cst.AugAssign) \
+                    and isinstance(value[1].operator, cst.AddAssign) \
+                    and isinstance(value[1].value, (cst.List, cst.Tuple, cst.ListComp)):
+                return _NONE  # `ms += [m]`: its elements count as what the scope adds (container_additions)
+            return None
         if marker == PARAM:
             return self._param_kind(value[1], value[2], scope)
         if marker == OPAQUE and isinstance(value[1], cst.WithItem):
@@ -556,10 +617,21 @@ class TensorInference:
                 return kind if kind == TAPE else None
             return None
         if marker == ITERATED and isinstance(value[1], cst.BaseExpression):
-            return self._element_kind(value[1], scope, seen)  # for layer in self.blocks
+            return self._element_kind(value[1], scope, seen, ITER)  # for layer in self.blocks
         return None
 
-    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, elements: bool = False) -> Optional[str]:
+    def _added_kind(self, how: str, value: Any, scope: ScopeInfo, seen: Set) -> Optional[str]:
+        """The kind of what ``append(v)``/``d[k] = v`` (``ADD``) or
+        ``extend(xs)``/``+= [...]`` (``EXTEND``) puts into a container."""
+        if not isinstance(value, cst.BaseExpression):
+            return None
+        if how == ADD:
+            return self._object_kind(value, scope, seen)
+        return self._element_kind(value, scope, seen, INDEX if isinstance(value, (cst.Dict, cst.DictComp)) else ITER)
+
+    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, elements: Optional[str] = None) -> Optional[str]:
+        """The kind every binding of ``name`` gives it (``elements``: of its
+        elements, with what the binding scope appends or stores into it)."""
         if (_COMPREHENSION, name) in seen:
             return None
         found = self._bindings(name, scope)
@@ -571,7 +643,11 @@ class TensorInference:
             return None
         seen.add(key)
         try:
-            return _common(self._value_kind(value, current, seen, elements) for value in values)
+            kinds = [self._value_kind(value, current, seen, elements) for value in values]
+            if elements:
+                kinds += [self._added_kind(how, value, current, seen)
+                          for how, value, _node in self.graphs.objects.container_additions(current, name)]
+            return _common(kinds)
         finally:
             seen.discard(key)
 
@@ -619,10 +695,8 @@ class TensorInference:
         self._class_kinds[key] = kind
         return kind
 
-    def _attribute_kind(self, expr: cst.Attribute, scope: ScopeInfo, seen: Set,
-                        elements: bool = False) -> Optional[str]:
-        """``self.dense``: the kind every assignment of ``self.dense`` in the class
-        (and its same-module bases) gives it; ``None`` assignments aside."""
+    def _self_class(self, expr: cst.Attribute, scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """The class whose method's ``self`` ``expr.value`` is, if it is one."""
         if not isinstance(expr.value, cst.Name):
             return None
         found = self._bindings(expr.value.value, scope)
@@ -632,21 +706,50 @@ class TensorInference:
         if len(values) != 1 or isinstance(values[0], cst.BaseExpression) or values[0][0] != PARAM \
                 or values[0][2] != 0:
             return None
-        cls = method.enclosing_class
+        return method.enclosing_class
+
+    def _attribute_kind(self, expr: cst.Attribute, scope: ScopeInfo, seen: Set,
+                        elements: Optional[str] = None) -> Optional[str]:
+        """``self.dense``: the kind every binding of ``self.dense`` in the class
+        (and its same-module bases) gives it; ``None`` bindings aside. A method
+        or property of that name, ``self.dense += ...`` or a binding that cannot
+        be read (``self.a, self.b = ...``) give no kind. ``elements``: the kind
+        of its elements, from the bindings and what the class appends or stores
+        into it (``self.trackers.append(m)``, ``self.models[k] = m``), or the
+        list displays a property of that name returns."""
+        cls = self._self_class(expr, scope)
         if cls is None:
             return None
-        assigned = self._instance_attributes(cls).get(expr.attr.value)
-        if not assigned:
-            return None
-        key = (_OBJECT, "self." + expr.attr.value, id(cls), elements)
+        objects = self.graphs.objects
+        name = expr.attr.value
+        method = next((c.defs[name] for c in objects.mro(cls) if name in c.defs), None)
+        key = (_OBJECT, "self." + name, id(cls), elements)
         if key in seen:
+            return None
+        if method is not None:
+            if not elements or not _is_property(method):
+                return None
+            seen.add(key)
+            try:
+                returned = _returned_values(method)
+                return _common(self._element_kind(v, method, seen, elements) for v in returned) if returned else None
+            finally:
+                seen.discard(key)
+        found = objects.attribute_bindings(cls, name)
+        if not found:
             return None
         seen.add(key)
         try:
-            return _common(
-                None if value is _UNKNOWN else self._value_kind(value, where, seen, elements)
-                for value, where in assigned
-            )
+            kinds = []
+            for binding in found:
+                if binding.how == BIND:
+                    kinds.append(self._value_kind(binding.value, binding.method, seen, elements)
+                                 if binding.readable else None)
+                elif binding.how == AUGMENT:
+                    kinds.append(None)
+                elif elements:
+                    kinds.append(self._added_kind(binding.how, binding.value, binding.method, seen))
+            return _common(kinds)
         finally:
             seen.discard(key)
 
@@ -658,50 +761,17 @@ class TensorInference:
         found = assigned(name, scope)
         return (found.scope, found.values) if found is not None else None
 
-    def _instance_attributes(self, cls: ScopeInfo, _depth: int = 0) -> Dict[str, List[Any]]:
-        """attribute -> [(value, scope)] for every ``self.attribute = value`` in the
-        methods of ``cls`` and its same-module bases, and class-level assignments;
-        a method or property of that name, or a binding that cannot be read
-        (``self.a, self.b = ...``, ``self.a += 1``) is ``_UNKNOWN``."""
-        cached = self._attributes.get(id(cls))
-        if cached is not None:
-            return cached
-        found: Dict[str, List[Any]] = {}
-        self._attributes[id(cls)] = found  # a cycle of bases adds nothing
-        for name, values in cls.assigned.items():
-            found.setdefault(name, []).extend((value, cls) for value in values)
-        for name, method in cls.defs.items():
-            found.setdefault(name, []).append((_UNKNOWN, cls))
-            node = method.node
-            params = node.params.params if isinstance(node, cst.FunctionDef) else ()
-            if not params or not isinstance(node.body, cst.IndentedBlock):
-                continue
-            self_name = params[0].name.value
-            for inner in walk(node.body, skip=SCOPE_TYPES):
-                if isinstance(inner, cst.Assign):
-                    for target in inner.targets:
-                        _record_attribute(found, target.target, inner.value, self_name, method)
-                elif isinstance(inner, cst.AnnAssign) and inner.value is not None:
-                    _record_attribute(found, inner.target, inner.value, self_name, method)
-                elif isinstance(inner, cst.AugAssign):
-                    _record_attribute(found, inner.target, _UNKNOWN, self_name, method)
-        if isinstance(cls.node, cst.ClassDef) and _depth < 20:
-            for base in cls.node.bases:
-                if isinstance(base.value, cst.Name):
-                    local = (cls.parent or cls).lookup_class(base.value.value)
-                    if local is not None and local is not cls:
-                        for name, values in self._instance_attributes(local, _depth + 1).items():
-                            found.setdefault(name, []).extend(values)
-        return found
-
 
 # Markers kept in the `seen` set of one inference.
 _FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
 _COMPREHENSION = "comprehension"  # (marker, name): a comprehension variable, not the function's binding
 _SEQUENCE = "sequence"
 _OBJECT = "object"
-_NONE = "none"  # a binding to None, which does not decide an object's kind
-_UNKNOWN = object()
+_NONE = "none"  # a binding to None (or an empty container), which does not decide an object's kind
+# Lists a Keras model or layer holds, and the kind of their elements.
+_KERAS_LISTS = {"layers": KERAS, "metrics": METRIC}
+# Builtins that make a container from an iterable's elements.
+_COPYING_BUILTINS = frozenset({"list", "tuple", "sorted", "reversed", "set", "frozenset", "dict"})
 
 
 def _common(kinds) -> Optional[str]:
@@ -718,16 +788,26 @@ def _common(kinds) -> Optional[str]:
     return result
 
 
-def _record_attribute(found: Dict[str, List[Any]], target: cst.BaseExpression, value: Any, self_name: str,
-                      method: ScopeInfo) -> None:
-    if isinstance(target, cst.Attribute):
-        if isinstance(target.value, cst.Name) and target.value.value == self_name:
-            found.setdefault(target.attr.value, []).append((value, method))
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            _record_attribute(found, element.value, _UNKNOWN, self_name, method)
-    elif isinstance(target, cst.StarredElement):
-        _record_attribute(found, target.value, _UNKNOWN, self_name, method)
+def _is_property(method: ScopeInfo) -> bool:
+    node = method.node
+    return isinstance(node, cst.FunctionDef) and any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "property" for d in node.decorators)
+
+
+def _returned_values(method: ScopeInfo) -> List[cst.BaseExpression]:
+    """What every ``return`` of a method returns (empty: one returns nothing)."""
+    node = method.node
+    if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
+        return []
+    found = []
+    for inner in walk(node.body, skip=SCOPE_TYPES):
+        if isinstance(inner, (cst.Yield, cst.Await)):
+            return []
+        if isinstance(inner, cst.Return):
+            if inner.value is None:
+                return []
+            found.append(inner.value)
+    return found
 
 
 def _call_kind(method: ScopeInfo) -> Optional[str]:
