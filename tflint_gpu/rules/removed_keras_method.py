@@ -394,6 +394,157 @@ class RemovedKerasMethod(Rule):
                 (8, 7, "Keras 3 models have no `fit_generator()`")],
             note="no exact rewrite: stateful layers, training=, a changed signature; positional steps/epochs",
         ),
+        flagged(
+            """
+            import keras
+
+            class Trainer:
+                def __init__(self):
+                    self.trackers = [keras.metrics.Mean(name="loss"), keras.metrics.Mean(name="acc")]
+                    self.metrics_dict = {}
+                    self.metrics_dict["loss"] = keras.metrics.Mean()
+
+                def epoch(self, values):
+                    for t in self.trackers:
+                        t.update_state(values)
+                    for t in self.trackers:
+                        t.reset_states()
+                    for name in ["loss"]:
+                        self.metrics_dict[name].reset_states()
+                    return [t.result() for t in self.trackers]
+
+            loss_tracker = keras.metrics.Mean()
+            metrics = [keras.metrics.Sum()]
+            for m in [loss_tracker] + metrics:
+                m.reset_states()
+            """,
+            fixed="""
+            import keras
+
+            class Trainer:
+                def __init__(self):
+                    self.trackers = [keras.metrics.Mean(name="loss"), keras.metrics.Mean(name="acc")]
+                    self.metrics_dict = {}
+                    self.metrics_dict["loss"] = keras.metrics.Mean()
+
+                def epoch(self, values):
+                    for t in self.trackers:
+                        t.update_state(values)
+                    for t in self.trackers:
+                        t.reset_state()
+                    for name in ["loss"]:
+                        self.metrics_dict[name].reset_state()
+                    return [t.result() for t in self.trackers]
+
+            loss_tracker = keras.metrics.Mean()
+            metrics = [keras.metrics.Sum()]
+            for m in [loss_tracker] + metrics:
+                m.reset_state()
+            """,
+            at=[(13, 15, "Keras 3 metrics have no `reset_states()`"),
+                (15, 37, "Keras 3 metrics have no `reset_states()`"),
+                (21, 7, "Keras 3 metrics have no `reset_states()`")],
+            run="""
+            import numpy as np
+            out = np.array(Trainer().epoch([1.0, 2.0]))
+            """,
+            effect=FIXES_ERROR,
+            note="metrics held in containers: a list built in __init__ and iterated, a dict filled by key and "
+                 "indexed by a variable, a list display + a list (AttributeError under Keras 3: measured)",
+        ),
+        flagged(
+            """
+            import keras
+
+            class GAN(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.d_loss = keras.metrics.Mean(name="d_loss")
+                    self.trackers = []
+                    self.trackers.append(keras.metrics.Mean(name="g_loss"))
+
+                @property
+                def metrics(self):
+                    return [self.d_loss] + self.trackers
+
+                def reset(self):
+                    for metric in self.metrics:
+                        metric.reset_states()
+
+            class Plain(keras.Model):
+                def reset(self):
+                    for metric in self.metrics:
+                        metric.reset_states()
+            """,
+            fixed="""
+            import keras
+
+            class GAN(keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.d_loss = keras.metrics.Mean(name="d_loss")
+                    self.trackers = []
+                    self.trackers.append(keras.metrics.Mean(name="g_loss"))
+
+                @property
+                def metrics(self):
+                    return [self.d_loss] + self.trackers
+
+                def reset(self):
+                    for metric in self.metrics:
+                        metric.reset_state()
+
+            class Plain(keras.Model):
+                def reset(self):
+                    for metric in self.metrics:
+                        metric.reset_state()
+            """,
+            at=[(16, 20, "Keras 3 metrics have no `reset_states()`"),
+                (21, 20, "Keras 3 metrics have no `reset_states()`")],
+            run="""
+            import numpy as np
+            GAN().reset()
+            inp = keras.Input((2,))
+            plain = Plain(inp, keras.layers.Dense(1)(inp))
+            plain.compile("sgd", "mse", metrics=["mae"])
+            plain.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0)
+            plain.reset()
+            done = np.array([1.0])
+            """,
+            effect=FIXES_ERROR,
+            note="a metrics property returning a list display plus a list filled by append; a Keras model's own "
+                 "`metrics` (Mean and CompileMetrics under Keras 3: neither has reset_states)",
+        ),
+        clean(
+            """
+            import keras
+            import tf_keras
+
+            class Trainer:
+                def __init__(self):
+                    self.trackers = [keras.metrics.Mean(name="loss"), keras.metrics.Mean(name="acc")]
+                    self.names = {"loss": "l"}
+                    self.blocks = [keras.layers.LSTM(4, stateful=True) for _ in range(2)]
+
+                def epoch(self):
+                    for t in self.trackers:
+                        t.reset_state()
+                    for name in self.names:
+                        name.reset_states()
+                    for block in self.blocks:
+                        block.reset_states()
+
+            legacy = [tf_keras.metrics.Mean(), tf_keras.metrics.Sum()]
+            for m in legacy:
+                m.reset_states()
+            both = [keras.metrics.Mean(), keras.layers.Dense(2)]
+            for b in both:
+                b.reset_states()
+            """,
+            note="Keras 3 metrics in a list calling reset_state(); iterating a dict gives its keys; stateful "
+                 "layers in a list keep reset_states; a file using both Keras: tf_keras metrics keep "
+                 "reset_states; a list mixing a metric and a layer",
+        ),
         clean(
             """
             import tf_keras
