@@ -132,7 +132,7 @@ def _check(args: argparse.Namespace) -> int:
         errors.extend(f"{path}: no such file or directory" for path in missing)
         results = run.run_files(files, settings.rules_for, mode, unsafe=settings.unsafe_fixes,
                                 jobs=max(1, args.jobs), cache_dir=None if args.no_cache else settings.cache_dir,
-                                cache_key=settings.fingerprint())
+                                cache_key=settings.fingerprint(), project_root=settings.project_root(paths))
         # As in Ruff: a warning, exit 0, and no "All checks passed!" (nothing was checked).
         no_files = not files and not missing
         if no_files and not args.quiet:
@@ -174,8 +174,12 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
 
     data = sys.stdin.buffer.read()
     name = args.stdin_filename or "-"
+    project, store = _stdin_project(args, settings)
     if is_notebook(name):
-        result, new = run.process_notebook_data(data, name, settings.rules_for(name), mode, settings.unsafe_fixes)
+        result, new = run.process_notebook_data(data, name, settings.rules_for(name), mode, settings.unsafe_fixes,
+                                                project)
+        if store is not None:
+            store.save()
         if mode == run.FIX:  # the fixed notebook (or the input, unchanged) goes to stdout
             sys.stdout.buffer.write(new if new is not None and not result.error else data)
         result.output = None
@@ -186,10 +190,27 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
         if mode == run.FIX:  # the fixed code goes to stdout: pass the input through unchanged
             sys.stdout.buffer.write(data)
         return run.FileResult(name, error=f"{name}: cannot read: {error}")
-    result = run.process_text(source, name, settings.rules_for(name), mode, settings.unsafe_fixes)
+    result = run.process_text(source, name, settings.rules_for(name), mode, settings.unsafe_fixes, project)
+    if store is not None:
+        store.save()
     if mode == run.FIX:
         sys.stdout.write(result.output if result.output is not None else source)
     return result
+
+
+def _stdin_project(args: argparse.Namespace, settings: config.Settings):
+    """The view of its project for the text read from stdin, named by ``--stdin-filename``
+    (None without a name), and the summary cache it reads."""
+    from tflint_gpu.engine.cache import ProjectCache
+    from tflint_gpu.semantic.project import ProjectFile, ProjectIndex
+
+    if not args.stdin_filename:
+        return None, None
+    root = settings.project_root([args.stdin_filename])
+    if root is None:
+        return None, None
+    store = ProjectCache(None if args.no_cache else settings.cache_dir)
+    return ProjectFile(ProjectIndex(root, loader=store.load), os.path.abspath(args.stdin_filename)), store
 
 
 def _print_errors(errors: List[str]) -> None:

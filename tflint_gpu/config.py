@@ -125,6 +125,14 @@ class Settings:
     def fingerprint(self) -> str:
         return repr((sorted(self.codes), self.per_file_ignores))
 
+    def project_root(self, paths: Sequence[str]) -> Optional[str]:
+        """Where the project's modules are named from (the project index): the
+        configuration's folder, else the common folder of ``paths`` raised out of
+        any package it is in (``semantic.project.project_root``)."""
+        from tflint_gpu.semantic.project import project_root
+
+        return project_root(paths, str(self.root) if self.config_file is not None else None)
+
 
 def _relative(path: str, root: Path) -> str:
     try:

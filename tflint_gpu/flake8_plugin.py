@@ -5,7 +5,9 @@ reports every finding of the rules enabled by default (or by the
 ``[tool.tflint-gpu]`` selection of the nearest pyproject.toml); a file with a
 ``# tflint-gpu: noqa`` line has none. An invalid configuration stops flake8
 with the message, as the command line does. flake8 adds 1 to the column it is
-given, so columns are 0-based here.
+given, so columns are 0-based here. The project index of the file's project
+(the configuration's folder, else the file's folder raised out of its
+packages) is built on first use and kept for the other files of that project.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import tflint_gpu
 from tflint_gpu import config
 from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
 from tflint_gpu.rules.base import Rule
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex
 
 try:  # flake8 shows its ExecutionError as "There was a critical error ..."
     from flake8.exceptions import ExecutionError as _Flake8Error
@@ -36,6 +39,19 @@ def _settings_for(directory: str) -> config.Settings:
         raise ConfigurationError(f"tflint-gpu: {error}") from None
 
 
+@functools.lru_cache(maxsize=16)
+def _index_for(root: str) -> ProjectIndex:
+    """The project index under ``root``: modules are summarised as imports reach them."""
+    return ProjectIndex(root)
+
+
+def _project_for(filename: str, settings: config.Settings) -> "ProjectFile | None":
+    if filename in ("-", "stdin"):
+        return None
+    root = settings.project_root([filename])
+    return ProjectFile(_index_for(root), str(Path(filename).resolve())) if root is not None else None
+
+
 class Flake8Plugin:
     name = "tflint-gpu"
     version = tflint_gpu.__version__
@@ -44,17 +60,22 @@ class Flake8Plugin:
         self.filename = filename
         self.lines = lines
 
-    def _rules(self) -> Tuple[Type[Rule], ...]:
+    def _settings(self) -> config.Settings:
         directory = Path(self.filename).resolve().parent if self.filename not in ("-", "stdin") else Path.cwd()
-        return _settings_for(str(directory)).rules_for(self.filename)
+        return _settings_for(str(directory))
+
+    def _rules(self) -> Tuple[Type[Rule], ...]:
+        return self._settings().rules_for(self.filename)
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
-        rules = self._rules()  # before anything else: a configuration error is never skipped
+        settings = self._settings()  # before anything else: a configuration error is never skipped
+        rules = settings.rules_for(self.filename)
         source = "".join(self.lines)
         if file_noqa(source):
             return
         try:
-            findings = lint_source(source, self.filename, rules, noqa=False).findings
+            findings = lint_source(source, self.filename, rules, noqa=False,
+                                   project=_project_for(self.filename, settings)).findings
         except ParseError:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:

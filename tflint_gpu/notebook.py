@@ -695,8 +695,10 @@ class Outcome:
     diff: str = ""
 
 
-def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe: bool, want_diff: bool) -> Outcome:
-    """Lint (``fix=False``) or fix a notebook given as bytes."""
+def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe: bool, want_diff: bool,
+            project=None) -> Outcome:
+    """Lint (``fix=False``) or fix a notebook given as bytes. ``project``: its view of
+    the project index (``semantic.project.ProjectFile``): the modules beside it that it imports."""
     try:
         notebook = load(raw)
     except NotebookError as error:
@@ -704,19 +706,19 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     if not notebook.python or not notebook.cells:
         return Outcome()
     if not fix:
-        result, joined, error = _parse_guarded(notebook, path, lambda j: lint_source(j.text, path, rules))
+        result, joined, error = _parse_guarded(notebook, path, lambda j: lint_source(j.text, path, rules, project=project))
         return Outcome(map_findings(result.findings, notebook, joined), error=error)
-    outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe))
+    outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
     if error is not None or outcome.refused or outcome.source == joined.text:
         if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
-            findings = lint_source(joined.text, path, rules).findings
+            findings = lint_source(joined.text, path, rules, project=project).findings
         else:
             findings = outcome.findings
         refused = f"{path}: a fix produced code that does not parse; notebook left unchanged (please report)"
         return Outcome(map_findings(findings, notebook, joined), error=error or (refused if outcome.refused else None))
     sources = split(joined, outcome.source)
     if sources is None:
-        findings = lint_source(joined.text, path, rules).findings
+        findings = lint_source(joined.text, path, rules, project=project).findings
         return Outcome(map_findings(findings, notebook, joined),
                        error=f"{path}: a fix would span notebook cells or touch IPython syntax; notebook left "
                              f"unchanged")
@@ -724,10 +726,10 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     try:
         text = rewrite(notebook, changed)
     except NotebookError as error:
-        return Outcome(map_findings(lint_source(joined.text, path, rules).findings, notebook, joined),
+        return Outcome(map_findings(lint_source(joined.text, path, rules, project=project).findings, notebook, joined),
                        error=f"{path}: {error}")
     new = load(notebook.encode(text))
-    result, new_joined, _ = _parse_guarded(new, path, lambda j: lint_source(j.text, path, rules))
+    result, new_joined, _ = _parse_guarded(new, path, lambda j: lint_source(j.text, path, rules, project=project))
     diff = ""
     if want_diff:
         diff = "".join(cell_diff(path, notebook.cells[p].number, notebook.cells[p].source, s)

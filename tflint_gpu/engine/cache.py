@@ -5,6 +5,12 @@ only (JSON, never pickle) and is checked field by field: anything unexpected
 (another layout, a wrong type, a value out of range) is a cache miss, never
 an error and never code that runs. A new cache folder gets a ``.gitignore``
 (``*``) and a ``CACHEDIR.TAG``, as Ruff's does.
+
+A file's entry also holds what its findings read from the project index (the
+modules its imports led to, each with the digest of its summary: ``deps``); it
+is reused only while those modules stand as they stood, so editing
+``utils.py`` invalidates the findings of ``train.py`` that imports it. The
+index's summaries are cached beside it (``ProjectCache``), by content hash.
 """
 from __future__ import annotations
 
@@ -14,13 +20,14 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import tflint_gpu
 from tflint_gpu.findings import Edit, Finding, FixInfo, Safety
 from tflint_gpu.notebook import CellEdit, NotebookFinding, is_notebook
+from tflint_gpu.semantic.project import Summary, compile_tree, content_digest, summarize
 
-FORMAT = 1
+FORMAT = 2
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tflint-gpu.\n"
 
 
@@ -113,12 +120,12 @@ Stamp = Tuple[Any, ...]
 
 
 class Cache:
-    """path -> (stamp, findings), for one ``key`` (what decides the results
+    """path -> (stamp, findings, deps), for one ``key`` (what decides the results
     besides the file: the selection, per-file ignores) and linter version."""
 
     def __init__(self, directory: Optional[Path], key: str) -> None:
         self.path: Optional[Path] = None
-        self.entries: Dict[str, Tuple[Stamp, List[Finding]]] = {}
+        self.entries: Dict[str, Tuple[Stamp, List[Finding], str]] = {}
         self.dirty = False
         if directory is None:
             return
@@ -131,19 +138,20 @@ class Cache:
             self.entries = {}
 
     @staticmethod
-    def _load(raw: bytes) -> Dict[str, Tuple[Stamp, List[Finding]]]:
+    def _load(raw: bytes) -> Dict[str, Tuple[Stamp, List[Finding], str]]:
         data = _check(json.loads(raw), dict, "cache")
         if data.get("format") != FORMAT or set(data) != {"format", "entries"}:
             raise Invalid("cache")
         entries = {}
         for path, entry in _check(data["entries"], dict, "entries").items():
             _check(entry, dict, "entry")
-            if set(entry) != {"stamp", "findings"}:
+            if set(entry) != {"stamp", "findings", "deps"}:
                 raise Invalid("entry")
             stamp = tuple(_check(entry["stamp"], list, "stamp"))
             if not all(isinstance(v, (int, str)) and not isinstance(v, bool) for v in stamp):
                 raise Invalid("stamp")
-            entries[path] = (stamp, [finding_from_json(f) for f in _check(entry["findings"], list, "findings")])
+            entries[path] = (stamp, [finding_from_json(f) for f in _check(entry["findings"], list, "findings")],
+                             _check(entry["deps"], str, "deps"))
         return entries
 
     @staticmethod
@@ -160,43 +168,135 @@ class Cache:
             return None
         return (stat.st_size, stat.st_mtime_ns)
 
-    def get(self, path: str) -> Optional[List[Finding]]:
+    def get(self, path: str, valid: Optional[Callable[[str], bool]] = None) -> Optional[List[Finding]]:
+        """The findings cached for ``path`` if it is unchanged and ``valid(deps)``
+        (the project modules they read are unchanged)."""
         entry = self.entries.get(os.path.abspath(path))
-        if entry is not None and entry[0] == self.stamp(path):
+        if entry is not None and entry[0] == self.stamp(path) and (valid is None or valid(entry[2])):
             return [_with_path(f, path) for f in entry[1]]
         return None
 
-    def put(self, path: str, findings: List[Finding]) -> None:
+    def put(self, path: str, findings: List[Finding], deps: str = "") -> None:
         stamp = self.stamp(path)
         if stamp is not None:
-            self.entries[os.path.abspath(path)] = (stamp, findings)
+            self.entries[os.path.abspath(path)] = (stamp, findings, deps)
             self.dirty = True
 
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
         data = {"format": FORMAT,
-                "entries": {path: {"stamp": list(stamp), "findings": [finding_to_json(f) for f in findings]}
-                            for path, (stamp, findings) in self.entries.items()}}
-        folder = self.path.parent
+                "entries": {path: {"stamp": list(stamp), "findings": [finding_to_json(f) for f in findings],
+                                   "deps": deps}
+                            for path, (stamp, findings, deps) in self.entries.items()}}
+        _write_json(self.path, data)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    """Write ``data`` to ``path`` in one step (a cache folder gets its marker files)."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in ((".gitignore", "# Created by tflint-gpu\n*\n"), ("CACHEDIR.TAG", _TAG)):
+            if not (folder / name).exists():
+                (folder / name).write_text(text)
+        handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            for name, text in ((".gitignore", "# Created by tflint-gpu\n*\n"), ("CACHEDIR.TAG", _TAG)):
-                if not (folder / name).exists():
-                    (folder / name).write_text(text)
-            handle, temporary = tempfile.mkstemp(prefix=self.path.name + ".", suffix=".tmp", dir=folder)
-            try:
-                with os.fdopen(handle, "w", encoding="utf-8") as out:
-                    json.dump(data, out, separators=(",", ":"))
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
-        except OSError:
-            pass  # a cache that cannot be written is no cache
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError:
+        pass  # a cache that cannot be written is no cache
 
 
 def _with_path(finding: Finding, path: str) -> Finding:
     if finding.path == path:
         return finding
     return dataclasses.replace(finding, path=path)  # keeps the class (a notebook finding stays one)
+
+
+class ProjectCache:
+    """The project index's summaries, by content hash (``digest -> summary``), and
+    ``path -> (stamp, digest)`` to skip reading a file that has not changed. JSON,
+    checked field by field like the findings cache; a summary depends on the text
+    only, so a file moved or copied keeps its summary."""
+
+    def __init__(self, directory: Optional[Path]) -> None:
+        self.path: Optional[Path] = None
+        self.summaries: Dict[str, Summary] = {}
+        self.files: Dict[str, Tuple[Stamp, str]] = {}
+        self.dirty = False
+        if directory is None:
+            return
+        digest = hashlib.sha256(f"{code_version()}|project".encode()).hexdigest()[:20]
+        self.path = directory / "project" / f"{digest}.json"
+        try:
+            with open(self.path, "rb") as handle:
+                self._load(handle.read())
+        except (OSError, ValueError, Invalid, RecursionError):
+            self.summaries, self.files = {}, {}
+
+    def _load(self, raw: bytes) -> None:
+        data = _check(json.loads(raw), dict, "cache")
+        if data.get("format") != FORMAT or set(data) != {"format", "summaries", "files"}:
+            raise Invalid("cache")
+        summaries = {_check(k, str, "digest"): Summary.from_json(v)
+                     for k, v in _check(data["summaries"], dict, "summaries").items()}
+        files = {}
+        for path, entry in _check(data["files"], dict, "files").items():
+            _check(entry, list, "file")
+            if len(entry) != 2 or _check(entry[1], str, "file") not in summaries:
+                raise Invalid("file")
+            stamp = tuple(_check(entry[0], list, "stamp"))
+            if not all(isinstance(v, int) and not isinstance(v, bool) for v in stamp):
+                raise Invalid("stamp")
+            files[path] = (stamp, entry[1])
+        self.summaries, self.files = summaries, files
+
+    def known(self, path: str) -> Optional[Summary]:
+        """The summary of ``path`` when it has not changed since it was summarised."""
+        entry = self.files.get(os.path.abspath(path))
+        if entry is not None and entry[0] == Cache.stamp(path):
+            return self.summaries.get(entry[1])
+        return None
+
+    def add(self, path: str, digest: str, summary: Summary) -> None:
+        """Record ``summary`` of ``path``, whose bytes have ``digest`` (``content_digest``)."""
+        stamp = Cache.stamp(path)
+        if stamp is None:
+            return
+        self.summaries[digest] = summary
+        self.files[os.path.abspath(path)] = (stamp, digest)
+        self.dirty = True
+
+    def load(self, path: str) -> Optional[Summary]:
+        """The summary of ``path``: cached (unchanged file, or same content), else read and compiled."""
+        found = self.known(path)
+        if found is not None:
+            return found
+        try:
+            from tflint_gpu.files import decode
+
+            with open(path, "rb") as handle:
+                data = handle.read(8 * 1024 * 1024 + 1)
+            if len(data) > 8 * 1024 * 1024:
+                return None
+            digest = content_digest(data)
+            summary = self.summaries.get(digest)
+            if summary is None:
+                summary = summarize(compile_tree(decode(data).text, path))
+        except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        self.add(path, digest, summary)
+        return summary
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        used = {digest for _, digest in self.files.values()}
+        _write_json(self.path, {"format": FORMAT,
+                                "summaries": {d: s.to_json() for d, s in self.summaries.items() if d in used},
+                                "files": {p: [list(stamp), d] for p, (stamp, d) in self.files.items()}})

@@ -76,10 +76,12 @@ def apply_edits(source: str, edits: Sequence[Edit]) -> str:
     return source
 
 
-def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bool = False) -> FixOutcome:
-    """Apply every applicable fix until nothing changes; return the final text."""
+def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bool = False,
+               project=None) -> FixOutcome:
+    """Apply every applicable fix until nothing changes; return the final text.
+    ``project``: the file's view of the project index (``lint_source``)."""
     outcome = FixOutcome(source)
-    result = lint_source(source, path, rules)
+    result = lint_source(source, path, rules, project=project)
     for _ in range(MAX_ROUNDS):
         accepted = _choose(result, unsafe)
         if not accepted or result.module is None:
@@ -94,7 +96,7 @@ def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bo
             outcome.converged = True
             break
         try:
-            new_result = lint_source(new_source, path, rules)  # parses the output: a refused round raises
+            new_result = lint_source(new_source, path, rules, project=project)  # parses the output: a refused round raises
         except ParseError:
             outcome.refused = True
             break

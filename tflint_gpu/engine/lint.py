@@ -75,11 +75,15 @@ def mentions_framework(source: str) -> bool:
     return any(text in source for text in FRAMEWORK_TEXT)
 
 
-def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False) -> List[RuleClass]:
+def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False,
+              imports_project: bool = False) -> List[RuleClass]:
     """The rules that could fire on this text (none if it uses no TF/Keras, unless
-    ``admitted``: its project imports reach them)."""
+    ``admitted``: its project imports reach them). ``imports_project``: names come
+    from the project's modules, so no rule's text (``numpy``...) need be in the file."""
     if not admitted and not mentions_framework(source):
         return []
+    if imports_project:
+        return list(rules)
     return [rule for rule in rules if all(any(text in source for text in group) for group in rule.needs)]
 
 
@@ -228,16 +232,15 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     project index (None: the file is read alone).
     """
     checked = False
-    admitted = False
+    admitted = imports_project = False
     file_noqa_line = noqa and _FILE_NOQA.search(source) is not None
-    if prefilter_text and project is not None and not file_noqa_line and not mentions_framework(source) \
-            and prefilter(source, rules, admitted=True):
-        # TensorFlow may come through the project's modules: CPython's tree (its syntax
-        # verdict, which every file gets anyway) says what the file imports.
+    if prefilter_text and project is not None and not file_noqa_line and rules:
+        # TensorFlow (and any name) may come through the project's modules: CPython's tree
+        # (its syntax verdict, which every file gets anyway) says what the file imports.
         tree = on_large_stack(check_syntax, source, path)
         checked = True
-        admitted = project.reaches_framework(summarize(tree))
-    active = prefilter(source, rules, admitted) if prefilter_text else list(rules)
+        imports_project, admitted = project.imports(summarize(tree))
+    active = prefilter(source, rules, admitted, imports_project) if prefilter_text else list(rules)
     if not active or file_noqa_line:
         # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).
         if not checked:

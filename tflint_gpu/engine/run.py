@@ -10,6 +10,13 @@ other files are finished. Results of unchanged files come from the cache
 ``tflint_gpu.notebook`` (its code cells joined into one source). The runner
 takes plain arguments (paths, rule classes, mode, flags); turning settings
 into them is the command line's business.
+
+With a project root, the project index (``semantic.project``) is built first:
+a summary of every Python file checked, from CPython's ``ast``, in parallel,
+cached by content hash beside the results (``engine.cache.ProjectCache``);
+other modules of the project are summarised as imports reach them. Every
+worker reads the same index; a cached result is reused only while the
+project modules it read are unchanged.
 """
 from __future__ import annotations
 
@@ -24,13 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
-from tflint_gpu.engine.cache import Cache
+from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, compile_tree, content_digest, \
+    dependencies_valid, summarize
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.
@@ -50,6 +59,18 @@ class FileResult:
     output: Optional[str] = None  # the fixed text (stdin mode)
     new_data: Optional[bytes] = None  # --fix: the bytes to write
     read_digest: str = ""  # --fix: of the bytes the fix was made from
+    deps: str = ""  # what the findings read from the project index (ProjectFile.dependency_key)
+
+
+# The run's project index (None: each file is read alone). Set by ``run_files``; a worker gets it
+# from the pool's initializer.
+_INDEX: Optional[ProjectIndex] = None
+
+
+def project_file(path: str, index: Optional[ProjectIndex] = None) -> Optional[ProjectFile]:
+    """``path``'s view of ``index`` (default: the run's), if there is one."""
+    index = index if index is not None else _INDEX
+    return ProjectFile(index, path) if index is not None else None
 
 
 def failure(path: str, error: BaseException) -> str:
@@ -70,16 +91,21 @@ def failure(path: str, error: BaseException) -> str:
     return f"{path}: internal error: {type(error).__name__}: {text} (please report)"
 
 
-def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
+def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
+                 project: Optional[ProjectFile] = None) -> FileResult:
+    """Lint (or fix) one text; ``project``: its view of the project index."""
+    deps = ""
     try:
         if mode == CHECK:
-            return FileResult(path, lint_source(source, path, rules).findings)
-        outcome = fix_source(source, path, rules, unsafe=unsafe)
+            findings = lint_source(source, path, rules, project=project).findings
+            return FileResult(path, findings, deps=project.dependency_key() if project is not None else "")
+        outcome = fix_source(source, path, rules, unsafe=unsafe, project=project)
+        deps = project.dependency_key() if project is not None else ""
     except ParseError as error:
         return FileResult(path, error=str(error))
     except Exception as error:  # a bug of ours must not stop the other files
         return FileResult(path, error=failure(path, error))
-    result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes)
+    result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes, deps=deps)
     if outcome.refused:
         result.error = f"{path}: a fix produced code that does not parse; file left unchanged (please report)"
     if outcome.source != source:
@@ -111,16 +137,18 @@ def unified_diff(before: str, after: str, path: str) -> str:
 
 
 def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mode: str,
-                          unsafe: bool) -> Tuple[FileResult, Optional[bytes]]:
+                          unsafe: bool, project: Optional[ProjectFile] = None) -> Tuple[FileResult, Optional[bytes]]:
     """A notebook's result, and its new bytes when fixes changed it (``--fix``/``--diff``)."""
     try:
-        outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF)
+        outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF,
+                                   project=project)
     except ParseError as error:
         return FileResult(path, error=str(error)), None
     except Exception as error:  # a bug of ours must not stop the other files
         return FileResult(path, error=failure(path, error)), None
     result = FileResult(path, list(outcome.findings), error=outcome.error, fixed=outcome.fixed,
-                        fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text)
+                        fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text,
+                        deps=project.dependency_key() if project is not None else "")
     new = None
     if outcome.text is not None:
         new = outcome.text.encode("utf-8")
@@ -141,11 +169,12 @@ def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool)
         if len(data) > MAX_FILE_BYTES:
             return FileResult(path, error=f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
                                           f"not analysed")
+        project = project_file(path)
         if is_notebook(path):
-            result, new = process_notebook_data(data, path, rules, mode, unsafe)
+            result, new = process_notebook_data(data, path, rules, mode, unsafe, project)
         else:
             source = decode(data)
-            result = process_text(source.text, path, rules, mode, unsafe)
+            result = process_text(source.text, path, rules, mode, unsafe, project)
             new = encode(source, result.output) if result.output is not None else None
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         reason = getattr(error, "strerror", None) or str(error)
@@ -187,49 +216,119 @@ def _process_star(args: _Task) -> FileResult:
 
 def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
-              cache_key: str = "") -> List[FileResult]:
+              cache_key: str = "", project_root: Optional[str] = None) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
-    ``check`` results are cached (None: no cache), under ``cache_key``. With
-    ``--fix``, each file's fixes are written here as its result arrives."""
-    cache = Cache(cache_dir if mode == CHECK else None, cache_key)
-    results: Dict[str, FileResult] = {}
-    todo: List[_Task] = []
-    for path in paths:
-        cached = cache.get(path) if cache.path else None
-        if cached is not None:
-            results[path] = FileResult(path, cached)
-        else:
-            todo.append((path, tuple(rules_for(path)), mode, unsafe))
+    ``check`` results are cached (None: no cache), under ``cache_key``;
+    ``project_root``: where the project's modules are named from (None: each
+    file is read alone). With ``--fix``, each file's fixes are written here as
+    its result arrives."""
+    global _INDEX
+    store = ProjectCache(cache_dir) if project_root else None
+    index = build_index(project_root, paths, jobs, store) if project_root else None
+    cache = Cache(cache_dir if mode == CHECK else None, f"{cache_key}|{project_root or ''}")
+    valid = (lambda deps: dependencies_valid(index, deps)) if index is not None else (lambda deps: not deps)
+    previous, _INDEX = _INDEX, index
+    try:
+        results: Dict[str, FileResult] = {}
+        todo: List[_Task] = []
+        for path in paths:
+            cached = cache.get(path, valid) if cache.path else None
+            if cached is not None:
+                results[path] = FileResult(path, cached)
+            else:
+                todo.append((path, tuple(rules_for(path)), mode, unsafe))
 
-    def recheck(path: str) -> FileResult:
-        return process_file(path, tuple(rules_for(path)), CHECK, unsafe)
+        def recheck(path: str) -> FileResult:
+            return process_file(path, tuple(rules_for(path)), CHECK, unsafe)
 
-    for result in _map(todo, jobs):
-        result = write_result(result, recheck)
-        results[result.path] = result
-        if cache.path is not None and result.error is None:
-            cache.put(result.path, result.findings)
-    cache.save()
+        for result in _map(todo, jobs, index):
+            result = write_result(result, recheck)
+            results[result.path] = result
+            if cache.path is not None and result.error is None:
+                cache.put(result.path, result.findings, result.deps)
+        cache.save()
+        if store is not None:
+            store.save()
+    finally:
+        _INDEX = previous
     return [results[p] for p in paths]
+
+
+def _summarize_file(path: str) -> Tuple[str, Optional[str], Optional[Summary]]:
+    """(path, content digest, summary) of one Python file; no summary when it cannot be read or compiled."""
+    from tflint_gpu.engine.lint import on_large_stack
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            return path, None, None
+        text = decode(data).text
+        return path, content_digest(data), on_large_stack(lambda: summarize(compile_tree(text, path)))
+    except Exception:  # unreadable, not Python: the check reports it
+        return path, None, None
+
+
+def _summarize_batch(batch: List[str]) -> List[Tuple[str, Optional[str], Optional[Summary]]]:
+    return [_summarize_file(path) for path in batch]
+
+
+def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[ProjectCache] = None) -> ProjectIndex:
+    """The project index under ``root``: a summary of every Python file in ``paths``
+    (from ``store`` when unchanged, else compiled, in ``jobs`` processes when there
+    are many); other modules are summarised as imports reach them."""
+    import os
+
+    store = store if store is not None else ProjectCache(None)
+    summaries: Dict[str, Optional[Summary]] = {}
+    todo = []
+    for path in paths:
+        if is_notebook(path):
+            continue
+        full = os.path.abspath(path)
+        known = store.known(full)
+        if known is not None:
+            summaries[full] = known
+        else:
+            todo.append(full)
+    if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        chunk = max(1, min(32, len(todo) // (jobs * 4)))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            try:
+                done = [item for batch in pool.map(_summarize_batch, [todo[i:i + chunk]
+                                                                       for i in range(0, len(todo), chunk)])
+                        for item in batch]
+            except BrokenProcessPool:  # a file that kills the compiler's process: summarised where asked
+                done = []
+    else:
+        done = [_summarize_file(path) for path in todo]
+    for path, digest, summary in done:
+        summaries[path] = summary
+        if summary is not None and digest is not None:
+            store.add(path, digest, summary)
+    return ProjectIndex(root, summaries, loader=store.load)
 
 
 def _crashed(task: _Task, how: str) -> FileResult:
     return FileResult(task[0], error=f"{task[0]}: the analysis crashed ({how}); file skipped (please report)")
 
 
-def _map(todo: List[_Task], jobs: int) -> Iterable[FileResult]:
+def _map(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterable[FileResult]:
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         return (_process_star(item) for item in todo)
-    return _parallel(todo, jobs)
+    return _parallel(todo, jobs, index)
 
 
 _started = None  # in a worker: one flag a task, set as the task starts (shared memory)
 
 
-def _init_worker(flags) -> None:
-    global _started
+def _init_worker(flags, index: Optional[ProjectIndex] = None) -> None:
+    global _started, _INDEX
     _started = flags
+    _INDEX = index
 
 
 def _process_batch(batch: List[Tuple[int, _Task]]) -> List[Tuple[int, FileResult]]:
@@ -240,7 +339,7 @@ def _process_batch(batch: List[Tuple[int, _Task]]) -> List[Tuple[int, FileResult
     return out
 
 
-def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
+def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterator[FileResult]:
     """Results as they come from ``jobs`` worker processes. When a worker dies
     (a crash in native code), the tasks that had started and not finished when
     the pool broke are run again one by one, each alone in a new worker: the
@@ -253,7 +352,7 @@ def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
         chunk = max(1, min(16, len(pending) // (jobs * 4)))
         done: set = set()
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(started,)) as pool:
+                                 initargs=(started, index)) as pool:
             futures = [pool.submit(_process_batch, pending[i:i + chunk]) for i in range(0, len(pending), chunk)]
             broken = False
             for future in _as_done(futures):
@@ -272,7 +371,7 @@ def _parallel(todo: List[_Task], jobs: int) -> Iterator[FileResult]:
         if not suspects:  # the pool broke before any task started: take no chance
             suspects, pending = pending, []
         for _, task in suspects:
-            yield _alone(task, context)
+            yield _alone(task, context, index)
 
 
 def _as_done(futures):
@@ -282,9 +381,10 @@ def _as_done(futures):
         yield from finished
 
 
-def _alone(task: _Task, context) -> FileResult:
+def _alone(task: _Task, context, index: Optional[ProjectIndex] = None) -> FileResult:
     """``task`` run in a worker of its own: a crash costs this task only."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker,
+                             initargs=(None, index)) as pool:
         try:
             return pool.submit(_process_star, task).result()
         except BrokenProcessPool:

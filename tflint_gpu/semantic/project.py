@@ -530,7 +530,8 @@ class ProjectIndex:
         return list(dict.fromkeys(names))
 
     def class_bases(self, qualified: str, deps: Set[Tuple[str, str]], depth: int = 0,
-                    seen: Optional[Set[str]] = None) -> List[str]:
+                    seen: Optional[Set[str]] = None, importer: Optional[str] = None,
+                    importer_package: bool = False) -> List[str]:
         """The bases of the project class ``qualified`` (``models.base.BaseModel``),
         depth first: outside names as imported (``tensorflow.keras.Model``), and
         through the project's own classes; [] when it is not a project class."""
@@ -538,7 +539,10 @@ class ProjectIndex:
         if qualified in seen or depth > MAX_DEPTH:
             return []
         seen.add(qualified)
-        module, _, name = qualified.rpartition(".")
+        defined = self._resolve(0, qualified, importer, importer_package, deps, depth, set())  # through re-exports
+        if defined is None or defined[0] != "project":
+            return []
+        module, _, name = defined[1].rpartition(".")
         if not module:
             return []
         summary = self.summary(module, deps)
@@ -663,16 +667,22 @@ class ProjectFile:
 
     def meaning(self, target: str) -> Optional[str]:
         """The name an import target stands for, when it is the project's: the outside name it
-        re-exports (``mypkg.tf`` -> ``tensorflow``), else its absolute project name
-        (``.layers.MyLayer`` -> ``pkg.layers.MyLayer``); None when it is not the project's."""
+        re-exports (``mypkg.tf`` -> ``tensorflow``), else its absolute name as imported
+        (``.layers.MyLayer`` -> ``pkg.layers.MyLayer``: a project module, def or class keeps
+        the name it is imported by, so ``keras.src.ops.x`` in Keras's own code stays itself);
+        None when it is not the project's, or is as written."""
         level, dotted = self.split_target(target)
         importer, package = self._importer()
         if importer is None and level:
             return None
-        result = self.index.resolve(level, dotted, importer if importer else None, package, self.deps)
+        result = self.index.resolve(level, dotted, importer, package, self.deps)
         if result is None:
             return None
-        return result[1]
+        if result[0] == "external":
+            return result[1]
+        if level:
+            return self.index._absolute(level, dotted, importer, package)
+        return None
 
     def star_names(self, level: int, module: str) -> Dict[str, str]:
         """The names ``from module import *`` brings here, each with its target
@@ -690,13 +700,15 @@ class ProjectFile:
 
     def class_bases(self, qualified: str) -> List[str]:
         """The bases of a project class across modules (see ``ProjectIndex.class_bases``)."""
-        return self.index.class_bases(qualified, self.deps)
-
-    def reaches_framework(self, summary: Summary) -> bool:
-        """Does a project module this file imports reach TensorFlow or Keras?"""
         importer, package = self._importer()
-        return any(self.index.reaches_framework(name, self.deps)
-                   for name in self.index.imported_modules(summary, importer, package, self.deps))
+        return self.index.class_bases(qualified, self.deps, importer=importer, importer_package=package)
+
+    def imports(self, summary: Summary) -> Tuple[bool, bool]:
+        """Does this file (``summary``: its own) import a project module, and does one
+        of those reach TensorFlow or Keras?"""
+        importer, package = self._importer()
+        modules = self.index.imported_modules(summary, importer, package, self.deps)
+        return bool(modules), any(self.index.reaches_framework(name, self.deps) for name in modules)
 
     def dependency_key(self) -> str:
         """One string for ``deps`` (what the findings cache keys on)."""

@@ -1,0 +1,356 @@
+"""The project index: TensorFlow reached through the project's own modules.
+
+Each project is a few files in tmp_path; every test fails when the file is
+read alone (as before the index), and passes with it.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from tflint_gpu import cli
+from tflint_gpu.engine import run
+from tflint_gpu.engine.lint import lint_source
+from tflint_gpu.rules.base import REGISTRY, all_rules
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, compile_tree, project_root, summarize
+
+RULES = list(all_rules())
+
+STEP = textwrap.dedent("""\
+    @tf.function
+    def step(x):
+        return x.numpy()
+""")
+
+
+def make(root, files):
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def codes(root, name, project=True, rules=RULES):
+    path = str(root / name)
+    source = (root / name).read_text()
+    view = ProjectFile(ProjectIndex(str(root)), path) if project else None
+    return [(f.code, f.row) for f in lint_source(source, path, rules, project=view).findings]
+
+
+def test_package_init_reexports_tensorflow(tmp_path):
+    make(tmp_path, {"mypkg/__init__.py": "import tensorflow as tf\n", "mypkg/train.py": "from mypkg import tf\n" + STEP})
+    assert ("TFG101", 4) not in codes(tmp_path, "mypkg/train.py", project=False)
+    assert ("TFG101", 4) in codes(tmp_path, "mypkg/train.py")
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "mypkg/train.py"))
+    assert view.meaning("mypkg.tf") == "tensorflow"
+    assert view.meaning("mypkg.tf.keras.layers.Dense") == "tensorflow.keras.layers.Dense"
+
+
+def test_star_import_without_all_brings_every_public_name(tmp_path):
+    make(tmp_path, {"utils.py": "import tensorflow as tf\nimport numpy as np\nlayers = tf.keras.layers\n_hidden = 1\n",
+                    "train.py": "from utils import *\n" + STEP})
+    assert codes(tmp_path, "train.py", project=False) == []
+    assert ("TFG101", 4) in codes(tmp_path, "train.py")
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "train.py"))
+    names = view.star_names(0, "utils")
+    assert set(names) == {"tf", "np", "layers"}
+    assert view.meaning(names["layers"]) == "tensorflow.keras.layers"
+
+
+def test_star_import_honours_all(tmp_path):
+    make(tmp_path, {"utils.py": "import tensorflow as tf\n__all__ = ['helper']\ndef helper(): pass\n",
+                    "train.py": "from utils import *\n" + STEP,
+                    "other.py": "from utils import *\nimport tensorflow as tf\n" + STEP})
+    # `tf` is not in __all__: the star does not bring it, so `tf.function` is unknown here.
+    assert codes(tmp_path, "train.py") == []
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "train.py"))
+    assert set(view.star_names(0, "utils")) == {"helper"}
+    assert ("TFG101", 5) in codes(tmp_path, "other.py")
+
+
+def test_star_import_through_a_star_import(tmp_path):
+    make(tmp_path, {"base.py": "import tensorflow as tf\n", "utils.py": "from base import *\n",
+                    "train.py": "from utils import *\n" + STEP})
+    assert ("TFG101", 4) in codes(tmp_path, "train.py")
+
+
+def test_relative_import_of_a_reexported_module(tmp_path):
+    make(tmp_path, {"pkg/__init__.py": "", "pkg/common.py": "from tensorflow import keras\nimport tensorflow as tf\n",
+                    "pkg/model.py": """\
+                        from .common import keras, tf
+
+                        class Block(keras.layers.Layer):
+                            def call(self, x):
+                                return x.numpy()
+                        """})
+    assert codes(tmp_path, "pkg/model.py", project=False) == []
+    assert ("TFG101", 5) in codes(tmp_path, "pkg/model.py")
+
+
+def test_keras_base_class_in_another_module_makes_call_graph_code(tmp_path):
+    make(tmp_path, {"models/__init__.py": "",
+                    "models/base.py": "import tensorflow as tf\n\nclass BaseModel(tf.keras.Model):\n    pass\n",
+                    "models/net.py": """\
+                        from models.base import BaseModel
+
+                        class Net(BaseModel):
+                            def call(self, x):
+                                return x.numpy()
+                        """,
+                    "models/rel.py": """\
+                        from .base import BaseModel
+
+                        class Net(BaseModel):
+                            def call(self, x):
+                                return x.numpy()
+                        """,
+                    "models/plain.py": """\
+                        class Base:
+                            pass
+
+                        class Net(Base):
+                            def call(self, x):
+                                return x.numpy()
+                        """})
+    for name in ("models/net.py", "models/rel.py"):
+        assert codes(tmp_path, name, project=False) == []
+        assert ("TFG101", 5) in codes(tmp_path, name), name
+    assert codes(tmp_path, "models/plain.py") == []  # no Keras class: not graph code
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "models/net.py"))
+    assert view.class_bases("models.base.BaseModel") == ["tensorflow.keras.Model"]
+
+
+def test_a_layer_subclass_of_a_project_layer_through_two_modules(tmp_path):
+    make(tmp_path, {"pkg/__init__.py": "from .layers import MyLayer\n",
+                    "pkg/layers.py": "import keras\n\nclass MyLayer(keras.layers.Layer):\n    pass\n",
+                    "pkg/blocks.py": """\
+                        from pkg import MyLayer
+
+                        class Block(MyLayer):
+                            def call(self, x):
+                                return x.numpy()
+                        """})
+    assert ("TFG101", 5) in codes(tmp_path, "pkg/blocks.py")
+
+
+def test_src_layout(tmp_path):
+    make(tmp_path, {"src/mypkg/__init__.py": "import tensorflow as tf\n",
+                    "src/mypkg/train.py": "from mypkg import tf\n" + STEP,
+                    "scripts/run.py": "from mypkg import tf\n" + STEP})
+    assert ("TFG101", 4) in codes(tmp_path, "src/mypkg/train.py")
+    assert ("TFG101", 4) in codes(tmp_path, "scripts/run.py")
+    index = ProjectIndex(str(tmp_path))
+    assert index.module_name(str(tmp_path / "src/mypkg/train.py")) == ("mypkg.train", False)
+
+
+def test_script_folder_sibling_module(tmp_path):
+    make(tmp_path, {"scripts/helpers.py": "import tensorflow as tf\n", "scripts/train.py": "from helpers import tf\n" + STEP})
+    assert ("TFG101", 4) in codes(tmp_path, "scripts/train.py")
+
+
+def test_a_cycle_between_two_modules_ends(tmp_path):
+    make(tmp_path, {"a.py": "from b import *\nfrom b import tf\n", "b.py": "from a import *\nfrom a import tf\n",
+                    "c.py": "from a import tf\nfrom b import *\n" + STEP})
+    assert codes(tmp_path, "c.py") == []  # tf stands for nothing known: no finding, and no endless loop
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "c.py"))
+    assert view.meaning("a.tf") is None  # a project name, as written
+
+
+def test_an_outside_module_is_not_the_projects(tmp_path):
+    make(tmp_path, {"train.py": "import tensorflow as tf\n" + STEP})
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "train.py"))
+    assert view.meaning("tensorflow.function") is None
+    assert codes(tmp_path, "train.py") == codes(tmp_path, "train.py", project=False)
+
+
+def test_summary_reads_top_level_blocks_and_keeps_the_import(tmp_path):
+    summary = summarize(compile_tree(textwrap.dedent("""\
+        try:
+            import tensorflow as tf
+        except ImportError:
+            tf = None
+        if True:
+            from tensorflow import keras as k
+        def f():
+            import numpy
+        class C(k.Model, object):
+            pass
+        alias = tf.keras
+        __all__ = ["C"]
+        __all__ += ["f"]
+    """)))
+    assert summary.bound["tf"] == ("i", 0, "tensorflow")
+    assert summary.bound["k"] == ("i", 0, "tensorflow.keras")
+    assert summary.bound["C"] == ("c", ("k.Model", "object"))
+    assert summary.bound["alias"] == ("a", "tf.keras")
+    assert summary.all == ("C", "f")
+    assert (0, "numpy") in summary.imported and summary.framework
+    from tflint_gpu.semantic.project import Summary
+
+    again = Summary.from_json(json.loads(json.dumps(summary.to_json())))
+    assert again.digest == summary.digest and again.bound == summary.bound
+
+
+def test_project_root_rises_out_of_packages(tmp_path):
+    make(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/mod.py": ""})
+    assert project_root([str(tmp_path / "pkg/sub/mod.py")]) == str(tmp_path)
+    assert project_root([str(tmp_path / "pkg/sub/mod.py")], configured=str(tmp_path / "pkg")) == str(tmp_path / "pkg")
+
+
+# -- the driver ----------------------------------------------------------------
+
+def test_the_prefilter_admits_a_file_whose_project_imports_reach_tensorflow(tmp_path, monkeypatch):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n",
+                    "utils.py": "import tensorflow as T\n",
+                    "train.py": "from utils import T\n\n@T.function\ndef step(x):\n    return x.numpy()\n",
+                    "lonely.py": "import os\n\n@os.function\ndef step(x):\n    return x.numpy()\n"})
+    monkeypatch.chdir(tmp_path)
+    assert "tensorflow" not in (tmp_path / "train.py").read_text()
+    [train, lonely] = run.run_files(["train.py", "lonely.py"], lambda _: RULES, run.CHECK,
+                                    project_root=str(tmp_path))
+    assert ("TFG101", 5) in [(f.code, f.row) for f in train.findings]
+    assert lonely.findings == []
+    [alone] = run.run_files(["train.py"], lambda _: RULES, run.CHECK)
+    assert alone.findings == []
+
+
+def test_cli_sees_the_project(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
+                    "train.py": "from utils import *\n" + STEP})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "--select", "TFG101", "train.py"]) == 1
+    assert "train.py:4:12: TFG101" in capsys.readouterr().out
+
+
+def test_the_cache_is_invalidated_when_an_imported_module_changes(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
+                    "train.py": "from utils import *\n" + STEP})
+    monkeypatch.chdir(tmp_path)
+    args = ["--select", "TFG101", "train.py"]
+    assert cli.main(args) == 1
+    capsys.readouterr()
+    calls = []
+    real = run.process_file
+    monkeypatch.setattr(run, "process_file", lambda *a: calls.append(a[0]) or real(*a))
+    assert cli.main(args) == 1 and calls == []  # warm: from the cache
+    capsys.readouterr()
+    (tmp_path / "utils.py").write_text("import numpy as tf\n")  # train.py itself is unchanged
+    assert cli.main(args) == 0
+    assert calls == ["train.py"]
+    assert "TFG101" not in capsys.readouterr().out
+    # A body edit that leaves the module's summary as it was keeps the cached result.
+    (tmp_path / "utils.py").write_text("import numpy as tf\n\ndef helper():\n    return 1\n")
+    del calls[:]
+    cli.main(args)
+    assert calls == ["train.py"]  # the summary changed (a new def)
+    del calls[:]
+    (tmp_path / "utils.py").write_text("import numpy as tf\n\ndef helper():\n    return 2\n")
+    cli.main(args)
+    assert calls == []
+
+
+def test_a_module_created_later_invalidates_the_cache(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "train.py": "from utils import *\n" + STEP})
+    monkeypatch.chdir(tmp_path)
+    args = ["--select", "TFG101", "train.py"]
+    assert cli.main(args) == 0
+    make(tmp_path, {"utils.py": "import tensorflow as tf\n"})
+    assert cli.main(args) == 1
+    capsys.readouterr()
+
+
+def test_the_summary_cache_is_data_checked_field_by_field(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
+                    "train.py": "from utils import *\n" + STEP})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--select", "TFG101", "train.py"]) == 1
+    [store] = list((tmp_path / ".tflint_gpu_cache" / "project").glob("*.json"))
+    data = json.loads(store.read_text())
+    assert data["summaries"]
+    for summary in data["summaries"].values():
+        summary["bound"] = {"tf": ["i", "not a level", 3]}
+    store.write_text(json.dumps(data))
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text() + "\n")
+    assert cli.main(["--select", "TFG101", "train.py"]) == 1  # the planted summary is ignored
+    capsys.readouterr()
+
+
+def test_stdin_with_a_filename_sees_the_project(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "mypkg/__init__.py": "import tensorflow as tf\n"})
+    monkeypatch.chdir(tmp_path)
+    source = "from mypkg import tf\n" + STEP
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source.encode())))
+    assert cli.main(["--select", "TFG101", "-", "--stdin-filename", "mypkg/train.py"]) == 1
+    assert "mypkg/train.py:4:12: TFG101" in capsys.readouterr().out
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(source.encode())))
+    assert cli.main(["--select", "TFG101", "-"]) == 0  # no name: read alone
+    capsys.readouterr()
+
+
+def test_the_fixer_sees_the_project(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\nimport numpy as np\n",
+                    "train.py": "from utils import *\n\nx = tf.Variable(np.zeros((3, 3)))\n"})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "--select", "TFG201", "--fix", "train.py"]) == 0
+    assert (tmp_path / "train.py").read_text() == "from utils import *\n\nx = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n"
+    capsys.readouterr()
+
+
+def test_a_notebook_sees_the_modules_beside_it(tmp_path, monkeypatch, capsys):
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": ["from utils import *\n"]},
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": STEP.splitlines(True)}]
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
+                    "nb.ipynb": json.dumps(notebook)})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "--select", "TFG101", "nb.ipynb"]) == 1
+    assert "nb.ipynb:cell 2:3:12: TFG101" in capsys.readouterr().out
+
+
+def test_flake8_sees_the_project(tmp_path, monkeypatch, capsys):
+    flake8_api = pytest.importorskip("flake8.api.legacy")
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
+                    "train.py": "from utils import *\n" + STEP})
+    monkeypatch.chdir(tmp_path)
+    style = flake8_api.get_style_guide(select=["TFG101"])
+    report = style.check_files([str(tmp_path / "train.py")])
+    assert report.total_errors == 1
+    assert ":4:12: TFG101" in capsys.readouterr().out
+
+
+def test_parallel_run_sees_the_project(tmp_path):
+    files = {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n"}
+    files.update({f"train{i}.py": "from utils import *\n" + STEP for i in range(run.PARALLEL_THRESHOLD + 2)})
+    make(tmp_path, files)
+    paths = [str(tmp_path / name) for name in files if name.startswith("train")]
+    results = run.run_files(paths, lambda _: [REGISTRY["TFG101"]], run.CHECK, jobs=2, project_root=str(tmp_path))
+    assert all([(f.code, f.row) for f in r.findings] == [("TFG101", 4)] for r in results)
+
+
+def test_a_keras_class_in_a_sibling_module_of_a_script(tmp_path):
+    make(tmp_path, {"scripts/nets.py": "import tensorflow as tf\n\nclass Base(tf.keras.layers.Layer):\n    pass\n",
+                    "scripts/train.py": """\
+                        from nets import Base
+
+                        class Block(Base):
+                            def call(self, x):
+                                return x.numpy()
+                        """})
+    assert ("TFG101", 5) in codes(tmp_path, "scripts/train.py")
+
+
+def test_a_project_object_keeps_the_name_it_is_imported_by(tmp_path):
+    """In Keras's own code, ``keras.src.ops.x`` stays ``keras.ops.x`` (not the module defining it)."""
+    make(tmp_path, {"keras/src/__init__.py": "", "keras/src/ops/__init__.py": "from keras.src.ops.core import *\n",
+                    "keras/src/ops/core.py": "def convert_to_tensor(x):\n    return x\n",
+                    "keras/src/layers/dense.py": "from keras.src import ops\nfrom .. import ops as o\n"})
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "keras/src/layers/dense.py"))
+    assert view.meaning("keras.src.ops.convert_to_tensor") is None  # as written
+    assert view.meaning("..ops") == "keras.src.ops"
