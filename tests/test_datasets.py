@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 
 from tflint_gpu.semantic.context import GraphAnalysis
-from tflint_gpu.semantic.datasets import chains
+from tflint_gpu.semantic.datasets import chains, method
 from tflint_gpu.engine.lint import analyse
 from tflint_gpu.semantic.model import build_model
 from tflint_gpu.semantic.names import Resolver
@@ -358,7 +358,6 @@ def test_a_return_continues_the_chain():
     ("def ds():\n    pass\n", "ds = ds.map(lambda x: x)"),
     ("class ds:\n    pass\n", "ds = ds.map(lambda x: x)"),
     ("", "return other.map(lambda x: x)"),
-    ("if flag:\n    return ds.map(lambda x: x)\n", "return ds"),
     ("ds = make()\n", "return ds.map(lambda x: x)"),
 ])
 def test_what_still_cuts_a_chain(between, last):
@@ -432,3 +431,231 @@ def test_calls_that_run_only_under_a_python_flag_of_the_map_function():
     assert by_call["tf.image.random_flip_left_right"] is True
     assert by_call["tf.image.random_crop"] is True  # in a helper called only under the flag
     assert by_call["tf.image.random_flip_up_down"] is True  # the else side of `if not training`
+
+
+# -- one name, several values: the binding live at each read ---------------------------
+def chain_facts(source: str):
+    """(chain, the chain it continues, its conditions as text, continued?) for each chain."""
+    from tflint_gpu.semantic.datasets import continued
+
+    module = cst.parse_module(textwrap.dedent(source))
+    ctx = analyse(module, [REGISTRY["TFG302"]])
+    scopes = {id(s): i for i, s in enumerate(ctx.model.scopes)}
+    in_order = sorted(chains(ctx), key=lambda c: (scopes[id(c.scope)], c.scope.flow_order().pre[id(c.outermost)]))
+    return [
+        (module.code_for_node(c.outermost),
+         module.code_for_node(c.previous.outermost) if c.previous is not None else None,
+         [cond.describe() for cond in c.conditions], continued(c, ctx))
+        for c in in_order
+    ]
+
+
+def test_a_stage_under_an_if_joins_the_pipeline_after_it_as_a_conditional_stage():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        def make(x, shuffle, augment):
+            ds = tf.data.Dataset.from_tensor_slices(x).batch(32)
+            if shuffle:
+                ds = ds.shuffle(100)
+            if not augment:
+                pass
+            else:
+                ds = ds.map(lambda v: v + 1)
+            ds = ds.prefetch(1)
+            return ds
+        """
+    ) == [
+        ("tf.data.Dataset.from_tensor_slices(x).batch(32)", None, [], True),
+        ("ds.shuffle(100)", "tf.data.Dataset.from_tensor_slices(x).batch(32)", ["`shuffle` is true"], True),
+        ("ds.map(lambda v: v + 1)", "ds.shuffle(100)", ["`augment` is true"], True),
+        ("ds.prefetch(1)", "ds.map(lambda v: v + 1)", [], False),
+    ]
+
+
+def test_a_stage_under_an_if_on_a_source_that_is_no_chain_and_nested_ifs():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        def make(x, training, mode):
+            ds = tf.data.Dataset.from_tensor_slices(x)
+            if training:
+                if mode == "fast":
+                    ds = ds.shuffle(10)
+                elif mode == "slow":
+                    ds = ds.shuffle(1000)
+            return ds.batch(2)
+        """
+    ) == [
+        ("ds.shuffle(10)", None, ["`training` is true", '`mode == "fast"` is true'], True),
+        ("ds.shuffle(1000)", None, ["`training` is true", '`mode == "fast"` is false',
+                                    '`mode == "slow"` is true'], True),
+        ("ds.batch(2)", None, [], False),  # three bindings reach it: alternatives, not one pipeline
+    ]
+
+
+@pytest.mark.parametrize("block", [
+    "if flag:\n    ds = ds.shuffle(8)\nelse:\n    ds = ds.repeat()\n",  # alternatives
+    "for _ in range(2):\n    ds = ds.shuffle(8)\n",  # as many times as the loop turns
+    "try:\n    ds = ds.shuffle(8)\nexcept ValueError:\n    pass\n",
+])
+def test_alternatives_loops_and_try_blocks_do_not_make_one_pipeline(block):
+    body = textwrap.indent("ds = tf.data.Dataset.range(8).prefetch(2)\n" + block + "ds = ds.map(lambda x: x)\n",
+                           "    ")
+    found = chain_facts("import tensorflow as tf\n\ndef f(flag):\n" + body)
+    assert found[-1][:2] == ("ds.map(lambda x: x)", None), found
+
+
+def test_a_stage_in_a_with_block_continues_the_pipeline_unconditionally():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(8).batch(2)
+        with tf.device("/cpu:0"):
+            ds = ds.shuffle(8)
+        ds = ds.prefetch(1)
+        """
+    ) == [
+        ("tf.data.Dataset.range(8).batch(2)", None, [], True),
+        ("ds.shuffle(8)", "tf.data.Dataset.range(8).batch(2)", [], True),
+        ("ds.prefetch(1)", "ds.shuffle(8)", [], False),
+    ]
+
+
+def test_a_return_under_an_if_continues_the_chain_under_its_condition():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        def f(flag):
+            ds = tf.data.Dataset.range(8)
+            ds = ds.prefetch(2)
+            if flag:
+                return ds.map(lambda x: x)
+            return ds
+        """
+    ) == [
+        ("ds.prefetch(2)", None, [], True),
+        ("ds.map(lambda x: x)", "ds.prefetch(2)", ["`flag` is true"], False),
+    ]
+
+
+def test_a_pipeline_continued_under_another_name_is_linked_but_not_followed():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(100).map(lambda x: x)
+        train = ds.batch(32)
+        train = train.shuffle(100)
+        val = ds.take(10)
+        """
+    ) == [
+        ("tf.data.Dataset.range(100).map(lambda x: x)", None, [], True),
+        ("ds.batch(32)", "tf.data.Dataset.range(100).map(lambda x: x)", [], True),
+        ("train.shuffle(100)", "ds.batch(32)", [], False),
+        ("ds.take(10)", "tf.data.Dataset.range(100).map(lambda x: x)", [], False),
+    ]
+    module = cst.parse_module(textwrap.dedent("""
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(100).map(lambda x: x)
+        train = ds.batch(32)
+    """))
+    first = chains(analyse(module, [REGISTRY["TFG302"]]))[0]
+    assert first.following is None  # `train` is another name: `ds` may go on elsewhere
+
+
+def test_a_pipeline_rebuilt_under_the_same_name_later_neither_continues_nor_feeds_the_earlier_one():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(100).shuffle(100)
+        for x in ds:
+            pass
+
+        ds = tf.data.Dataset.range(100)
+        ds = ds.batch(10)
+        ds = ds.shuffle(10)
+
+        def later():
+            return ds.take(1)
+        """
+    ) == [
+        # read from another scope, `ds` may be any of its bindings: continued
+        ("tf.data.Dataset.range(100).shuffle(100)", None, [], True),
+        ("ds.batch(10)", None, [], True),
+        ("ds.shuffle(10)", "ds.batch(10)", [], True),
+        ("ds.take(1)", None, [], False),
+    ]
+
+
+def test_upstream_follows_the_binding_live_at_the_pipeline_start():
+    from tflint_gpu.semantic.datasets import upstream
+
+    module = cst.parse_module(textwrap.dedent("""
+        import tensorflow as tf
+
+        raw = tf.data.Dataset.list_files("*.tfrecord")
+        ds = raw.batch(2)
+        raw = tf.data.Dataset.list_files("*.tfrecord", shuffle=False)
+        ds = raw.batch(2)
+        raw = tf.data.Dataset.range(100).shuffle(100)
+        ds = raw.batch(2)
+        raw = tf.data.Dataset.range(100).cache()
+        ds = raw.batch(2)
+    """))
+    ctx = analyse(module, [REGISTRY["TFG302"]])
+    found = [c for c in chains(ctx) if module.code_for_node(c.outermost) == "raw.batch(2)"]
+    found.sort(key=lambda c: c.scope.flow_order().pre[id(c.outermost)])
+    assert [upstream(c, ctx) for c in found[:2]] == [["shuffle"], []]  # list_files shuffles by default
+    # a chain bound to the name: linked, its stages are the pipeline's own
+    assert [[method(s) for s in c.all_stages()] for c in found[2:]] == [["shuffle", "batch"], ["cache", "batch"]]
+
+
+def test_a_name_rebound_to_something_else_is_no_dataset_where_that_binding_is_live():
+    check(
+        """
+        import pandas as pd
+        import tensorflow as tf
+
+        ds = tf.data.Dataset.range(3)
+        yes(ds); yes(ds.map(str))
+        ds = pd.read_csv("x.csv")
+        no(ds); no(ds.map(str))
+        if flag:
+            ds = tf.data.Dataset.range(3)
+        yes(ds)  # one binding live here is a dataset
+
+        def f():
+            yes(ds)  # read from a function: any binding of the module's `ds`
+        """
+    )
+
+
+def test_tfds_load_with_a_split_the_code_does_not_show_is_a_dataset_once_transformed():
+    check(
+        """
+        import tensorflow_datasets as tfds
+
+        def load(split, splits):
+            d = tfds.load("mnist", split=split)
+            no(d)  # maybe a list or a dict of datasets
+            yes(d.batch(2)); yes(tfds.load("mnist", split=split).map(str))
+            yes(d["train"]); yes(d[0])  # subscripted: a dict's or a list's datasets (a dataset has no [])
+            for part in d:
+                no(part)  # a dataset's elements, a list's datasets or a dict's keys
+            a, b = tfds.load("mnist", split=splits)
+            no(a)  # a list's datasets, or a two-element dataset's elements
+            w, info = tfds.load("mnist", split=split, with_info=True)
+            no(w); yes(w.shuffle(10)); no(info)
+
+        names = ["train", "test"]
+        tr, te = tfds.load("mnist", split=names)
+        yes(tr); yes(te)
+        """
+    )

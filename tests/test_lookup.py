@@ -336,3 +336,35 @@ def test_a_class_redefined_later_each_read_sees_its_own():
     classes = [s for s in model.scopes if s.name == "Net"]
     assert lookup("Net", scope, at=first).kind == CLASS and lookup("Net", scope, at=first).target is classes[0]
     assert lookup("Net", scope, at=second).target is classes[1]
+
+
+def test_a_binding_in_one_branch_does_not_reach_a_read_in_the_other():
+    module, model = model_of("""
+        def f(a, b):
+            x = 0
+            if a:
+                x = 1
+            elif b:
+                use(x)
+            else:
+                x = 2
+                use(x)
+            use(x)
+    """)
+    found = sorted(reads(model, "x"), key=lambda read: read[1].flow_order().pre[id(read[0])])
+    got = [[module.code_for_node(v) for v in lookup("x", scope, at=node).values] for node, scope in found]
+    # the elif sees not the `if` body's binding; the else its own; after the `if`, all three
+    assert got == [["0"], ["2"], ["0", "1", "2"]]
+
+
+def test_a_loop_around_the_if_brings_the_other_branch_round():
+    module, model = model_of("""
+        def f(items):
+            x = 0
+            for item in items:
+                if item:
+                    x = 1
+                else:
+                    use(x)
+    """)
+    assert values_at(module, model, "x") == ["0", "1"]

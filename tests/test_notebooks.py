@@ -439,3 +439,53 @@ def test_pre_commit_hooks_check_and_fix_a_notebook(tmp_path):
     assert fixed["cells"][4]["source"][0] == "w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n"
     before = json.loads(raw)
     assert [c.get("outputs") for c in fixed["cells"]] == [c.get("outputs") for c in before["cells"]]
+
+
+# --- one name, several values over the cells ----------------------------------------------------------------
+
+
+def _notebook(project, name: str, cells) -> Path:
+    data = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                       "source": source} for source in cells],
+            "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return write(project, name, json.dumps(data, indent=1) + "\n")
+
+
+def test_a_pipeline_rebuilt_under_the_same_name_in_a_later_cell_hides_no_finding_on_the_earlier_one(project,
+                                                                                                      run_cli):
+    _notebook(project, "rebound.ipynb", [
+        ["import tensorflow as tf"],
+        ["ds = tf.data.Dataset.range(100).shuffle(100)\n", "for x in ds:\n", "    pass"],
+        ["ds = tf.data.Dataset.range(100).map(lambda x: x * 2).batch(10)\n", "for x in ds:\n", "    pass"],
+        ["ds = tf.data.Dataset.range(100)\n", "ds = ds.batch(10)\n", "ds = ds.shuffle(10).prefetch(1)\n",
+         "for x in ds:\n", "    pass"],
+    ])
+    _, out, _ = run_cli("--select", "TFG303,TFG305", "rebound.ipynb")
+    assert _lines(out, "rebound.ipynb") == [
+        # the first cell's pipeline ends there: a later cell's `ds` does not continue it
+        "rebound.ipynb:cell 2:1:33: TFG303 [*] tf.data pipeline consumed without a final `prefetch`",
+        "rebound.ipynb:cell 3:1:54: TFG303 [*] tf.data pipeline consumed without a final `prefetch`",
+        # the shuffle of the second cell's `ds` is not upstream of the last cell's pipeline
+        "rebound.ipynb:cell 4:3:9: TFG305 `shuffle` after `batch` shuffles whole batches: each batch holds "
+        "consecutive elements",
+    ]
+
+
+def test_a_train_step_redefined_in_later_cells_is_judged_def_by_def(project, run_cli):
+    step = ["def train_step(x, y):\n",
+            "    with tf.GradientTape() as tape:\n",
+            "        loss = tf.reduce_mean(tf.square(model(x) - y))\n",
+            "    grads = tape.gradient(loss, model.trainable_variables)\n",
+            "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+            "    return loss\n"]
+    loop = ["for x, y in data:\n", "    train_step(x, y)"]
+    _notebook(project, "steps.ipynb", [
+        ["import tensorflow as tf\n", "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n",
+         "optimizer = tf.keras.optimizers.SGD(0.1)"],
+        step + loop,
+        step + loop,
+        ["@tf.function\n"] + step + loop,
+    ])
+    _, out, _ = run_cli("--select", "TFG405", "steps.ipynb")
+    assert [line.split(": TFG405")[0] for line in _lines(out, "steps.ipynb")] == [
+        "steps.ipynb:cell 2:1:5", "steps.ipynb:cell 3:1:5"]

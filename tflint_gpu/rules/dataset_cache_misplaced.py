@@ -19,6 +19,7 @@ from tflint_gpu.semantic.datasets import (
     shuffle_before_cache,
     single_value,
     upstream,
+    when,
 )
 from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
@@ -201,7 +202,7 @@ class DatasetCacheMisplaced(Rule):
             cache = stages[k]
             fix = _reorder_fix(chain, stages[first:k + 1], [cache] + between, ctx,
                                "Cache before the random map (elements then differ every epoch)", Safety.UNSAFE)
-        ctx.report(stages[k].func.attr, message, fix)
+        ctx.report(stages[k].func.attr, message + when(chain, stages[k], stages[first]), fix)
 
     # 2. cache().map(expensive) -----------------------------------------
     def _map_after_cache(self, chain: Chain, stages: List[cst.Call], k: int, ctx) -> None:
@@ -232,7 +233,7 @@ class DatasetCacheMisplaced(Rule):
             fix = _reorder_fix(chain, [cache, mapping], [mapping, cache], ctx,
                                "Map before caching, so the cache holds the mapped elements",
                                Safety.UNSAFE if unsafe else Safety.SAFE)
-        ctx.report(stages[k].func.attr, message, fix)
+        ctx.report(stages[k].func.attr, message + when(chain, stages[cache_at], stages[k]), fix)
 
     # 3. cache().take(k) --------------------------------------------------
     def _cache_then_take(self, chain: Chain, stages: List[cst.Call], cache_at: int, k: int, ctx) -> None:
@@ -249,7 +250,7 @@ class DatasetCacheMisplaced(Rule):
                                "Take before caching" + (" (the first sample is then repeated every epoch)"
                                                         if varies else ""),
                                Safety.UNSAFE if varies else Safety.SAFE)
-        ctx.report(take.func.attr, message, fix)
+        ctx.report(take.func.attr, message + when(chain, cache, take), fix)
 
     cases = [
         flagged(
@@ -834,7 +835,7 @@ def _varies_per_epoch(chain: Chain, before: List[cst.Call], ctx) -> bool:
                 return True
     origin = chain.origin()
     if isinstance(origin, cst.Name):
-        return _name_varies(origin.value, chain.scope, ctx, depth=0)
+        return _name_varies(origin, chain.scope, ctx, depth=0)
     return _source_varies(origin, chain.scope, ctx)
 
 
@@ -850,9 +851,10 @@ def _source_varies(expr: cst.BaseExpression, scope: ScopeInfo, ctx) -> bool:
     return qualname is None
 
 
-def _name_varies(name: str, scope: ScopeInfo, ctx, depth: int) -> bool:
-    """Follow a name bound once to a dataset expression; unknown counts as varying."""
-    value = single_value(name, scope)
+def _name_varies(name: cst.Name, scope: ScopeInfo, ctx, depth: int) -> bool:
+    """Follow a name bound (once, or once where it is read) to a dataset
+    expression; unknown counts as varying."""
+    value = single_value(name.value, scope, name)
     if value is None or depth > 10:
         return True
     stages: List[cst.Call] = []
@@ -865,5 +867,5 @@ def _name_varies(name: str, scope: ScopeInfo, ctx, depth: int) -> bool:
     if stages:
         return True
     if isinstance(value, cst.Name):
-        return _name_varies(value.value, scope, ctx, depth + 1)
+        return _name_varies(value, scope, ctx, depth + 1)
     return _source_varies(value, scope, ctx)

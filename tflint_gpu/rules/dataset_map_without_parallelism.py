@@ -16,6 +16,7 @@ from tflint_gpu.semantic.datasets import (
     random_call,
     short_name,
     upstream,
+    when,
 )
 from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, flagged
@@ -140,7 +141,7 @@ class DatasetMapWithoutParallelism(Rule):
         if keyword(stage, "deterministic") is None:
             fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE,
                        "Run the map in parallel (random draws go to other elements)")
-        ctx.report(stage.func.attr, message, fix)
+        ctx.report(stage.func.attr, message + when(chain, stage), fix)
 
     def _interleave(self, chain: Chain, stage: cst.Call, ctx) -> None:
         cycle = argument(stage, 1, "cycle_length")
@@ -161,7 +162,7 @@ class DatasetMapWithoutParallelism(Rule):
                                                    and deterministic.value.value == "True"))
             fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE if unsafe else Safety.SAFE,
                        "Read the inputs in parallel" + (" (the order may change)" if unsafe else ""))
-        ctx.report(stage.func.attr, message, fix)
+        ctx.report(stage.func.attr, message + when(chain, stage), fix)
 
     cases = [
         flagged(

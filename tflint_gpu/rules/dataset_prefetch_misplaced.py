@@ -5,7 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
-from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream
+from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream, when
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 # `apply(...)` stages that must stay last and that a host prefetch legitimately precedes.
@@ -115,7 +115,8 @@ class DatasetPrefetchMisplaced(Rule):
             message = f"`prefetch` followed by {followers}: redundant, the pipeline ends with a `prefetch`"
         else:
             message = f"`prefetch` is followed by {followers}: misplaced, it belongs at the end of the pipeline"
-        ctx.report(stage.func.attr, message, self._fix(chain, stage, ends_with_prefetch, ctx))
+        ctx.report(stage.func.attr, message + when(chain, stage, some_of=working),
+                   self._fix(chain, stage, ends_with_prefetch, ctx))
 
     @staticmethod
     def _fix(chain: Chain, stage: cst.Call, ends_with_prefetch: bool, ctx) -> Optional[Fix]:
@@ -268,7 +269,7 @@ class DatasetPrefetchMisplaced(Rule):
             at=[(5, 13, '`prefetch` is followed by')],
             note="split chain: an unrelated assignment in between keeps the link",
         ),
-        clean(
+        flagged(
             """
             import tensorflow as tf
 
@@ -278,7 +279,23 @@ class DatasetPrefetchMisplaced(Rule):
                     ds = ds.shuffle(8)
                 return ds
             """,
-            note="continued only on one branch: not followed (err toward silence)",
+            at=[(4, 35, "`prefetch` is followed by `shuffle`: misplaced, it belongs at the end of the pipeline "
+                        "(when `shuffle` is true)")],
+            note="continued on one branch: the finding names the branch (no fix: the pipeline goes on in "
+                 "another statement)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def make(shuffle):
+                ds = tf.data.Dataset.range(8)
+                if shuffle:
+                    ds = ds.shuffle(8)
+                ds = ds.prefetch(2)
+                return ds
+            """,
+            note="a stage under an `if`, then the prefetch after it on every path: last on both",
         ),
         clean(
             """

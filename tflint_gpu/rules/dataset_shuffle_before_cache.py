@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.autofix.dataset_chain import reorder
 from tflint_gpu.semantic.api import argument, is_false
-from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream
+from tflint_gpu.semantic.datasets import Chain, chains, method, shuffle_before_cache, upstream, when
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 # Stages between the shuffle and the cache that the shuffle may move past: they
@@ -89,7 +89,8 @@ class DatasetShuffleBeforeCache(Rule):
                 if any(method(s) == "shuffle" for s in later):
                     continue  # shuffled again every epoch after the cache
                 reported.add(id(stages[i]))
-                ctx.report(stages[i].func.attr, self.message, _fix(chain, stages, i, k, ctx))
+                ctx.report(stages[i].func.attr, self.message + when(chain, stages[i], stages[k]),
+                           _fix(chain, stages, i, k, ctx))
 
     cases = [
         flagged(

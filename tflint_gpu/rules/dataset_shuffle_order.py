@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument, is_false
-from tflint_gpu.semantic.datasets import chains, is_stage, method, single_value, upstream
+from tflint_gpu.semantic.datasets import chains, is_stage, method, single_value, upstream, when
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 # Stages that turn elements into batches, and back.
@@ -92,9 +92,10 @@ class DatasetShuffleOrder(Rule):
                 if method(stage) != "shuffle" or any(arg.star for arg in stage.args):
                     continue
                 k = chain.index(stage)
-                message = _problem(stages, k, chain, ctx)
-                if message is not None:
-                    ctx.report(stage.func.attr, message)
+                found = _problem(stages, k, chain, ctx)
+                if found is not None:
+                    message, culprit = found
+                    ctx.report(stage.func.attr, message + when(chain, stage, *culprit))
 
     cases = [
         flagged(
@@ -207,14 +208,86 @@ class DatasetShuffleOrder(Rule):
             """,
             note="tensorflow/docs estimator guide: make_csv_dataset shuffles (and batches) by default",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+            import tensorflow_datasets as tfds
+
+            def make(x, shuffle, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                ds = ds.batch(batch_size)
+                if shuffle:
+                    ds = ds.shuffle(100)
+                ds = ds.prefetch(1)
+                return ds
+
+            def load(split):
+                d = tfds.load("mnist", split=split)
+                return d.batch(2).shuffle(10)
+
+            ds = tf.data.Dataset.range(100).map(lambda v: v * 2)
+            train = ds.batch(32)
+            train = train.shuffle(100)
+
+            train_ds, val_ds = tfds.load("mnist", split=["train", "test"])
+            train_ds = train_ds.batch(32).shuffle(10)
+            splits = tfds.load("mnist")
+            test = splits["test"]
+            test = test.batch(32)
+            test = test.shuffle(10)
+            """,
+            at=[(8, 17, "`shuffle` after `batch` shuffles whole batches: each batch holds consecutive elements "
+                        "(when `shuffle` is true)"),
+                (14, 23, "`shuffle` after `batch`"), (18, 15, "`shuffle` after `batch`"),
+                (21, 31, "`shuffle` after `batch`"), (25, 13, "`shuffle` after `batch`")],
+            note="a stage under `if shuffle:` (the finding names the branch); `tfds.load` with a split given "
+                 "as a parameter (transformed, so a dataset); a pipeline continued under another name; "
+                 "`tfds.load` unpacked and subscripted (TF 2.21: under `if shuffle:` the same 4 batches "
+                 "every epoch, only their order changes)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def make(x, shuffle, batch_size):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                if shuffle:
+                    ds = ds.shuffle(100)
+                ds = ds.batch(batch_size)
+                return ds.prefetch(1)
+
+            ds = tf.data.Dataset.range(100).batch(10)
+            ds = tf.data.Dataset.range(100)
+            ds = ds.shuffle(100)
+            """,
+            note="the shuffle under the `if` comes before the batch; a pipeline rebuilt under the same name: "
+                 "the earlier one's batch is not upstream of the later shuffle",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(x, repeat):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                if repeat:
+                    ds = ds.repeat()
+                return ds.shuffle(100).batch(8)
+            """,
+            at=[(7, 15, "`shuffle` after `repeat` mixes epochs: some elements come twice before others once "
+                        "(when `repeat` is true)")],
+            note="the culprit stage under an `if`: the finding holds when it runs (TF 2.21: range(6), repeat(2) "
+                 "under the branch, then shuffle(12): the first 6 elements were not 6 distinct values in 48 of "
+                 "50 seeds)",
+        ),
     ]
 
 
-def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[str]:
+def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[Tuple[str, List[cst.Call]]]:
+    """What is wrong with the shuffle at ``k``, and the stage before it that makes it so."""
     shuffle = stages[k]
     size = argument(shuffle, 0, "buffer_size")
     if isinstance(size, cst.Integer) and size.value == "1":
-        return "`shuffle(1)` does not shuffle: a buffer of one element yields the input order"
+        return "`shuffle(1)` does not shuffle: a buffer of one element yields the input order", []
     for i in range(k - 1, -1, -1):
         name = method(stages[i])
         if name in ("shuffle",) or name in _UNBATCHING:
@@ -224,14 +297,15 @@ def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[str]:
             if any(method(s) in _BATCHING or method(s) in _UNBATCHING for s in later) \
                     or _shuffled(stages[:i], chain, ctx):
                 return None
-            return "`shuffle` after `batch` shuffles whole batches: each batch holds consecutive elements"
+            return "`shuffle` after `batch` shuffles whole batches: each batch holds consecutive elements", \
+                [stages[i]]
         if name == "repeat":
             count = argument(stages[i], 0, "count")
             if isinstance(count, cst.Integer) and count.value == "1":
                 continue
             if _shuffled(stages[:i], chain, ctx):
                 return None
-            return "`shuffle` after `repeat` mixes epochs: some elements come twice before others once"
+            return "`shuffle` after `repeat` mixes epochs: some elements come twice before others once", [stages[i]]
     return None
 
 
@@ -248,7 +322,7 @@ def _source_shuffles(expr: cst.BaseExpression, scope, ctx, depth: int = 0) -> bo
     while is_stage(expr):
         expr = expr.func.value  # type: ignore[attr-defined]
     if isinstance(expr, cst.Name) and depth < 10:
-        value = single_value(expr.value, scope)
+        value = single_value(expr.value, scope, expr)
         return value is not None and _source_shuffles(value, scope, ctx, depth + 1)
     if not isinstance(expr, cst.Call):
         return False

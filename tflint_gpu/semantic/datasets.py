@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -50,6 +50,10 @@ DATASET = "dataset"
 SEQ = "seq"
 MAPPING = "mapping"
 PAIR = "pair"
+# ``tfds.load(name, split=split)`` with a split the code does not show (a parameter,
+# an attribute): one dataset, or a list or dict of them. A transformation on it
+# (``.batch(2)``) tells it is a dataset: lists and dicts have no such method.
+SOME_SPLIT = "some-split"
 Kind = Any
 _FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
 
@@ -98,7 +102,7 @@ class DatasetInference:
         if isinstance(expr, cst.Call):
             return self._call_kind(expr, scope, seen)
         if isinstance(expr, cst.Name):
-            return self._name_kind(expr.value, scope, seen)
+            return self._name_kind(expr.value, scope, seen, expr)
         if isinstance(expr, cst.Subscript):
             index = bindings.single_index(expr)
             return _element(self.kind(expr.value, scope, seen), index) if index is not None else None
@@ -118,7 +122,7 @@ class DatasetInference:
             return None
         if isinstance(func, cst.Attribute):
             method = func.attr.value
-            if method in DATASET_METHODS and self.kind(func.value, scope, seen) == DATASET:
+            if method in DATASET_METHODS and self.kind(func.value, scope, seen) in (DATASET, SOME_SPLIT):
                 return DATASET
             if method == "as_dataset" and self._is_builder(func.value, scope):
                 return self._tfds_kind(call, scope, with_info=False)
@@ -127,12 +131,15 @@ class DatasetInference:
             return DATASET
         return None
 
-    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set) -> Kind:
-        """DATASET if some binding of ``name`` (in the innermost scope binding it) is
-        a dataset; a container kind if every binding gives that kind."""
-        found = assigned(name, scope)
+    def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, at: Optional[cst.CSTNode] = None) -> Kind:
+        """DATASET if some binding of ``name`` (in the innermost scope binding it)
+        is a dataset; a container kind if every binding gives that kind. Read in
+        the scope binding it, only the bindings live at the read count (a
+        notebook's ``ds`` rebound to a DataFrame in a later cell is not a dataset
+        there)."""
+        found = assigned(name, scope, at)
         current = found.scope if found is not None else None
-        key = (name, id(current))
+        key = (name, id(current), id(at))
         if found is None or key in seen:
             return None
         seen.add(key)
@@ -167,6 +174,8 @@ class DatasetInference:
             elif not path:
                 return None  # `a = b = value`: not an unpacking of this name
             for index in path:
+                if kind == SOME_SPLIT:
+                    return None  # unpacked: a list's datasets, or a small dataset's elements
                 kind = _element(kind, cst.Integer(str(index)))
             return kind
         return None
@@ -251,6 +260,12 @@ class DatasetInference:
         if batch_size is not None and isinstance(batch_size.value, cst.UnaryOperation):
             return None  # batch_size=-1: the whole split as tensors
         split = argument(call, split_position, "split")
+        if isinstance(split, cst.Name):  # `splits = ["train", "test"]`: every binding live here a list
+            found = assigned(split.value, scope, split)
+            values = found.values if found is not None else []
+            if values and all(isinstance(v, (cst.List, cst.Tuple)) and v.elements and not any(
+                    isinstance(e, cst.StarredElement) for e in v.elements) for v in values):
+                split = values[0]
         if split is None or _is_none(split):
             kind: Kind = (MAPPING, DATASET)
         elif isinstance(split, (cst.List, cst.Tuple)):
@@ -260,7 +275,7 @@ class DatasetInference:
         elif self._one_split(split, scope):
             kind = DATASET
         else:
-            return None
+            kind = SOME_SPLIT
         info = keyword(call, "with_info") if with_info else None
         if info is not None:
             if _is_true(info.value):
@@ -275,10 +290,11 @@ class DatasetInference:
             return self._one_split(split.body, scope) and self._one_split(split.orelse, scope)
         if isinstance(split, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
             return True
-        if isinstance(split, cst.Name):  # `split = "train"`, bound once
-            found = assigned(split.value, scope)
-            value = found.single_value if found is not None else None
-            return isinstance(value, cst.BaseExpression) and self._one_split(value, found.scope)
+        if isinstance(split, cst.Name):  # `split = "train"`: every binding live here names one split
+            found = assigned(split.value, scope, split)
+            values = found.values if found is not None else []
+            return bool(values) and all(isinstance(v, cst.BaseExpression) and not isinstance(v, cst.Name)
+                                        and self._one_split(v, found.scope) for v in values)
         target = split.func if isinstance(split, cst.Call) else split
         qualname = self.resolver.qualname(target, scope) or ""
         return qualname.startswith("tensorflow_datasets.") and (
@@ -291,7 +307,7 @@ class DatasetInference:
                 "tensorflow_datasets.public_api.", "tensorflow_datasets.", 1)
             return qualname == DATASET_TFDS_BUILDER
         if isinstance(expr, cst.Name):
-            found = assigned(expr.value, scope)
+            found = assigned(expr.value, scope, expr)
             values = found.values if found is not None else []
             return bool(values) and all(
                 isinstance(v, cst.Call) and self._is_builder(v, found.scope) for v in values)
@@ -315,6 +331,10 @@ def _keras_utility_kind(call: cst.Call) -> Kind:
 def _element(kind: Kind, index: Optional[cst.BaseExpression]) -> Kind:
     """The kind of one element of a container kind (``index`` None: any element,
     as a loop gives them)."""
+    if kind == SOME_SPLIT:
+        # subscripted, a list or a dict of datasets (a dataset is not subscriptable);
+        # iterated, a dataset's elements, a list's datasets or a dict's keys
+        return DATASET if index is not None else None
     if not isinstance(kind, tuple):
         return None  # elements of a dataset are tensors; of the unknown, unknown
     container, inner = kind
@@ -389,9 +409,18 @@ class Chain:
     stages: List[cst.Call]  # innermost first; each call's func is Attribute(value=receiver)
     source: cst.BaseExpression  # the receiver of the first stage
     scope: ScopeInfo
-    previous: Optional["Chain"] = None  # same name assigned by the preceding statement
-    following: Optional["Chain"] = None  # the statement after it continuing the same name
+    # the chain the source name holds where it is read (``ds = ds.map(f)`` after
+    # ``ds = ds.cache()``, or ``train = ds.map(f)``): the pipeline before this one
+    previous: Optional["Chain"] = None
+    # the one chain after it continuing the pipeline under the same name (or returning it)
+    following: Optional["Chain"] = None
     target: Optional[str] = None  # the name a statement `target = <chain>` binds it to
+    returned: bool = False  # `return <chain>`
+    # when this chain's stages run, relative to the pipeline before it (its ``if``s)
+    conditions: Tuple["Condition", ...] = ()
+    # the values its source name holds where it is read (None: not a name this scope binds)
+    inputs: Optional[List[Any]] = None
+    anchor: Optional[cst.CSTNode] = None  # the previous chain's call, or the one value its source holds
 
     def index(self, stage: cst.Call) -> int:
         """Position of one of this chain's own stages in ``all_stages()``."""
@@ -417,6 +446,34 @@ class Chain:
     def later_stages(self) -> List[cst.Call]:
         """Stages of the linked statements after this one."""
         return self.following.stages + self.following.later_stages() if self.following is not None else []
+
+    def owner(self, stage: cst.Call) -> Optional["Chain"]:
+        """The chain of the linked pipeline (before or after this one) that owns ``stage``."""
+        current: Optional[Chain] = self
+        while current is not None:
+            if current.owns(stage):
+                return current
+            current = current.previous
+        current = self.following
+        while current is not None:
+            if current.owns(stage):
+                return current
+            current = current.following
+        return None
+
+    def conditional(self) -> bool:
+        """Does some chain of the linked pipeline run only under an ``if``?"""
+        current: Optional[Chain] = self
+        while current is not None:
+            if current.conditions:
+                return True
+            current = current.previous
+        current = self.following
+        while current is not None:
+            if current.conditions:
+                return True
+            current = current.following
+        return False
 
     def origin(self) -> cst.BaseExpression:
         """The expression the whole (linked) pipeline starts from."""
@@ -468,132 +525,236 @@ def _build(ctx) -> List[Chain]:
         by_outermost[id(call)] = chain
         result.append(chain)
     if result:
-        for scope in model.scopes:
-            if scope.kind in ("module", "function"):
-                body = scope.node.body
-                if isinstance(body, cst.IndentedBlock):
-                    _link_block(body.body, by_outermost)
-                elif isinstance(body, (list, tuple)):
-                    _link_block(body, by_outermost)
+        _link(result, by_outermost)
     return result
 
 
-def _link_block(statements, by_outermost: Dict[int, Chain]) -> None:
-    """Link ``name = name.stage(...)`` to the chain the previous statement bound to ``name``."""
-    last: Dict[str, Chain] = {}
-    for stmt in statements:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                target = _single_name_target(small)
-                if target is not None:
-                    chain = by_outermost.get(id(small.value))
-                    if chain is not None and isinstance(chain.source, cst.Name) \
-                            and chain.source.value == target and target in last:
-                        chain.previous = last[target]
-                        last[target].following = chain
-                    if chain is not None:
-                        chain.target = target
-                        last[target] = chain
-                    else:
-                        last.pop(target, None)
-                elif isinstance(small, cst.Assign):
-                    for target in small.targets:
-                        _forget(target.target, last)
-                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
-                    _forget(small.target, last)
-                elif isinstance(small, cst.Del):
-                    last.clear()
-                elif isinstance(small, cst.Return) and small.value is not None:
-                    # `return ds.repeat()` ends the pipeline the statements before built.
-                    chain = by_outermost.get(id(small.value))
-                    if chain is not None and isinstance(chain.source, cst.Name) and chain.source.value in last:
-                        chain.previous = last[chain.source.value]
-                        last[chain.source.value].following = chain
-        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            # A definition binds only its own name (its body runs later, in its own scope).
-            last.pop(stmt.name.value, None)
-        else:
-            # Compound statements: their own blocks are separate, and they may rebind names.
-            last.clear()
-            for block in _blocks(stmt):
-                _link_block(block, by_outermost)
+# -- linking chains through the bindings live at their sources ----------------------
+def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
+    """Link each chain to the chain its source name holds where it stands (the
+    binding live there, ``model.lookup`` with the read): ``ds = ds.map(f)`` after
+    ``ds = ds.cache()``, also across names (``train = ds.map(f)``), past
+    compound statements, and in later notebook cells, each read seeing its own
+    binding. A stage under an ``if`` joins the pipeline after it as a
+    conditional stage (``Chain.conditions``): ``ds = ds.batch(b)``, ``if
+    shuffle: ds = ds.shuffle(n)``, ``ds = ds.prefetch(1)`` is one pipeline
+    whose shuffle runs when ``shuffle`` is true. Not linked: alternatives
+    (an ``if``/``else`` binding the name in both branches, or a pipeline before
+    and another inside a loop, a ``try``, a ``match``), and reads of a name
+    another scope binds (a function reading a module's ``ds`` runs later)."""
+    # Source order within each scope (the model's index is not: an `if`'s `else` comes first).
+    positions = {id(c): c.scope.flow_order().pre[id(c.outermost)] for c in found}
+    ordered = sorted(found, key=lambda c: (id(c.scope), positions[id(c)]))
+    for chain in found:
+        _place(chain)
+    for chain in ordered:
+        source = chain.source
+        if not isinstance(source, cst.Name):
+            continue
+        values = _live_values(source, chain.scope)
+        if values is None:
+            continue
+        chain.inputs = values
+        linked = [by_outermost.get(id(v)) if isinstance(v, cst.BaseExpression) else None for v in values]
+        earlier = [c for c in linked if c is not None and c.scope is chain.scope
+                   and positions[id(c)] < positions[id(chain)]]
+        if len(values) == 1 and len(earlier) == 1:
+            chain.previous = earlier[0]
+        elif len(values) >= 2 and earlier:
+            latest = max(earlier, key=lambda c: positions[id(c)])
+            if _extends(latest, [v for v in values if v is not latest.outermost], chain):
+                chain.previous = latest
+        if chain.previous is None and len(values) == 1 and isinstance(values[0], cst.BaseExpression):
+            chain.anchor = values[0]
+        elif chain.previous is not None:
+            chain.anchor = chain.previous.outermost
+        chain.conditions = _conditions(chain)
+    successors: Dict[int, List[Chain]] = {}
+    for chain in found:
+        if chain.previous is not None:
+            successors.setdefault(id(chain.previous), []).append(chain)
+    for chain in found:
+        # The pipeline goes on as the one chain rebinding the same name (or returned).
+        going_on = [c for c in successors.get(id(chain), ())
+                    if c.returned or (c.target is not None and c.target == chain.target)]
+        if len(going_on) == 1:
+            chain.following = going_on[0]
 
 
-def _forget(target: cst.BaseExpression, last: Dict[str, Chain]) -> None:
-    """Drop the names an assignment target rebinds (attributes and subscripts rebind none)."""
-    if isinstance(target, cst.Name):
-        last.pop(target.value, None)
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            value = element.value
-            _forget(value.value if isinstance(value, cst.StarredElement) else value, last)
+def _live_values(name: cst.Name, scope: ScopeInfo) -> Optional[List[Any]]:
+    """The values bound to ``name`` that reach this read of it, when ``scope``
+    itself binds it by assignment (None: another scope's name, an import, a def,
+    or a name rebound through ``global``/``nonlocal``)."""
+    found = assigned(name.value, scope, name)
+    if found is None or found.scope is not scope or found.writers or not found.own_values:
+        return None
+    return list(found.own_values)
 
 
-def _single_name_target(small: cst.BaseSmallStatement) -> Optional[str]:
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
-        return small.targets[0].target.value
-    return None
+def _place(chain: Chain) -> None:
+    """The name a statement binds the chain to (``target``), and whether it is returned."""
+    parent = next(chain.scope.ancestors(chain.outermost), None)
+    if isinstance(parent, cst.Assign) and parent.value is chain.outermost and len(parent.targets) == 1 \
+            and isinstance(parent.targets[0].target, cst.Name):
+        chain.target = parent.targets[0].target.value
+    elif isinstance(parent, cst.AnnAssign) and parent.value is chain.outermost and isinstance(parent.target, cst.Name):
+        chain.target = parent.target.value
+    elif isinstance(parent, cst.Return):
+        chain.returned = True
 
 
-def _blocks(stmt: cst.BaseCompoundStatement) -> Iterator[List[cst.BaseStatement]]:
-    """Statement lists directly inside a compound statement (not nested function or class bodies)."""
-    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-        return
-    parts: List[cst.CSTNode] = [stmt]
-    while parts:
-        part = parts.pop()
-        body = getattr(part, "body", None)
-        if isinstance(body, cst.IndentedBlock):
-            yield list(body.body)
-        for name in ("orelse", "finalbody"):
-            extra = getattr(part, name, None)
-            if extra is not None:
-                parts.append(extra)
-        for handler in getattr(part, "handlers", ()) or ():
-            parts.append(handler)
-        for case in getattr(part, "cases", ()) or ():
-            parts.append(case)
+# What runs its inside at most once, unconditionally, each time it runs itself: any node
+# but a loop, a ``try``, a ``match``, an ``if`` (a condition), a conditional expression,
+# ``and``/``or`` and comprehensions.
+_OPAQUE = (cst.For, cst.While, cst.Try, cst.TryStar, cst.Match, cst.ExceptHandler, cst.ExceptStarHandler,
+           cst.Finally, cst.MatchCase, cst.IfExp, cst.BooleanOperation, cst.ListComp, cst.SetComp,
+           cst.DictComp, cst.GeneratorExp, cst.CompFor)
+
+
+def _transparent(node: cst.CSTNode) -> bool:
+    return not isinstance(node, _OPAQUE) and not isinstance(node, cst.If)
+
+
+def _extends(candidate: Chain, others: List[Any], chain: Chain) -> bool:
+    """Several bindings reach ``chain``'s source: ``candidate``, the latest,
+    bound under ``if``s (in ``with`` blocks, no loop or ``try``), and ``others``,
+    each one a pipeline ``candidate``'s own pipeline goes through (``ds =
+    ds.batch(b)``, ``if shuffle: ds = ds.shuffle(n)``, ``if augment: ds =
+    ds.map(f)``, then ``ds.prefetch(1)`` reads all three). Then the stages of
+    the ``if``s are optional on the way to ``chain``: one pipeline, with
+    conditional stages. (A ``with`` block alone: its stages run on the way,
+    unless the context manager swallows an exception.)"""
+    remaining = {id(v) for v in others}
+    current: Optional[Chain] = candidate
+    while current is not None and remaining:
+        if not _only_ifs_between(current, chain):
+            return False
+        if current.previous is None:
+            if current.inputs is not None and len(current.inputs) == 1:
+                remaining.discard(id(current.inputs[0]))
+            break
+        remaining.discard(id(current.previous.outermost))
+        current = current.previous
+    return not remaining
+
+
+def _only_ifs_between(inner: Chain, outer: Chain) -> bool:
+    """Between ``inner``'s statement and the block it shares with ``outer``, only
+    ``if``/``else`` and ``with``: what runs there runs at most once on the way."""
+    order = inner.scope.flow_order()
+    if id(outer.outermost) not in order.pre:
+        return False
+    for node in inner.scope.ancestors(inner.outermost):
+        if order.contains(node, outer.outermost):
+            return True
+        if isinstance(node, _OPAQUE):
+            return False
+    return False
+
+
+def _conditions(chain: Chain) -> Tuple["Condition", ...]:
+    """The ``if`` tests the chain runs under that do not also hold its anchor
+    (the pipeline it continues, or the value its source is bound to): its
+    stages run only when those tests say so."""
+    anchor = chain.anchor
+    order = chain.scope.flow_order()
+    if anchor is None or id(anchor) not in order.pre:
+        return ()
+    found: List[Condition] = []
+    child: cst.CSTNode = chain.outermost
+    for node in chain.scope.ancestors(chain.outermost):
+        if order.contains(node, anchor):
+            break
+        if isinstance(node, cst.If):
+            holds = order.contains(node.body, child)
+            if not holds and isinstance(node.orelse, cst.If) and node.orelse is child:
+                holds = False  # an `elif`: its own test comes next
+            found.append(_condition(node.test, holds, chain.scope))
+        elif not _transparent(node):
+            return ()  # a loop, a try, a match...: not one condition
+        child = node
+    found.reverse()
+    return tuple(found)
+
+
+def _condition(test: cst.BaseExpression, holds: bool, scope: ScopeInfo) -> "Condition":
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test, holds = test.expression, not holds
+    return Condition(_MODULE.code_for_node(test), holds)
+
+
+_MODULE = cst.Module(body=[])
+
+
+@dataclass(frozen=True)
+class Condition:
+    """When a conditional stage runs: the test of the ``if`` it sits in, true or false."""
+
+    test: str  # the test's source (``shuffle``, ``mode == "train"``), a ``not`` taken off
+    holds: bool  # the stage runs when the test is true (the ``if`` body), or false (``else``)
+
+    def describe(self) -> str:
+        return f"`{self.test}` is {'true' if self.holds else 'false'}"
+
+
+def conditions_of(chain: Chain, stage: cst.Call) -> Tuple[Condition, ...]:
+    """When ``stage`` (of ``chain``'s linked pipeline) runs: the conditions of the chain owning it."""
+    owner = chain.owner(stage)
+    return owner.conditions if owner is not None else ()
+
+
+def when(chain: Chain, *stages: cst.Call, some_of: Sequence[cst.Call] = ()) -> str:
+    """`` (when `shuffle` is true)`` for a finding that needs all of ``stages``
+    to run (and, with ``some_of``, at least one of those), when some of them are
+    conditional stages of the pipeline; else ``""``. Of ``some_of``, only the
+    conditions they all share are named (what "one of them runs" implies)."""
+    found: List[Condition] = []
+    for stage in stages:
+        for condition in conditions_of(chain, stage):
+            if condition not in found:
+                found.append(condition)
+    if some_of:
+        shared = [c for c in conditions_of(chain, some_of[0])
+                  if all(c in conditions_of(chain, other) for other in some_of[1:])]
+        found += [c for c in shared if c not in found]
+    return f" (when {' and '.join(c.describe() for c in found)})" if found else ""
 
 
 def continued(chain: Chain, ctx) -> bool:
     """Does a later stage take this chain's dataset further (``ds = ds.batch(2)``
     after ``ds = ds.map(f)``, also past a loop or an ``if``, or ``other =
-    ds.batch(2)``)? Then the chain is an intermediate stage, not a pipeline's end."""
+    ds.batch(2)``)? Then the chain is an intermediate stage, not a pipeline's end.
+    A chain continues where the binding it made is live: a pipeline bound to
+    ``ds`` in one notebook cell is not continued by a new ``ds`` built in a later
+    one. A read from another scope (a function using the module's ``ds``) may
+    see any of the name's bindings."""
     if chain.following is not None:
         return True
-    name = chain.target
-    if name is None:
+    if chain.target is None:
         return False
-    binding = _binding_scope(name, chain.scope)
-    index = _ORDER.get(ctx.model)
-    if index is None:  # once per file: chains in source order, and by the name and binding they start from
+    taken = _TAKEN.get(ctx.model)
+    if taken is None:  # once per file: the chains some chain's source may read
+        taken = set()
         found = chains(ctx)
-        positions = {id(c): i for i, c in enumerate(found)}
-        starting: _Starting = {}
-        for c in found:
-            if isinstance(c.source, cst.Name) and c.previous is None:
-                key = (c.source.value, _binding_scope(c.source.value, c.scope))
-                last, scopes = starting.get(key, (-1, set()))
-                scopes.add(id(c.scope))
-                starting[key] = (max(last, positions[id(c)]), scopes)
-        index = _ORDER[ctx.model] = (positions, starting)
-    positions, by_source = index
-    # Another chain from the same binding of ``name``: later in the file, or in another scope.
-    last, scopes = by_source.get((name, binding), (-1, set()))
-    return last > positions[id(chain)] or any(s != id(chain.scope) for s in scopes)
+        for other in found:
+            source = other.source
+            if not isinstance(source, cst.Name):
+                continue
+            binding = assigned(source.value, other.scope, source)
+            for value in binding.values if binding is not None else ():
+                taken.add(id(value))
+        _TAKEN[ctx.model] = taken
+    return id(chain.outermost) in taken
 
 
-# (name, the scope binding it) -> (the last position of a chain starting from it,
-# the ids of the scopes such chains are in)
-_Starting = Dict[Tuple[str, Optional[ScopeInfo]], Tuple[int, Set[int]]]
-_ORDER: "weakref.WeakKeyDictionary[ModuleModel, Tuple[Dict[int, int], _Starting]]" = weakref.WeakKeyDictionary()
+_TAKEN: "weakref.WeakKeyDictionary[ModuleModel, Set[int]]" = weakref.WeakKeyDictionary()
 
 
 def upstream(chain: Chain, ctx) -> List[str]:
     """The transformations a pipeline applies before its first (linked) stage, as
     far as the source shows them: the stages of the expressions its origin name is
     bound to, followed through names (all bindings of a name, in no particular
-    order). A ``Dataset.list_files`` that shuffles (the default) counts as ``shuffle``."""
+    order; where the name is read in the scope binding it, those live there). A ``Dataset.list_files`` that shuffles (the default) counts as ``shuffle``."""
     seen = {id(s) for s in chain.all_stages() + chain.later_stages()}
     return _upstream(chain.origin(), chain.scope, ctx, seen)
 
@@ -605,7 +766,7 @@ def _upstream(expr: cst.BaseExpression, scope: ScopeInfo, ctx, seen: set) -> Lis
         expr = expr.func.value  # type: ignore[attr-defined]
     names: List[str] = []
     if isinstance(expr, cst.Name):
-        found = assigned(expr.value, scope)
+        found = assigned(expr.value, scope, expr)
         for value in found.values if found is not None else ():
             if isinstance(value, cst.BaseExpression) and id(value) not in seen:
                 seen.add(id(value))
@@ -730,11 +891,11 @@ def random_call(call: cst.Call, scope: ScopeInfo, ctx) -> Optional[str]:
     if isinstance(func, cst.Call) and _random_layer(func, scope, ctx):
         return f"`{short_name(ctx.qualname(func.func, scope))}`"
     if isinstance(func, cst.Name):
-        value = single_value(func.value, scope)
+        value = single_value(func.value, scope, func)
         if isinstance(value, cst.Call) and _random_layer(value, scope, ctx):
             return f"the random layer `{func.value}`"
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
-        value = single_value(func.value.value, scope)
+        value = single_value(func.value.value, scope, func.value)
         if isinstance(value, cst.Call):
             maker = ctx.qualname(value.func, scope) or ""
             if maker.startswith(("tensorflow.random.Generator", "tensorflow.random.get_global_generator")):
@@ -753,9 +914,10 @@ def _random_layer(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
     return False
 
 
-def single_value(name: str, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
-    """The one expression ``name`` is bound to (``model.assigned``), if it is bound once."""
-    found = assigned(name, scope)
+def single_value(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[cst.BaseExpression]:
+    """The one expression ``name`` is bound to (``model.assigned``), if it is bound
+    once; with ``at`` (the read), if one binding is live there."""
+    found = assigned(name, scope, at)
     value = found.single_value if found is not None else None
     return value if isinstance(value, cst.BaseExpression) else None
 
@@ -763,8 +925,3 @@ def single_value(name: str, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
 def short_name(qualname: str) -> str:
     """``tensorflow.image.resize`` -> ``tf.image.resize`` for messages."""
     return "tf." + qualname[len("tensorflow."):] if qualname.startswith("tensorflow.") else qualname
-
-
-def _binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
-    found = assigned(name, scope)
-    return found.scope if found is not None else None

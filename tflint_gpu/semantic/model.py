@@ -813,6 +813,16 @@ def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]
         return values  # not in this scope's own code: no flow to follow
     at_pre = order.pre[id(at)]
     loops = [node for node in order.ancestors(at) if isinstance(node, _LOOPS)]
+    # The other branch of each `if` around ``at`` (no loop around the `if` to bring a
+    # binding there round): what it binds never reaches ``at``.
+    exclusive: List[cst.CSTNode] = []
+    for node in order.ancestors(at):
+        if isinstance(node, cst.If) and not any(order.contains(loop, node) for loop in loops):
+            if order.contains(node.body, at):
+                if node.orelse is not None:
+                    exclusive.append(node.orelse)
+            elif node.orelse is not None and order.contains(node.orelse, at):
+                exclusive.append(node.body)
     before: List[Tuple[int, Any, Optional[cst.CSTNode]]] = []
     carried: List[Any] = []
     for value in values:
@@ -821,6 +831,8 @@ def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]
             before.append((-1, value, None))
         elif id(node) not in order.post:
             return values  # bound somewhere the order does not know: keep all
+        elif any(order.contains(branch, node) for branch in exclusive):
+            continue  # bound in the other branch of an `if` holding ``at``
         elif order.post[id(node)] < at_pre:
             before.append((order.post[id(node)], value, node))
         elif any(order.contains(loop.body, node) for loop in loops):
