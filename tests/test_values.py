@@ -191,3 +191,75 @@ def test_layers_in_a_list_built_in_init_are_called_as_layers(containers):
     node, scope = calls["b(x)"]
     assert containers.value_kind(node.func, scope) == values.KERAS
     assert containers.value_kind(node, scope) == values.TENSOR
+
+
+ATTRIBUTES = textwrap.dedent("""
+    import keras
+    import tensorflow as tf
+
+    class Net(keras.layers.Layer):
+        def __init__(self, use_bias=True):
+            super().__init__()
+            self.use_bias = use_bias
+            self.flag = True
+            self.bias = None
+            self.steps = 0
+            self.epoch = 0
+            self.total = tf.zeros(())
+            self.counter = tf.Variable(0)
+            self.drop = keras.layers.Dropout(0.5)
+            self.a, self.b = 1, 2
+
+        def build(self, shape):
+            if self.use_bias:
+                self.bias = self.add_weight(shape=(3,))
+            self.w = tf.Variable(tf.zeros((3,)))
+
+        def set_epoch(self, epoch):
+            self.epoch = epoch
+
+        @property
+        def size(self):
+            return 3
+
+        def call(self, x):
+            self.steps += 1
+            self.total += tf.reduce_sum(x)
+            self.counter.assign_add(1)
+            return (self.bias, self.use_bias, self.flag, self.steps, self.total, self.counter, self.w, self.epoch,
+                    self.drop, self.a, self.size)
+""")
+
+
+def test_instance_attribute_kinds_and_where_they_change():
+    ctx = analyse(cst.parse_module(ATTRIBUTES), [])
+    call = next(s for s in ctx.model.scopes if s.name == "call")
+    returned = call.node.body.body[-1].body[0].value
+    got = {}
+    for element in returned.elements:
+        text = ctx.module.code_for_node(element.value)
+        fact = ctx.values.attribute(element.value, call)
+        assert fact is None or fact.kind == ctx.value_kind(element.value, call)
+        got[text] = None if fact is None else (fact.kind, [(b.how, b.where) for b in fact.changed_after_setup])
+    assert got == {
+        "self.bias": (values.VARIABLE, []),  # None in __init__, add_weight in build
+        "self.use_bias": (values.UNKNOWN, []),  # a parameter's value
+        "self.flag": (values.PY_SCALAR, []),
+        "self.steps": (values.PY_SCALAR, [("augment", "call")]),  # += 1 keeps a number a number
+        "self.total": (values.TENSOR, [("augment", "call")]),
+        "self.counter": (values.VARIABLE, []),  # assign_add changes no binding
+        "self.w": (values.VARIABLE, []),
+        "self.epoch": (values.UNKNOWN, [("bind", "set_epoch")]),  # 0, then a parameter
+        "self.drop": (values.KERAS, []),
+        "self.a": (values.UNKNOWN, []),  # unpacked: not read
+        "self.size": None,  # a property
+    }
+
+
+def test_object_flavour_and_class_follow_self_attributes_bound_once():
+    ctx = analyse(cst.parse_module(ATTRIBUTES), [])
+    call = next(s for s in ctx.model.scopes if s.name == "call")
+    drop = cst.parse_expression("self.drop")
+    assert ctx.migration.object_class(drop, call) == "keras.layers.Dropout"
+    assert ctx.migration.object_class(cst.parse_expression("self.bias"), call) is None  # a method call made it
+    assert ctx.migration.object_class(cst.parse_expression("self.steps"), call) is None

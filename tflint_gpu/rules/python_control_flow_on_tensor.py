@@ -5,11 +5,20 @@ from typing import Dict, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
-from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic import bindings, values
+from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
 _ERROR = "OperatorNotAllowedInGraphError"
 _STEP_METHODS = frozenset({"train_step", "test_step", "predict_step"})
+_WEIGHT_METHODS = frozenset({"add_weight", "add_variable"})
+_KERAS_VARIABLES = frozenset({"keras.Variable", "keras.backend.Variable", "keras.variables.Variable"})
+# Keras 3 layers whose `call` tests `training` with a Python `if` (`if training and self.rate > 0:`),
+# read in keras/src/layers (3.15): a tensor there fails in any graph.
+_PYTHON_TRAINING = frozenset({
+    "BatchNormalization", "Dropout", "AlphaDropout", "GaussianDropout", "GaussianNoise", "SpatialDropout1D",
+    "SpatialDropout2D", "SpatialDropout3D", "SpectralNormalization",
+})
 
 
 # Runs a custom train_step traced with AutoGraph off (as Keras 3's fit does), on
@@ -36,14 +45,30 @@ class PythonControlFlowOnTensor(Rule):
       `while`, conditional expression, `and`, `or` or `not` on a tensor;
     * where AutoGraph converts the `if` but cannot: a name assigned in only one
       branch and used after the `if`, or a `return` in only one branch when the
-      function then ends.
+      function then ends;
+    * a variable the class binds (`self.bias = self.add_weight(...)` in
+      `build`, `tf.Variable(...)`, `None` bindings aside) used as a Python
+      bool (`if self.bias:`, `not self.w`): a Keras 3 variable raises
+      `TypeError: A Keras Variable cannot be used as a boolean` in any method,
+      eagerly too; a `tf.Variable` fails where AutoGraph is off; under
+      AutoGraph (tf_keras's `call`) a float weight fails (`ValueError:
+      condition of if statement expected to be tf.bool scalar`);
+    * a tensor `training` (`tf.logical_and(training, self.trainable)`) handed
+      in graph code to a Keras 3 layer whose `call` tests it with a Python
+      `if` (`BatchNormalization`, `Dropout` and the other dropout and noise
+      layers, `SpectralNormalization`): through `super().call(...)` in a
+      subclass, or calling such a layer (`self.drop(x, training=t)`).
 
     An `if` on a tensor inside a plain `tf.function` (or a `Dataset.map`
     function) whose branches assign the same names is converted to `tf.cond`
     by AutoGraph and is not flagged; nor are conditions on Python values
     (`training`, `mask is not None`, `x.shape[0] == 1`, `x.dtype == tf.float32`,
     `self.limit > 0`, `len(x)`, `keras.ops.ndim(x)`), a bare parameter
-    (`if training:`), eager code, code under `if tf.executing_eagerly():`,
+    (`if training:`), `if self.bias is not None:`, a Python flag set in
+    `__init__` (`if self.use_bias:`), a bool weight under AutoGraph, a Python
+    `training` handed to a layer, a tensor one handed to a layer that does not
+    test it (`LayerNormalization`) or to tf_keras's `BatchNormalization`
+    (which uses `smart_cond`), eager code, code under `if tf.executing_eagerly():`,
     functions run by `tf.py_function`, a `call` decorated with `tf.function`
     (it gets its own AutoGraph), and `Layer.call` in files that use Keras 2
     (`tf_keras` converts `call` with AutoGraph; it does not convert
@@ -124,6 +149,8 @@ class PythonControlFlowOnTensor(Rule):
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
         graph = ctx.graph()
+        if _variable_test(node, node.test, "if", graph, ctx):
+            return
         if graph is None or not _bool_of_tensor(node.test, ctx) or self._eager_only(node, ctx):
             return
         if not _autograph(graph, ctx):
@@ -140,6 +167,8 @@ class PythonControlFlowOnTensor(Rule):
 
     def visit_While(self, node: cst.While, ctx) -> None:
         graph = ctx.graph()
+        if _variable_test(node, node.test, "while", graph, ctx):
+            return
         if graph is None or _autograph(graph, ctx) or not _bool_of_tensor(node.test, ctx):
             return
         if not self._eager_only(node, ctx):
@@ -147,6 +176,8 @@ class PythonControlFlowOnTensor(Rule):
 
     def visit_IfExp(self, node: cst.IfExp, ctx) -> None:
         graph = ctx.graph()
+        if _variable_test(node, node.test, "... if ... else ...", graph, ctx):
+            return
         if graph is None or _autograph(graph, ctx) or not _bool_of_tensor(node.test, ctx):
             return
         if self._eager_only(node, ctx):
@@ -156,6 +187,21 @@ class PythonControlFlowOnTensor(Rule):
         if rewrite is not None:
             fix = Fix(_fix_message(graph, ctx), Safety.SAFE, {node: rewrite[0]}, rewrite[1])
         ctx.report(node, _off_message("... if ... else ...", graph, "tf.cond"), fix)
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        """A tensor `training` handed to a Keras 3 layer whose `call` tests it with a Python `if`."""
+        graph = ctx.graph()
+        if graph is None:
+            return
+        layer = _python_training_layer(node, ctx)
+        if layer is None:
+            return
+        value = _training_argument(node)
+        if value is None or not _tensor_flag(value, node, ctx):
+            return
+        ctx.report(value, f"`training` is a tensor here, and Keras 3's `{layer}.call` tests it with a Python `if` "
+                          f"(`if training and ...`): {_ERROR} under fit/predict and in any graph; pass a Python "
+                          f"bool (the `training` Keras gave `call`)")
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation, ctx) -> None:
         # `a and b` calls bool(a); b is only returned.
@@ -200,6 +246,149 @@ class PythonControlFlowOnTensor(Rule):
         return found
 
     cases = [
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+
+            class Dense(keras.layers.Layer):
+                def __init__(self, units, use_bias=True):
+                    super().__init__()
+                    self.units = units
+                    self.use_bias = use_bias
+                    self.bias = None
+
+                def build(self, shape):
+                    self.kernel = self.add_weight(shape=(shape[-1], self.units))
+                    if self.use_bias:
+                        self.bias = self.add_weight(shape=(self.units,), initializer="zeros")
+
+                def call(self, x):
+                    y = tf.matmul(x, self.kernel)
+                    if self.bias:
+                        y = y + self.bias
+                    return y if not self.kernel else y
+
+
+            class FrozenBN(keras.layers.BatchNormalization):
+                def call(self, x, training=None):
+                    if training is None:
+                        training = tf.constant(False)
+                    training = tf.logical_and(training, self.trainable)
+                    return super().call(x, training=training)
+
+
+            class Block(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.drop = keras.layers.Dropout(0.5)
+
+                def call(self, x, training=None):
+                    return self.drop(x, training=tf.logical_and(training, self.trainable))
+            """,
+            at=[(19, 9, "Python `if` on a Keras variable (`self.bias = self.add_weight(...)` in `build`): TypeError "
+                        "under Keras 3"),
+                (21, 16, "Python `... if ... else ...` on a Keras variable (`self.kernel = self.add_weight(...)`"),
+                (29, 41, "`training` is a tensor here, and Keras 3's `BatchNormalization.call` tests it with a "
+                         "Python `if`"),
+                (38, 38, "`training` is a tensor here, and Keras 3's `Dropout.call` tests it")],
+            note="measured under Keras 3.15: `if self.bias:` on an add_weight raises TypeError (eagerly and under "
+                 "fit); a tensor training handed to BatchNormalization.call (super()) or a Dropout layer held in "
+                 "self: OperatorNotAllowedInGraphError under fit and predict (eager calls run)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import tf_keras as keras
+
+
+            class Scale(keras.layers.Layer):
+                def build(self, shape):
+                    self.offset = self.add_weight(shape=(), initializer="zeros")
+                    self.flag = self.add_weight(shape=(), dtype="bool", initializer="ones", trainable=False)
+
+                def call(self, x):
+                    if self.offset:
+                        x = x + self.offset
+                    if self.flag:
+                        x = x * 2.0
+                    return x
+
+
+            class Gate(tf.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.on = tf.Variable(True)
+
+                @tf.function(autograph=False)
+                def __call__(self, x):
+                    return x * 2.0 if self.on else x
+
+                @tf.function
+                def converted(self, x):
+                    if self.on:
+                        x = x * 2.0
+                    return x
+            """,
+            at=[(11, 9, "Python `if` on a float variable (`self.offset = self.add_weight(...)` in `build`): AutoGraph "
+                        "needs a `tf.bool` scalar there"),
+                (25, 16, "Python `... if ... else ...` on a tf.Variable (`self.on = tf.Variable(...)` in `__init__`) "
+                         "where AutoGraph is off")],
+            note="tf_keras converts call with AutoGraph, which rejects a float condition (ValueError under fit, "
+                 "measured); a bool weight is converted to tf.cond (not flagged); a tf.Variable tested where "
+                 "AutoGraph is off, and the same in a converted tf.function (not flagged)",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+            import tf_keras
+
+
+            class Dense(keras.layers.Layer):
+                def __init__(self, units, use_bias=True):
+                    super().__init__()
+                    self.units = units
+                    self.use_bias = use_bias
+                    self.bias = None
+                    self.drop = keras.layers.Dropout(0.5)
+                    self.norm = keras.layers.LayerNormalization()
+
+                def build(self, shape):
+                    if self.use_bias:
+                        self.bias = self.add_weight(shape=(self.units,), initializer="zeros")
+
+                def call(self, x, training=None):
+                    if self.bias is not None:
+                        x = x + self.bias
+                    if self.use_bias:
+                        x = x * 1.0
+                    x = self.drop(x, training=training)
+                    x = self.drop(x, training=training and self.trainable)
+                    return self.norm(x, training=tf.constant(bool(training)))
+
+
+            class FrozenBN(keras.layers.BatchNormalization):
+                def call(self, x, training=None):
+                    return super().call(x, training=bool(training) and self.trainable)
+
+
+            class LegacyBN(tf_keras.layers.BatchNormalization):
+                def call(self, x, training=None):
+                    training = tf.logical_and(training, self.trainable)
+                    return super().call(x, training=training)
+
+
+            def eager(x):
+                bn = keras.layers.BatchNormalization()
+                return bn(x, training=tf.constant(True))
+            """,
+            note="an `is not None` test and a Python bool from __init__; a Python `training` (the parameter, "
+                 "or `training and self.trainable`); a tensor training to a layer whose call does not test it "
+                 "(LayerNormalization), to tf_keras's BatchNormalization (smart_cond: runs under fit, measured), "
+                 "or in eager code (an eager tensor has a value)",
+        ),
         flagged(
             """
             import tensorflow as tf
@@ -828,3 +1017,129 @@ def _autograph_if_problem(node: cst.If, ctx) -> Optional[str]:
             return None
         return "`return` in one branch of an `if` on a tensor only: AutoGraph fails at trace time"
     return None
+
+
+# -- a variable tested as a bool (`if self.bias:`) -----------------------------
+def _variable_test(node: cst.CSTNode, test: cst.BaseExpression, what: str, graph, ctx) -> bool:
+    """Report (and return True) when ``test`` uses ``self.x``, a variable bound
+    in the class (``add_weight``, ``tf.Variable``), as a Python bool where that fails."""
+    found = _variable_operand(test, ctx)
+    if found is None:
+        return False
+    expr, fact = found
+    message = _variable_message(what, fact, graph, ctx)
+    if message is None:
+        return False
+    ctx.report(node, message)
+    return True
+
+
+def _variable_operand(expr: cst.BaseExpression, ctx):
+    if isinstance(expr, cst.BooleanOperation):
+        return _variable_operand(expr.left, ctx) or _variable_operand(expr.right, ctx)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return _variable_operand(expr.expression, ctx)
+    if isinstance(expr, cst.Attribute):
+        fact = ctx.values.attribute(expr, ctx.scope)
+        if fact is not None and fact.kind == values.VARIABLE:
+            return expr, fact
+    return None
+
+
+def _variable_message(what: str, fact, graph, ctx) -> Optional[str]:
+    binding = next((b for b in fact.bound if isinstance(b.value, cst.Call)), None)
+    if binding is None:
+        return None
+    call = binding.value
+    func = call.func
+    weight = isinstance(func, cst.Attribute) and func.attr.value in _WEIGHT_METHODS
+    flavour = ctx.graphs.keras_flavour(fact.cls)
+    keras_variable = (weight and flavour == KERAS3) or (
+        ctx.qualname(func, binding.method) in _KERAS_VARIABLES and ctx.migration.api_flavour(func, binding.method)
+        == KERAS3)
+    made = f"`self.{fact.name} = {_short(func)}(...)` in `{binding.where}`"
+    instead = f"test `self.{fact.name} is not None`"
+    if keras_variable and not ctx.migration.legacy_env:
+        return (f"Python `{what}` on a Keras variable ({made}): TypeError under Keras 3 (\"A Keras Variable cannot "
+                f"be used as a boolean\"); {instead}")
+    if graph is None:
+        return None
+    if not graph.autograph:
+        return f"Python `{what}` on a tf.Variable ({made}) where AutoGraph is off: {_ERROR}; {instead}"
+    if weight and flavour is not None and _float_weight(call):
+        return (f"Python `{what}` on a float variable ({made}): AutoGraph needs a `tf.bool` scalar there "
+                f"(ValueError: condition of if statement expected to be `tf.bool` scalar); {instead}")
+    return None
+
+
+def _float_weight(call: cst.Call) -> bool:
+    """``add_weight(...)`` without a dtype, or with a float one (the default is float32)."""
+    for arg in call.args:
+        if arg.star:
+            return False
+        if arg.keyword is not None and arg.keyword.value == "dtype":
+            value = arg.value
+            text = value.evaluated_value if isinstance(value, cst.SimpleString) else (
+                value.attr.value if isinstance(value, cst.Attribute) else None)
+            return isinstance(text, str) and text.startswith(("float", "bfloat", "half", "double"))
+    return True
+
+
+def _short(func: cst.BaseExpression) -> str:
+    text = cst.Module([]).code_for_node(func)
+    return text if len(text) <= 30 else "..." + text[-27:]
+
+
+# -- a tensor `training` handed to a Keras 3 layer ------------------------------
+def _python_training_layer(call: cst.Call, ctx) -> Optional[str]:
+    """The Keras 3 layer class (of ``_PYTHON_TRAINING``) whose ``call`` this call
+    runs: ``super().call(...)`` in a subclass, ``layer(...)``/``layer.call(...)``
+    on an instance, or None."""
+    func = call.func
+    migration = ctx.migration
+    if isinstance(func, cst.Attribute) and func.attr.value == "call" and isinstance(func.value, cst.Call) \
+            and isinstance(func.value.func, cst.Name) and func.value.func.value == "super" \
+            and ctx.binding("super") is None:
+        cls = ctx.scope.method_class()
+        if cls is None or ctx.graphs.keras_flavour(cls) != KERAS3 or migration.legacy_env:
+            return None
+        base = migration.class_base(cls)
+        return _layer_name(base)
+    # layer.call(x, training=t) runs the layer's call; layer(x, training=t) and self.bn(x, ...) too
+    receiver = func.value if isinstance(func, cst.Attribute) and func.attr.value == "call" else func
+    base = migration.object_class(receiver, ctx.scope)
+    name = _layer_name(base)
+    if name is None or migration.object_flavour(receiver, ctx.scope) != KERAS3 or migration.legacy_env:
+        return None
+    return name
+
+
+def _layer_name(qualname: Optional[str]) -> Optional[str]:
+    if qualname is None or not qualname.startswith("keras.layers."):
+        return None
+    name = qualname.rsplit(".", 1)[1]
+    return name if name in _PYTHON_TRAINING else None
+
+
+def _training_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
+    positional = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional.append(arg.value)
+        elif arg.keyword.value == "training":
+            return arg.value
+    return positional[1] if len(positional) > 1 else None
+
+
+def _tensor_flag(value: cst.BaseExpression, at: cst.CSTNode, ctx) -> bool:
+    """Is ``value`` a tensor that is no bare parameter (a parameter `training`
+    is the Python value Keras passes)? A name counts when every binding
+    reaching ``at`` is a tensor expression."""
+    if isinstance(value, cst.Name):
+        found = ctx.assigned(value.value, at=at)
+        if found is None or found.scope is not ctx.scope.function() or not found.own_values:
+            return False
+        return all(isinstance(v, cst.BaseExpression) and ctx.is_tensor(v, found.scope) for v in found.own_values)
+    return ctx.is_tensor(value)

@@ -12,8 +12,9 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
   Keras APIs it calls and the Keras classes it derives from; None when it
   uses none or both.
 * ``object_flavour(expr, scope)``: the Keras of the object ``expr`` is: of
-  the call that made it (following a name bound once, and same-module
-  classes by their bases), else the file's.
+  the call that made it (following a name bound once, a ``self.x`` bound
+  once in its class, and same-module classes by their bases), else the
+  file's.
 * ``object_class(expr, scope)``: the Keras class (normalized, such as
   ``keras.Sequential`` or ``keras.metrics.Mean``) an object was made from,
   through names bound once and same-module subclasses (their nearest Keras
@@ -129,11 +130,23 @@ class Migration:
 
     # -- objects ------------------------------------------------------------
     def _origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0):
-        """(call, scope) that made the object ``expr`` names, following names bound once."""
+        """(call, scope) that made the object ``expr`` names, following names bound
+        once and ``self.x`` attributes bound once in the class's family (a
+        ``None`` binding aside, nothing appended or augmented)."""
         if depth > _DEPTH:
             return None
         if isinstance(expr, cst.Call):
             return expr, scope
+        if isinstance(expr, cst.Attribute):
+            objects = self.graphs.objects
+            cls = objects.self_class(expr.value, scope)
+            if cls is None or any(expr.attr.value in c.defs for c in objects.mro(cls)):
+                return None
+            found = [b for b in objects.attribute_bindings(cls, expr.attr.value, family=True)
+                     if not (isinstance(b.value, cst.Name) and b.value.value == "None")]
+            if len(found) != 1 or found[0].how != "bind" or not isinstance(found[0].value, cst.BaseExpression):
+                return None
+            return self._origin(found[0].value, found[0].method, depth + 1)
         if isinstance(expr, cst.Name):
             found = lookup(expr.value, scope, None)
             if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:

@@ -223,6 +223,21 @@ class Objects:
                 family.append(sub)
         return family
 
+    def self_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """The class whose instance ``expr`` is as the ``self`` of a method (also
+        read from a function nested in it), or None."""
+        if not isinstance(expr, cst.Name):
+            return None
+        found = lookup(expr.value, scope, None)
+        if found is None or found.kind != ASSIGNED or len(found.values) != 1:
+            return None
+        value = found.values[0]
+        function = found.scope
+        if not (isinstance(value, tuple) and value[0] == PARAM and value[2] == 0) \
+                or function.enclosing_class is None or not function.binds_instance or _is_classmethod(function):
+            return None
+        return function.enclosing_class
+
     def own_attributes(self, cls: ScopeInfo) -> Dict[str, List[AttributeBinding]]:
         """attribute -> its bindings in ``cls``'s own code (class-level
         assignments first, then its methods', in the order of the walk's index:

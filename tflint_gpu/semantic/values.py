@@ -6,18 +6,27 @@ one of the kinds below, in this order of evidence: a variable (``tf.Variable``,
 model or layer, loss, metric, TFP distribution, gradient tape:
 ``tensors.object_kind``), a tensor (``tensors.is_tensor``), a NumPy array
 made by a NumPy function, a fresh Python value (container, scalar, ``None``:
-``run_once.python_value_kind``), following a name bound once in its scope.
+``run_once.python_value_kind``), following a name bound once in its scope,
+and an instance attribute ``self.x`` through every binding the class and its
+same-module bases give it (``None`` aside; ``self.x += 1`` on a Python number
+keeps it a number; a method or property of that name is unknown).
 Anything else is ``UNKNOWN``: rules treat unknown as "not what I look for".
+
+``attribute(expr, scope)`` gives the whole fact about ``self.x``
+(``InstanceAttribute``): its class, its kind, and its bindings with where each
+is made (``__init__``, ``build``, another method) and how (bound, augmented,
+filled: ``semantic.objects.AttributeBinding``).
 """
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import List, Optional, Set
 
 import libcst as cst
 
 from tflint_gpu.semantic import run_once, tensors
 from tflint_gpu.semantic.api import keyword
 from tflint_gpu.semantic.model import ScopeInfo, assigned
+from tflint_gpu.semantic.objects import AUGMENT, BIND, AttributeBinding
 
 VARIABLE = "variable"
 DATASET = "dataset"
@@ -46,6 +55,34 @@ _NUMPY_ARRAYS = frozenset({
 _NUMPY_RANDOM_ARRAYS = frozenset({"rand", "randn", "permutation"})
 
 
+# Where a binding sets a Keras layer up (runs once, before any call or trace).
+SETUP_METHODS = frozenset({"__init__", "build"})
+
+
+class InstanceAttribute:
+    """``self.<name>`` of an instance of ``cls``: its kind and every binding."""
+
+    __slots__ = ("cls", "name", "kind", "bindings")
+
+    def __init__(self, cls: ScopeInfo, name: str, kind: str, bindings: List[AttributeBinding]) -> None:
+        self.cls = cls
+        self.name = name
+        self.kind = kind
+        self.bindings = bindings
+
+    @property
+    def bound(self) -> List[AttributeBinding]:
+        """The plain bindings (``self.x = value``)."""
+        return [b for b in self.bindings if b.how == BIND]
+
+    @property
+    def changed_after_setup(self) -> List[AttributeBinding]:
+        """Bindings that change the value after ``__init__``/``build``: an
+        augmented assignment anywhere, a plain one in another method."""
+        return [b for b in self.bindings
+                if b.how == AUGMENT or (b.how == BIND and b.where not in SETUP_METHODS and b.where != "<class>")]
+
+
 class ValueKinds:
     def __init__(self, resolver, graphs, tensor_inference) -> None:
         self.resolver = resolver
@@ -54,6 +91,52 @@ class ValueKinds:
 
     def kind(self, expr: cst.BaseExpression, scope: ScopeInfo) -> str:
         return self._kind(expr, scope, set())
+
+    def attribute(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[InstanceAttribute]:
+        """The fact about ``self.x`` (``expr``) read in ``scope``: None when
+        ``expr`` is not an attribute of a method's ``self``, or names a method
+        or property."""
+        if not isinstance(expr, cst.Attribute):
+            return None
+        objects = self.graphs.objects
+        cls = objects.self_class(expr.value, scope)
+        if cls is None:
+            return None
+        name = expr.attr.value
+        if any(name in c.defs for c in objects.mro(cls)):
+            return None
+        found = objects.attribute_bindings(cls, name)
+        return InstanceAttribute(cls, name, self._attribute_kind(found, set()), found)
+
+    def _attribute_kind(self, found: List[AttributeBinding], seen: Set) -> str:
+        kinds = set()
+        augmented = []
+        for binding in found:
+            if binding.how == BIND:
+                if not binding.readable or not isinstance(binding.value, cst.BaseExpression):
+                    return UNKNOWN
+                key = ("attribute", id(binding.value))
+                if key in seen:
+                    return UNKNOWN
+                seen.add(key)
+                try:
+                    kind = self._kind(binding.value, binding.method, seen)
+                finally:
+                    seen.discard(key)
+                if kind != PY_NONE:
+                    kinds.add(kind)
+            elif binding.how == AUGMENT:
+                augmented.append(binding)
+        if len(kinds) != 1:
+            return UNKNOWN
+        kind = kinds.pop()
+        for binding in augmented:
+            # `self.steps += 1` keeps a number a number (and a tensor a tensor).
+            added = self._kind(binding.value, binding.method, seen) \
+                if isinstance(binding.value, cst.BaseExpression) else UNKNOWN
+            if added != PY_SCALAR and not (kind == TENSOR and added == TENSOR):
+                return UNKNOWN
+        return kind
 
     def _kind(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> str:
         if isinstance(expr, cst.Call):
@@ -75,6 +158,11 @@ class ValueKinds:
             return _PYTHON[python]
         if isinstance(expr, cst.Name):
             return self._name_kind(expr.value, scope, seen)
+        if isinstance(expr, cst.Attribute):
+            objects = self.graphs.objects
+            cls = objects.self_class(expr.value, scope)
+            if cls is not None and not any(expr.attr.value in c.defs for c in objects.mro(cls)):
+                return self._attribute_kind(objects.attribute_bindings(cls, expr.attr.value), seen)
         return UNKNOWN
 
     def _name_kind(self, name: str, scope: ScopeInfo, seen: Set) -> str:
