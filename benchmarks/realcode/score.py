@@ -120,6 +120,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--tool-path", type=Path, help="run the tool from this source tree (PYTHONPATH)")
     parser.add_argument("--slack", type=int, default=2)
     parser.add_argument("--unmatched", type=Path, help="write findings no label names to this CSV")
+    parser.add_argument("--missed", type=Path, help="write the labels no finding names (all rules) to this CSV")
     parser.add_argument("--json", type=Path, help="write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -172,6 +173,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                     unmatched_rows.append({"repo": repo, "path": finding["_rel"], "cell": finding.get("cell") or "",
                                            "line": finding["location"]["row"], "code": code,
                                            "verdict": verdict or "", "message": finding["message"]})
+        if selection == "all":
+            missed_rows = [label for label in labels if not any(label is found for found in found_labels)]
         covered = [label for label in labels if codes_for(label["kind"], names)]
         by_kind = Counter(label["kind"] for label in labels)
         found_by_kind = Counter(label["kind"] for label in found_labels)
@@ -204,6 +207,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             writer = csv.DictWriter(handle, ["repo", "path", "cell", "line", "code", "verdict", "message"])
             writer.writeheader()
             writer.writerows(unmatched_rows)
+    if args.missed:
+        with args.missed.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, list(labels[0]) if labels else ["repo"])
+            writer.writeheader()
+            writer.writerows(missed_rows)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
     return 0
