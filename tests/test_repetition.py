@@ -539,3 +539,40 @@ def test_dataset_map_in_a_loop_reason_names_the_method():
     """)
     reason = rep.python_repeats(*calls["probe_augment()"])
     assert "`.map`" in reason and "module level" in reason
+
+
+def test_a_method_called_in_a_loop_through_an_object_of_the_modules_own_class_repeats():
+    got = answers("""
+        class Actor:
+            def train(self, x):
+                probe_actor_train()
+
+            def act(self, x):
+                probe_actor_act()
+
+        class Critic:
+            def train(self, x):
+                probe_critic_train()
+
+        class Agent:
+            def __init__(self, critic):
+                self.actor = Actor()
+                self.critic = critic  # a parameter: its class is not told
+
+            def replay(self):
+                for _ in range(10):
+                    self.actor.train(1)
+                    self.critic.train(1)
+
+            def run(self, episodes):
+                for _ in range(episodes):
+                    self.replay()
+
+        def main():
+            agent = Agent(Critic())
+            agent.run(5)
+            Actor().act(1)
+    """)
+    # train through ``self.actor`` (bound once, to an Actor) in a loop; ``self.critic``'s
+    # class cannot be told, so Critic.train is not claimed to repeat; act runs once.
+    assert got == {"actor_train": PYTHON, "critic_train": ONCE, "actor_act": ONCE}

@@ -172,6 +172,94 @@ class EagerTrainingStep(Rule):
             """
             import tensorflow as tf
 
+            class Actor:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                def train(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(states) - targets))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+            class Agent:
+                def __init__(self):
+                    self.actor = Actor()
+
+                def replay(self, states, targets):
+                    for _ in range(3):
+                        loss = self.actor.train(states, targets)
+                    return loss
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Actor:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                @tf.function
+                def train(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(states) - targets))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+            class Agent:
+                def __init__(self):
+                    self.actor = Actor()
+
+                def replay(self, states, targets):
+                    for _ in range(3):
+                        loss = self.actor.train(states, targets)
+                    return loss
+            """,
+            at=[(8, 9, "training step `train` runs eagerly")],
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            states = tf.random.stateless_normal((8, 4), seed=(1, 2))
+            targets = tf.random.stateless_normal((8, 1), seed=(1, 3))
+            loss = Agent().replay(states, targets)
+            """,
+            effect=CLOSE,
+            note="a reinforcement-learning agent: the step is a method of an object held in an attribute "
+                 "(`self.actor = Actor()`), called in a loop of another class",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Actor:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                def train(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(states) - targets))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+            class Agent:
+                def __init__(self, actor):
+                    self.actor = actor
+
+                def replay(self, states, targets):
+                    for _ in range(3):
+                        loss = self.actor.train(states, targets)
+                    return loss
+            """,
+            note="the attribute holds a parameter: which `train` the loop calls cannot be told",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
             model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
             optimizer = tf.keras.optimizers.SGD(0.1)
 

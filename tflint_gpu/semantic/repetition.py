@@ -5,7 +5,9 @@ Two questions, because TensorFlow runs code in two ways:
 ``python_repeats(node, scope)``
     The *Python* statement itself executes many times: it is in a loop body
     (a ``for``/``while`` body, a ``while`` test, the element and conditions of
-    a comprehension), in a function called from such a place, in a recursive
+    a comprehension), in a function called from such a place (also as a
+    method of an object of the module's own classes, where its class is told:
+    ``self.actor.train(...)`` after ``self.actor = Actor()``), in a recursive
     function, in a function handed to something that calls it over and over
     (``map``/``sorted(key=)``/..., ``tf.data.Dataset.from_generator`` each
     epoch, ``tf.py_function`` from graph code at every call, ``tf.while_loop``
@@ -266,7 +268,12 @@ class Repetition:
                 add(kind, function_scope(expr, scope), call, scope)
 
         for call, scope in self.model.index.get("Call", ()):
-            add(_CALL, function_scope(call.func, scope), call, scope)
+            target = function_scope(call.func, scope)
+            if target is not None:
+                add(_CALL, target, call, scope)
+            else:
+                for method in self._object_methods(call, scope):
+                    add(_CALL, method, call, scope)
             qualname = self.resolver.qualname(call.func, scope)
             func = call.func
             if qualname == TF_FUNCTION:
@@ -290,6 +297,26 @@ class Repetition:
                     and self.graphs.is_dataset(func.value, scope):
                 add_arguments(_TRACE, DATASET_FUNCTION_ARGS[func.attr.value], call, scope)
         return incoming
+
+    def _object_methods(self, call: cst.Call, scope: ScopeInfo) -> List[ScopeInfo]:
+        """The methods ``obj.name(...)`` runs when ``obj`` is known to be an
+        object of the module's own classes (``self.actor.train(...)`` after
+        ``self.actor = Actor()``): only where the receiver's class is told, never
+        every method of that name (a caller must be sure it is the one)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, (cst.Attribute, cst.Name)) \
+                or self.resolver.raw_qualname(func, scope) is not None:
+            return []
+        if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
+            return []  # ``function_scope`` answers for the class's own methods
+        objects = self.graphs.objects
+        kind = objects.kind(func.value, scope)
+        if kind.unknown or kind.other:
+            return []
+        found: List[ScopeInfo] = []
+        for cls in kind.instances:
+            found.extend(objects.methods(cls, func.attr.value))
+        return found
 
     def _in_graph(self, scope: ScopeInfo) -> bool:
         function = scope.function()
