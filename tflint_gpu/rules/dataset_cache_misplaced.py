@@ -761,6 +761,36 @@ class DatasetCacheMisplaced(Rule):
             note="random ops only under a Python flag of the map function (densenet's test pipeline): "
                  "whether they run depends on the configuration",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(files, augment):
+                ds = tf.data.TFRecordDataset(files)
+                if augment:
+                    ds = ds.map(lambda x: tf.image.random_flip_left_right(x))
+                ds = ds.cache()
+                return ds.batch(2)
+            """,
+            at=[(7, 13, "`cache()` after a `map` that uses `tf.image.random_flip_left_right`: every epoch replays "
+                        "the first epoch's augmentation (when `augment` is true)")],
+            note="the random map under `if augment:` joins the pipeline the cache continues",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.TFRecordDataset(["a.tfrecord"])
+            ds = ds.map(lambda x: tf.image.random_flip_left_right(x))
+            for x in ds:
+                pass
+
+            ds = tf.data.TFRecordDataset(["b.tfrecord"])
+            ds = ds.cache()
+            """,
+            note="a notebook rebuilding `ds` in a later cell: the earlier pipeline's random map is not before the "
+                 "later cache",
+        ),
     ]
 
 

@@ -213,6 +213,27 @@ class DatasetShuffleBeforeCache(Rule):
             """,
             note="not a dataset",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def make(x, shuffle):
+                ds = tf.data.Dataset.from_tensor_slices(x)
+                if shuffle:
+                    ds = ds.shuffle(100)
+                ds = ds.cache()
+                return ds.batch(2)
+
+            raw = tf.data.Dataset.range(100).shuffle(100)
+            train = raw.cache()
+            """,
+            at=[(6, 17, "`shuffle` before `cache()`: every epoch replays the first epoch's order "
+                        "(when `shuffle` is true)"),
+                (10, 34, "`shuffle` before `cache()`")],
+            note="a shuffle under `if shuffle:` joins the pipeline the cache continues (TF 2.21: under the branch, "
+                 "range(8).shuffle(8).cache() gave [0 3 4 5 1 7 6 2] in both epochs); a pipeline continued under "
+                 "another name; no fix: the two stages are in different statements",
+        ),
     ]
 
 

@@ -472,6 +472,35 @@ class DatasetWithoutFinalPrefetch(Rule):
             """,
             note="a dataset a function returns: it may prefetch (so do tfds.load and the Keras utilities)",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(100).map(lambda x: x * 2).batch(10)
+            for x in ds:
+                pass
+
+            ds = tf.data.Dataset.range(5)
+            ds = ds.batch(2).prefetch(1)
+            for x in ds:
+                pass
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            ds = tf.data.Dataset.range(100).map(lambda x: x * 2).batch(10).prefetch(tf.data.AUTOTUNE)
+            for x in ds:
+                pass
+
+            ds = tf.data.Dataset.range(5)
+            ds = ds.batch(2).prefetch(1)
+            for x in ds:
+                pass
+            """,
+            at=[(3, 54, "tf.data pipeline consumed without a final `prefetch`")],
+            note="a notebook rebuilding `ds` in a later cell: the first cell's pipeline ends where it is consumed, "
+                 "the later `ds` does not continue it",
+        ),
     ]
 
 
