@@ -166,3 +166,61 @@ def test_a_pipeline_made_again_after_the_rebinding_reads_the_new_value():
     assert late(pipeline(after=""), "fmt", "R") == stale
     # a tf.function keeps its traces: the new pipeline reuses the old one
     assert late(pipeline(decorator="@tf.function"), "fmt", "R") == stale
+
+
+ATTRIBUTES = """
+    import keras
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self):
+            self.steps = 0
+            self.limit = 2
+            self.counter = tf.Variable(0)
+            self.dense = keras.layers.Dense(1)
+
+        @tf.function
+        def step(self, x):
+            self.seen = 1
+            self.counter.assign_add(1)
+            def inner():
+                return self.limit
+            return self.dense(x) * self.steps + self.steps + inner()
+
+        def run(self, x):
+            self.steps += 1
+            return self.step(x)
+
+        def setup(self):
+            self.limit += 1
+
+    class Net(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.epochs_seen = 0
+
+        def train_step(self, data):
+            return {"e": tf.constant(self.epochs_seen)}
+
+    class Bump(keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            self.model.epochs_seen += 1
+"""
+
+
+def test_attribute_reads_of_graph_code_and_their_eager_changes():
+    ctx, scopes = facts(ATTRIBUTES)
+    step = scopes["step"]
+    reads = {r.node.attr.value: r.use for r in ctx.trace_state.attribute_reads(step)}
+    assert reads == {"counter": METHOD, "dense": CALLED, "steps": VALUE}  # not the target self.seen
+    inner = {r.node.attr.value: r.use for r in ctx.trace_state.attribute_reads(scopes["inner"])}
+    assert inner == {"limit": VALUE}  # self of the enclosing method
+
+    def change(function, attr):
+        read = next(r for r in ctx.trace_state.attribute_reads(scopes[function]) if r.node.attr.value == attr)
+        found = ctx.trace_state.eager_change(ctx.values.attribute(read.node, scopes[function]), scopes[function])
+        return None if found is None else (found[0].where, found[1])
+
+    assert change("step", "steps") == ("run", "in `run`, which calls `step(x)`")
+    assert change("inner", "limit") is None  # bumped in a method that runs no graph and no loop
+    assert change("train_step", "epochs_seen") == ("on_epoch_end", "in `on_epoch_end`, which Keras runs repeatedly")

@@ -6,7 +6,8 @@ import libcst as cst
 
 from tflint_gpu.semantic.model import ITERATED, ScopeInfo
 from tflint_gpu.semantic.trace_state import VALUE
-from tflint_gpu.semantic.values import DATASET, DISTRIBUTION, KERAS, LOSS, METRIC, TAPE, TENSOR, VARIABLE
+from tflint_gpu.semantic.values import (DATASET, DISTRIBUTION, KERAS, LOSS, METRIC, PY_SCALAR, TAPE, TENSOR,
+                                        VARIABLE)
 from tflint_gpu.rules.base import GRAPH_TEXT, Rule, clean, flagged
 
 # Values a graph captures by reference (a tf.Variable) or that are objects, not settings.
@@ -32,7 +33,16 @@ class PythonStateFrozenAtTrace(Rule):
       a Keras callback's `on_epoch_end`...), or by a call of that function
       made after such a call.
 
-    Not flagged: names bound only once; names rebound only before anything is
+    Also an instance attribute holding a Python value (`self.steps = 0` in
+    `__init__`) read in a traced method (a `tf.function` method, Keras
+    `train_step`) and changed in eager code: `self.steps += 1` in a method
+    that calls the traced one or runs repeatedly (called in a loop, a Keras
+    callback's per-epoch method, also as `self.model.steps += 1` in a
+    callback); not from a Keras `call` reached by an eager caller (an eager
+    layer call runs `call`'s Python again).
+
+    Not flagged: names bound only once; attributes set only in `__init__` or
+    `build`, a `tf.Variable` attribute changed with `assign_add`; names rebound only before anything is
     traced (`x = 1` then `x = 2` at module top, a setup function run once
     before training, `global BATCH; BATCH = args.batch` in `main`); a
     `tf.Variable`, tensor, dataset, Keras model, layer, loss or metric
@@ -125,6 +135,29 @@ class PythonStateFrozenAtTrace(Rule):
                 continue
             _site, _scope, why, text = late
             ctx.report(read.node, f"`{read.node.value}` is rebound {why} (`{text}`): graph code keeps the traced value")
+        self._attributes(function, ctx)
+
+    @staticmethod
+    def _attributes(function: ScopeInfo, ctx) -> None:
+        """``self.steps``, a Python number, read in graph code and changed in eager code."""
+        facts = ctx.trace_state
+        for read in facts.attribute_reads(function):
+            if read.use != VALUE:
+                continue
+            attribute = ctx.values.attribute(read.node, function)
+            if attribute is None or attribute.kind != PY_SCALAR:
+                continue
+            change = facts.eager_change(attribute, function)
+            if change is None:
+                continue
+            binding, why = change
+            first = next((b for b in attribute.bound if b.where != binding.where), None)
+            origin = f" (set in `{first.where}`)" if first is not None else ""
+            text = " ".join(cst.Module([]).code_for_node(binding.node).split())
+            text = text if len(text) <= 40 else text[:37] + "..."
+            ctx.report(read.node, f"`self.{attribute.name}` is a Python value{origin} changed in eager code "
+                                  f"(`{text}` {why}): graph code keeps the value it had at trace; make it a "
+                                  f"`tf.Variable` and `assign` it")
 
     @staticmethod
     def _not_setting(value: Any, scope: ScopeInfo, ctx) -> bool:
@@ -135,6 +168,102 @@ class PythonStateFrozenAtTrace(Rule):
         return ctx.value_kind(value, scope) in _NOT_SETTINGS
 
     cases = [
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.steps = 0
+                    self.warmup = 2
+
+                @tf.function
+                def step(self, x):
+                    if self.steps < self.warmup:
+                        return x * 0.0
+                    return x
+
+                def run(self, x):
+                    self.steps += 1
+                    return self.step(x)
+
+
+            class Net(keras.Model):
+                def __init__(self, *args, **kwargs):
+                    super().__init__(*args, **kwargs)
+                    self.epochs_seen = 0
+
+                def train_step(self, data):
+                    x, y = data
+                    scale = 0.0 if self.epochs_seen < 1 else 1.0
+                    return {"scale": tf.constant(scale)}
+
+
+            class Bump(keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    self.model.epochs_seen += 1
+            """,
+            at=[(12, 12, "`self.steps` is a Python value (set in `__init__`) changed in eager code (`self.steps += 1` "
+                         "in `run`, which calls `step(x)`)"),
+                (28, 24, "`self.epochs_seen` is a Python value (set in `__init__`) changed in eager code "
+                         "(`self.model.epochs_seen += 1` in `on_epoch_end`, which Keras runs repeatedly)")],
+            note="measured (TF 2.21, Keras 3.15): the tf.function method took the warm-up branch on 4 of 4 calls; "
+                 "train_step under fit saw epochs_seen 0 in all 3 epochs (the callback raised it to 3); the "
+                 "warm-up length is set once in __init__ (not flagged)",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self, use_bias=True):
+                    self.steps = tf.Variable(0)
+                    self.limit = 3
+                    self.limit = 4
+                    self.calls = 0
+                    self.use_bias = use_bias
+                    self.seen = 0
+
+                @tf.function
+                def step(self, x):
+                    self.seen += 1
+                    if self.steps < self.limit:
+                        return x * 0.0
+                    return x + self.seen
+
+                def run(self, x):
+                    self.steps.assign_add(1)
+                    return self.step(x)
+
+                def describe(self):
+                    self.calls += 1
+                    return self.calls
+
+
+            class Counter(keras.layers.Layer):
+                def __init__(self):
+                    super().__init__()
+                    self.calls = 0
+
+                def call(self, x):
+                    return x * self.calls
+
+                def forward(self, x):
+                    self.calls += 1
+                    return self(x)
+
+                def on_epoch_end(self):
+                    self.calls += 1
+            """,
+            note="a tf.Variable counter (assign_add); an attribute rebound only in __init__; a Python counter bumped "
+                 "in graph code (TFG103's write), or in eager code that runs no graph; a Keras call reading a "
+                 "counter its caller bumps eagerly (an eager layer call runs call's Python again); a layer "
+                 "method named like a callback is not one",
+        ),
         flagged(
             """
             import tensorflow as tf

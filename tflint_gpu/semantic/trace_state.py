@@ -41,6 +41,26 @@ such a name can run after the function may have been traced.
     function afresh at each call, so the new pipeline reads the new value
     and the old one is no longer used (not when ``fn`` is, or reaches the
     name through, a ``tf.function``: its traces are cached).
+
+``attribute_reads(function)``
+    The instance attributes ``function``'s own code reads through its
+    method's ``self`` (``self.steps``; also from a function nested in a
+    method), the first read of each, with how it is used (``VALUE``;
+    ``CALLED``: ``self.dense(x)``; ``METHOD``: ``self.steps.assign_add(1)``).
+    Not reads: assignment targets (``self.x = ...``, ``self.x += 1``: the
+    write is the function's own side effect).
+
+``eager_change(attribute, function)``
+    A binding of the attribute (``values.InstanceAttribute``) that changes it,
+    in eager code, after ``function`` (graph code reading it) may have been
+    traced, as ``(binding, why)``: an augmented assignment or rebinding
+    outside ``__init__``/``build`` in a method that is not graph code, when
+    that method runs repeatedly (called in a loop, a Keras callback's
+    per-batch or per-epoch method), or calls a method running ``function``
+    (the change then comes before or after a trace; from the second call on
+    the graph keeps the old value; not for a Keras ``call``, whose Python runs
+    again when the layer is called eagerly). None otherwise: a counter only
+    bumped during set-up, or only in graph code.
 """
 from __future__ import annotations
 
@@ -53,6 +73,7 @@ from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.model import (
     ASSIGNED, AUGMENTED, ITERATED, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, _Order, lookup, walk,
 )
+from tflint_gpu.semantic.objects import AUGMENT
 from tflint_gpu.semantic.run_once import outlives_trace
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
@@ -74,6 +95,14 @@ class OuterRead:
         self.use = use
 
 
+class AttributeRead:
+    __slots__ = ("node", "use")
+
+    def __init__(self, node: cst.Attribute, use: str) -> None:
+        self.node = node
+        self.use = use
+
+
 class TraceState:
     def __init__(self, model: ModuleModel, graphs: GraphAnalysis, repetition: Repetition,
                  retracing: Retracing) -> None:
@@ -82,6 +111,7 @@ class TraceState:
         self.repetition = repetition
         self.retracing = retracing
         self._reachable: Dict[int, Set[int]] = {}
+        self._callback_changes: Optional[Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]]] = None
 
     # -- what graph code reads -------------------------------------------
     def outer_reads(self, function: ScopeInfo) -> List[OuterRead]:
@@ -121,6 +151,74 @@ class TraceState:
             seen.add(name)
             found.append(OuterRead(node, binding, uses.get(id(node), VALUE)))
         return found
+
+    def attribute_reads(self, function: ScopeInfo) -> List[AttributeRead]:
+        body = function.node.body
+        objects = self.graphs.objects
+        not_reads: Set[int] = set()
+        uses: Dict[int, str] = {}
+        nodes = list(walk(body, skip=SCOPE_TYPES))
+        for node in nodes:
+            if isinstance(node, cst.Assign):
+                for target in node.targets:
+                    not_reads.add(id(target.target))
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
+                not_reads.add(id(node.target))
+            elif isinstance(node, cst.Call):
+                uses.setdefault(id(node.func), CALLED)
+            elif isinstance(node, cst.Attribute):
+                uses[id(node.value)] = METHOD  # self.steps.assign_add, self.steps.numpy...
+        found: List[AttributeRead] = []
+        seen: Set[str] = set()
+        for node in nodes:
+            if not isinstance(node, cst.Attribute) or id(node) in not_reads or node.attr.value in seen:
+                continue
+            if objects.self_class(node.value, function) is None:
+                continue
+            seen.add(node.attr.value)
+            found.append(AttributeRead(node, uses.get(id(node), VALUE)))
+        return found
+
+    def eager_change(self, attribute, function: ScopeInfo):
+        found = None
+        for binding in attribute.changed_after_setup:
+            method = binding.method
+            if method.kind != "function" or (method.graph is not None and not method.excluded):
+                continue  # graph code changing it: a trace-time side effect (TFG103)
+            repeats = self.repetition.scope_python_repeats(method)
+            if not _keras_call(function) and binding.how == AUGMENT:
+                # A Keras `call` runs its Python again when called eagerly: only its traces freeze.
+                calls = self._calls_running(method, function)
+                if calls:
+                    return binding, f"in `{method.name}`, which calls `{calls[0][1]}`"
+            if repeats is not None and found is None:
+                found = binding, f"in `{method.name}`, which runs repeatedly"
+        if found is None and function.graph is not None and function.graph.kind == "keras":
+            found = self._callback_change(attribute.name)
+        return found
+
+    def _callback_change(self, name: str):
+        """``self.model.<name> += ...`` (or ``= ...``) in a Keras callback method Keras runs repeatedly:
+        it changes the attribute of the model being fit, between the steps of one traced function."""
+        if self._callback_changes is None:
+            found: Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]] = {}
+            for type_name in ("AugAssign", "Assign"):
+                for node, scope in self.model.index.get(type_name, ()):
+                    targets = [node.target] if type_name == "AugAssign" else [t.target for t in node.targets]
+                    for target in targets:
+                        if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Attribute) \
+                                and target.value.attr.value == "model" \
+                                and self.graphs.objects.self_class(target.value.value, scope) is not None:
+                            found.setdefault(target.attr.value, []).append((node, scope))
+            self._callback_changes = found
+        for node, scope in self._callback_changes.get(name, ()):
+            method = scope.function()
+            if method is None or method.graph is not None:
+                continue
+            why = self.repetition.scope_python_repeats(method)
+            if why is not None and why.startswith("Keras calls callback"):
+                return _Foreign(node, method), f"in `{method.name}`, which Keras runs repeatedly"
+        return None
 
     # -- when the name changes -------------------------------------------
     def late_rebinding(self, binding: Binding,
@@ -233,6 +331,27 @@ class TraceState:
         if key not in self._reachable:
             self._reachable[key] = {id(s) for s in self.graphs.reachable(start)}
         return self._reachable[key]
+
+
+class _Foreign:
+    """A change of a model's attribute made from another object (a callback's ``self.model.x += 1``)."""
+
+    __slots__ = ("node", "method", "how")
+
+    def __init__(self, node: cst.CSTNode, method: ScopeInfo) -> None:
+        self.node = node
+        self.method = method
+        self.how = AUGMENT if isinstance(node, cst.AugAssign) else "bind"
+
+    @property
+    def where(self) -> str:
+        return self.method.name
+
+
+def _keras_call(function: ScopeInfo) -> bool:
+    """A Keras layer's ``call`` (traced under fit/predict and in tf.functions, eager when called eagerly)."""
+    graph = function.graph
+    return graph is not None and graph.kind == "keras" and function.name == "call"
 
 
 def _top_in(function: ScopeInfo, owner: ScopeInfo) -> Optional[cst.CSTNode]:
