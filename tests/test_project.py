@@ -354,3 +354,13 @@ def test_a_project_object_keeps_the_name_it_is_imported_by(tmp_path):
     view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "keras/src/layers/dense.py"))
     assert view.meaning("keras.src.ops.convert_to_tensor") is None  # as written
     assert view.meaning("..ops") == "keras.src.ops"
+
+
+def test_a_name_from_the_one_star_import_of_tensorflow(tmp_path):
+    make(tmp_path, {"train.py": "from tensorflow import *\n\n@function\ndef step(x):\n    return x.numpy()\n",
+                    "two.py": "from tensorflow import *\nfrom mylib import *\n\n@function\ndef step(x):\n"
+                              "    return x.numpy()\n",
+                    "other.py": "from mylib import *\n\n@function\ndef step(x):\n    return x.numpy()\n"})
+    assert ("TFG101", 5) in codes(tmp_path, "train.py", project=False)
+    assert codes(tmp_path, "two.py", project=False) == []  # which star brings `function`? Unknown.
+    assert codes(tmp_path, "other.py", project=False) == []

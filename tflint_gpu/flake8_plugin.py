@@ -42,7 +42,9 @@ def _settings_for(directory: str) -> config.Settings:
 @functools.lru_cache(maxsize=16)
 def _index_for(root: str) -> ProjectIndex:
     """The project index under ``root``: modules are summarised as imports reach them."""
-    return ProjectIndex(root)
+    from tflint_gpu.engine.cache import ProjectCache
+
+    return ProjectIndex(root, loader=ProjectCache(None).load)
 
 
 def _project_for(filename: str, settings: config.Settings) -> "ProjectFile | None":

@@ -287,7 +287,10 @@ class ProjectCache:
             digest = content_digest(data)
             summary = self.summaries.get(digest)
             if summary is None:
-                summary = summarize(compile_tree(decode(data).text, path))
+                from tflint_gpu.engine.lint import on_large_stack  # CPython's limits, whatever the thread
+
+                text = decode(data).text
+                summary = on_large_stack(lambda: summarize(compile_tree(text, path)))
         except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.add(path, digest, summary)

@@ -237,9 +237,14 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     if prefilter_text and project is not None and not file_noqa_line and rules:
         # TensorFlow (and any name) may come through the project's modules: CPython's tree
         # (its syntax verdict, which every file gets anyway) says what the file imports.
-        tree = on_large_stack(check_syntax, source, path)
+        if project.own is not None and project.own[0] is source:
+            summary = project.own[1]  # the driver compiled this very text for the index
+        else:
+            summary = summarize(on_large_stack(check_syntax, source, path))
         checked = True
-        imports_project, admitted = project.imports(summarize(tree))
+        outside, admitted = project.imports(summary)
+        # A name standing for TensorFlow, NumPy... through the project: the rules' text need not be here.
+        imports_project = outside or (admitted and not mentions_framework(source))
     active = prefilter(source, rules, admitted, imports_project) if prefilter_text else list(rules)
     if not active or file_noqa_line:
         # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).

@@ -24,6 +24,7 @@ import codecs
 import difflib
 import hashlib
 import multiprocessing
+import os
 import re
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -174,6 +175,11 @@ def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool)
             result, new = process_notebook_data(data, path, rules, mode, unsafe, project)
         else:
             source = decode(data)
+            if project is not None:
+                full = os.path.abspath(path)
+                known = project.index.summaries.get(full)
+                if known is not None and project.index.digests.get(full) == content_digest(data):
+                    project.own = (source.text, known)  # compiled for the index: not compiled again
             result = process_text(source.text, path, rules, mode, unsafe, project)
             new = encode(source, result.output) if result.output is not None else None
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as error:
@@ -277,11 +283,11 @@ def _summarize_batch(batch: List[str]) -> List[Tuple[str, Optional[str], Optiona
 def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[ProjectCache] = None) -> ProjectIndex:
     """The project index under ``root``: a summary of every Python file in ``paths``
     (from ``store`` when unchanged, else compiled, in ``jobs`` processes when there
-    are many); other modules are summarised as imports reach them."""
-    import os
-
+    are many); other modules are summarised as imports reach them. A file compiled
+    here is not compiled again by its check (``ProjectFile.own``)."""
     store = store if store is not None else ProjectCache(None)
     summaries: Dict[str, Optional[Summary]] = {}
+    digests: Dict[str, str] = {}
     todo = []
     for path in paths:
         if is_notebook(path):
@@ -290,6 +296,7 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         known = store.known(full)
         if known is not None:
             summaries[full] = known
+            digests[full] = store.files[full][1]
         else:
             todo.append(full)
     if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
@@ -309,7 +316,10 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         summaries[path] = summary
         if summary is not None and digest is not None:
             store.add(path, digest, summary)
-    return ProjectIndex(root, summaries, loader=store.load)
+            digests[path] = digest
+    index = ProjectIndex(root, summaries, loader=store.load)
+    index.digests = digests
+    return index
 
 
 def _crashed(task: _Task, how: str) -> FileResult:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from tflint_gpu.semantic.project import ProjectFile
 
 _BUILTINS = frozenset(dir(builtins))
+# Outside modules whose star import ``Resolver`` reads an unbound name through.
+_STAR_MODULES = frozenset({"tensorflow", "keras", "tf_keras", "numpy"})
 
 # Spellings that name the same API. Longest prefix first.
 _ALIASES = (
@@ -112,19 +114,20 @@ class Resolver:
                     root.imports[name] = target
 
     def _star_target(self, name: str, scope: ScopeInfo) -> Optional[str]:
-        """An unbound name read after ``from m import *`` of one outside module (not the
-        project's): ``m.name``, unless it is a builtin. (A name the star cannot bring
-        would be a NameError.) With several such star imports, unknown."""
+        """An unbound name read after the module's one star import, of TensorFlow, Keras or
+        NumPy (``from tensorflow.keras.layers import *``): ``m.name``, unless it is a
+        builtin (a name the star cannot bring would be a NameError). With several star
+        imports, or one of the project's (``bind_stars``), unknown."""
         root = scope
         while root.parent is not None:
             root = root.parent
         if not root.stars or name in _BUILTINS:
             return None
-        outside = [s for s in root.stars if not s.startswith(".")
-                   and (self.project is None or self.project.meaning(s) is None)]
-        if len(outside) != 1 or len(outside) != len(root.stars):
+        star = root.stars[0]
+        if len(root.stars) != 1 or star.split(".", 1)[0] not in _STAR_MODULES \
+                or (self.project is not None and self.project.meaning(star) is not None):
             return None
-        return f"{outside[0]}.{name}"
+        return f"{star}.{name}"
 
     def class_bases(self, raw: str) -> List[str]:
         """A base class's names: ``raw`` itself, then, for a class of another

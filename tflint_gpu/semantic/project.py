@@ -306,17 +306,19 @@ class ProjectIndex:
         src = os.path.join(self.root, "src")
         self.bases = [self.root] + ([src] if os.path.isdir(src) else [])
         self.summaries: Dict[str, Optional[Summary]] = dict(summaries or {})
+        self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self._located: Dict[str, Optional[Tuple[str, str]]] = {}
         self._reach: Dict[str, Tuple[bool, FrozenSet[Tuple[str, str]]]] = {}
         self._resolved: Dict[Tuple[str, str, int, str], Tuple[Any, FrozenSet[Tuple[str, str]]]] = {}
 
     def __getstate__(self):  # the memo tables stay behind; the loader is the default one
-        return {"root": self.root, "summaries": self.summaries,
+        return {"root": self.root, "summaries": self.summaries, "digests": self.digests,
                 "loader": None if self.loader is load_summary else self.loader}
 
     def __setstate__(self, state) -> None:
         self.__init__(state["root"], state["summaries"], state["loader"])
+        self.digests = state["digests"]
 
     # -- modules on disk ------------------------------------------------
     def locate(self, name: str) -> Optional[Tuple[str, str]]:
@@ -653,6 +655,9 @@ class ProjectFile:
             if path.endswith(".ipynb"):  # not importable: its folder is what its imports see
                 self.module, self.is_package = (self.module.rpartition(".")[0] or None), True
         self.deps: Set[Tuple[str, str]] = set()
+        # (text, its summary) when the driver already compiled this very text (the index's
+        # summary of the file): the syntax verdict and the imports, without compiling again.
+        self.own: Optional[Tuple[str, Summary]] = None
 
     def _importer(self) -> Tuple[Optional[str], bool]:
         if self.module is None:
@@ -704,11 +709,23 @@ class ProjectFile:
         return self.index.class_bases(qualified, self.deps, importer=importer, importer_package=package)
 
     def imports(self, summary: Summary) -> Tuple[bool, bool]:
-        """Does this file (``summary``: its own) import a project module, and does one
-        of those reach TensorFlow or Keras?"""
+        """What this file (``summary``: its own) takes from the project: does it bind an
+        outside name through a project module (``from utils import np``, or a star import
+        of a project module), and does a project module it imports reach TensorFlow or
+        Keras (so that a file naming neither is still checked)?"""
         importer, package = self._importer()
+        outside = False
+        for value in summary.bound.values():
+            if value[0] == IMPORT:
+                result = self.index.resolve(value[1], value[2], importer, package, self.deps)
+                if result is not None and result[0] == "external":
+                    outside = True
+                    break
+        if not outside:
+            outside = any(self.index._star_module(level, star, importer, package, self.deps, 0, set()) is not None
+                          for level, star in summary.stars)
         modules = self.index.imported_modules(summary, importer, package, self.deps)
-        return bool(modules), any(self.index.reaches_framework(name, self.deps) for name in modules)
+        return outside, any(self.index.reaches_framework(name, self.deps) for name in modules)
 
     def dependency_key(self) -> str:
         """One string for ``deps`` (what the findings cache keys on)."""
