@@ -67,7 +67,11 @@ class LayerCreatedInGraph(Rule):
     ## What it does
     In code that runs traced as a graph (a Keras `call`/`train_step`/
     `test_step`/`predict_step`, a `tf.function`, a function given to
-    `tf.data.Dataset.map` and friends, or a function those call), finds
+    `tf.data.Dataset.map` and friends, a loss or metric Keras runs
+    (`compile(loss=..., metrics=...)`, a Loss's `call`, a Metric's
+    `update_state`/`result`; not `__init__` nor `reset_state`), a function
+    `tf.cond`/`tf.while_loop`/`tf.map_fn`... run from graph code, or a
+    function those call), finds
     constructors that create TensorFlow variables:
 
     * `tf.Variable(...)`, `keras.Variable(...)`;
@@ -309,6 +313,66 @@ def _zero_rate(node: cst.Call) -> bool:
 
 
 LayerCreatedInGraph.cases = [
+    flagged(
+        """
+        import tensorflow as tf
+        import keras
+
+        def weighted_mse(y_true, y_pred):
+            weight = tf.Variable(1.0)
+            return tf.reduce_mean(tf.square(y_true - y_pred)) * weight
+
+        class Offset(keras.metrics.Metric):
+            def update_state(self, y_true, y_pred, sample_weight=None):
+                offset = tf.Variable(0.0)
+                self.total.assign_add(tf.reduce_mean(y_pred) + offset)
+
+        def scaled():
+            scale = tf.Variable(2.0)
+            return scale * 1.0
+
+        @tf.function
+        def pick(x):
+            return tf.cond(x > 0, scaled, lambda: x)
+
+        model.compile("sgd", loss=weighted_mse, metrics=[Offset()])
+        """,
+        at=[
+            (5, 14, "`tf.Variable(...)` in graph code makes a new variable each call: create it outside graph code"),
+            (10, 18, "`tf.Variable(...)` in graph code makes a new variable each call: create it in `__init__`/`build`"),
+            (14, 13, "`tf.Variable(...)` in graph code makes a new variable each call: create it outside graph code"),
+        ],
+        note="a loss given to compile, a metric's update_state, a tf.cond branch of a tf.function: measured, "
+             "ValueError: tf.function only supports singleton tf.Variables created on the first call",
+    ),
+    clean(
+        """
+        import tensorflow as tf
+        import keras
+
+        class Weighted(keras.losses.Loss):
+            def __init__(self):
+                super().__init__()
+                self.weight = tf.Variable(1.0)
+
+            def call(self, y_true, y_pred):
+                return tf.reduce_mean(y_pred) * self.weight
+
+        class Offset(keras.metrics.Metric):
+            def __init__(self, **kwargs):
+                super().__init__(**kwargs)
+                self.total = self.add_weight(name="total", initializer="zeros")
+
+            def reset_state(self):
+                self.extra = tf.Variable(0.0)
+
+        def branch():
+            return tf.Variable(2.0) * 1.0
+
+        value = tf.cond(tf.constant(True), branch, branch)
+        """,
+        note="a Loss's __init__, a metric's __init__ and reset_state, a tf.cond called eagerly",
+    ),
     flagged(
         """
         import keras

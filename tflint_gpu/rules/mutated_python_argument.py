@@ -32,7 +32,8 @@ class MutatedPythonArgument(Rule):
     model's `train_step`/`test_step` it finds the same on the `data`
     parameter and on the names unpacked from it (`x, y = data`,
     then `x["mask"] = ...`): Keras 3 calls these from a `tf.function` whose
-    argument is `data`.
+    argument is `data`; also a `train_step` a Keras 3 model inherits from a
+    same-module mixin (`class Net(StepMixin, keras.Model)`).
 
     Item assignment and `del` count where the key is a string (`acc["k"]`:
     a dict) or the parameter's default or annotation is a list or dict
@@ -191,6 +192,40 @@ class MutatedPythonArgument(Rule):
         return None
 
     cases = [
+        flagged(
+            """
+            import keras
+
+            class LabelledStep:
+                def train_step(self, data):
+                    labels = data.pop("label")
+                    return {"n": labels}
+
+            class Model(LabelledStep, keras.Model):
+                pass
+            """,
+            at=[(5, 18, "`.pop(...)` changes `data`, the data of Keras 3's `train_step`: ValueError when traced")],
+            note="a train_step inherited from a mixin: measured, Keras 3.15 raises the ValueError under fit",
+        ),
+        clean(
+            """
+            import tf_keras
+
+            class LabelledStep:
+                def train_step(self, data):
+                    labels = data.pop("label")
+                    return {"n": labels}
+
+            class Model(LabelledStep, tf_keras.Model):
+                pass
+
+            class Unused:
+                def train_step(self, data):
+                    data.pop("label")
+                    return {}
+            """,
+            note="tf_keras's steps do not raise (measured); a class no Keras class inherits from",
+        ),
         flagged(
             """
             import tensorflow as tf

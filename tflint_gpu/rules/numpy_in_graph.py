@@ -34,7 +34,13 @@ class NumpyInGraph(Rule):
     `np.asarray(t)`, where `t` is a tensor and the code runs traced as a graph:
     inside a `tf.function`, a function given to `tf.data.Dataset.map` (and
     `filter`, `flat_map`, `interleave`, `reduce`, `scan`), a Keras `call` or
-    `train_step`, or a function those call.
+    `train_step` (also inherited from a mixin), a loss or metric Keras runs
+    (given to `compile(loss=..., metrics=...)`, a Loss's `call`, a Metric's
+    `update_state`/`result`), a `keras.layers.Lambda` function, a function
+    that `tf.map_fn`, `tf.while_loop`, `tf.cond`, `tf.switch_case`, `tf.case`,
+    `tf.scan` or `strategy.run` runs from graph code (called eagerly they run
+    it eagerly: not reported), one given to `tf.vectorized_map` (traced even
+    eagerly), or a function those call.
 
     `t` is a tensor when it is the result of a TensorFlow op, or (what graph
     code most often converts) the output of a Keras model or layer
@@ -130,6 +136,138 @@ class NumpyInGraph(Rule):
         return Fix(f"Use `tf.{op}`", Safety.UNSAFE, {node: node.with_changes(func=func)}, imports)
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+            import keras
+
+            def scaled_mse(y_true, y_pred):
+                scale = tf.reduce_mean(y_true).numpy()
+                return tf.reduce_mean(tf.square(y_true - y_pred)) * scale
+
+            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="ones")])
+            model.compile("sgd", loss=scaled_mse)
+            """,
+            fixed="""
+            import tensorflow as tf
+            import keras
+
+            def scaled_mse(y_true, y_pred):
+                scale = tf.reduce_mean(y_true)
+                return tf.reduce_mean(tf.square(y_true - y_pred)) * scale
+
+            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1, kernel_initializer="ones")])
+            model.compile("sgd", loss=scaled_mse)
+            """,
+            at=[(5, 13, "`.numpy()` on a symbolic")],
+            run='history = model.fit(tf.ones((4, 2)), tf.ones((4, 1)), epochs=2, verbose=0).history["loss"]',
+            effect=FIXES_ERROR,
+            note="a loss given to compile runs traced in Keras's steps (Keras 3.15: AttributeError under fit)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            class NormMetric(keras.metrics.Metric):
+                def update_state(self, y_true, y_pred, sample_weight=None):
+                    self.total.assign_add(np.linalg.norm(y_pred))
+
+            class NormLoss(keras.losses.Loss):
+                def call(self, y_true, y_pred):
+                    return np.linalg.norm(y_pred - y_true)
+
+            def rescale(t):
+                return t / np.linalg.norm(t)
+
+            class Mixin:
+                def call(self, x):
+                    return x / np.linalg.norm(x)
+
+            class Scaled(Mixin, keras.layers.Layer):
+                pass
+
+            def branch():
+                return np.linalg.norm(tf.ones([2]))
+
+            def per_row(row):
+                return row * np.linalg.norm(row)
+
+            def body(i, v):
+                return i + 1, v / np.linalg.norm(v)
+
+            @tf.function
+            def step(x):
+                y = tf.map_fn(per_row, x)
+                tf.while_loop(lambda i, v: i < 2, body, [0, x])
+                return tf.cond(x[0, 0] > 0, branch, lambda: tf.reduce_sum(y))
+
+            def eager_row(row):
+                return row * np.linalg.norm(row)
+
+            z = tf.vectorized_map(eager_row, tf.ones([3, 2]))
+            model = keras.Sequential([keras.layers.Lambda(rescale)])
+            """,
+            at=[
+                (7, 31, "`np.linalg.norm` on a symbolic"),
+                (11, 16, "`np.linalg.norm` on a symbolic"),
+                (14, 16, "`np.linalg.norm` on a symbolic"),
+                (18, 20, "`np.linalg.norm` on a symbolic"),
+                (24, 12, "`np.linalg.norm` on a symbolic"),
+                (27, 18, "`np.linalg.norm` on a symbolic"),
+                (30, 23, "`np.linalg.norm` on a symbolic"),
+                (39, 18, "`np.linalg.norm` on a symbolic"),
+            ],
+            note="what Keras runs (a metric's update_state, a loss's call, a Lambda function, a call inherited "
+                 "from a mixin), what tf.map_fn/tf.while_loop/tf.cond run from a tf.function, what "
+                 "tf.vectorized_map traces even eagerly (measured: NotImplementedError, a symbolic tensor)",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            class MyLoss(keras.losses.Loss):
+                def __init__(self, weights):
+                    super().__init__()
+                    self.scale = np.linalg.norm(tf.constant(weights))
+
+                def call(self, y_true, y_pred):
+                    return tf.reduce_mean(y_pred) * self.scale
+
+            class MyMetric(keras.metrics.Metric):
+                def reset_state(self):
+                    self.total.assign(np.linalg.norm(tf.zeros([2])))
+
+            def eager_row(row):
+                return row * np.linalg.norm(row)
+
+            def eager_branch():
+                return tf.constant(np.linalg.norm(tf.ones([2])))
+
+            def host(x):
+                return x.numpy() * 2
+
+            def per_row(x):
+                return tf.py_function(host, [x], tf.float32)
+
+            def debug_loss(y_true, y_pred):
+                return tf.reduce_mean(y_pred) * y_pred.numpy().mean()
+
+            @tf.function
+            def step(x):
+                return tf.map_fn(per_row, x)
+
+            rows = tf.map_fn(eager_row, tf.ones([3, 2]))
+            picked = tf.cond(tf.constant(True), eager_branch, eager_branch)
+            model.compile("sgd", loss=debug_loss, run_eagerly=True)
+            """,
+            note="eager: a Loss's __init__, a metric's reset_state, what tf.map_fn/tf.cond run when called "
+                 "eagerly (a Python loop, the branch taken), a tf.py_function body, a loss of a model "
+                 "compiled with run_eagerly=True",
+        ),
         flagged(
             """
             import tensorflow as tf

@@ -42,7 +42,10 @@ class PrintInGraph(Rule):
 
     ## What it does
     In code that runs traced as a graph (a `tf.function`, a function given to
-    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, or a
+    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, a loss
+    or metric Keras runs (`compile(loss=..., metrics=...)`, a Loss's `call`,
+    a Metric's `update_state`/`result`), a `Lambda` function, a function
+    `tf.map_fn`/`tf.while_loop`/`tf.cond`... run from graph code, or a
     function those call), finds `print(...)` and standard-library or absl
     `logging.info(...)` (and the other levels) whose arguments contain a
     tensor: passed as is (`print(loss)`, `print("loss", loss)`,
@@ -221,6 +224,51 @@ class PrintInGraph(Rule):
         return any(statement.value is node for statement in ctx.nodes_in(ctx.scope, "Expr"))
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+            import keras
+
+            def noisy_mse(y_true, y_pred):
+                print("pred", y_pred)
+                return tf.reduce_mean(tf.square(y_true - y_pred))
+
+            def per_element(x):
+                print("element", x)
+                return x
+
+            @tf.function
+            def mapped(x):
+                return tf.map_fn(per_element, x)
+
+            model.compile("sgd", loss=noisy_mse)
+            """,
+            at=[
+                (5, 5, "`print` of a tensor in graph code runs once per trace"),
+                (9, 5, "`print` of a tensor in graph code runs once per trace"),
+            ],
+            note="a loss given to compile prints once over 8 steps of fit (a SymbolicTensor); a tf.map_fn "
+                 "function of a tf.function once over 2 calls of 2 elements; no fix outside tf.function "
+                 "bodies and tf.data functions",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import keras
+
+            class Mean(keras.metrics.Metric):
+                def reset_state(self):
+                    print("reset", self.total)
+                    self.total.assign(0.0)
+
+            def per_element(x):
+                print("element", x)
+                return x
+
+            values = tf.map_fn(per_element, tf.ones([3]))
+            """,
+            note="a metric's reset_state runs eagerly; tf.map_fn called eagerly prints each element's value",
+        ),
         flagged(
             """
             import tensorflow as tf

@@ -36,8 +36,11 @@ class PythonRandomInGraph(Rule):
     module (`random.random()`, `random.uniform`, `random.choice`, ...) and of
     clocks (`time.time()`, `time.perf_counter()`, `datetime.now()`...) in
     code that runs traced as a graph: a `tf.function`, a function given to
-    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, or a
-    function those call. A NumPy random function given a tensor fails at
+    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, a loss
+    or metric Keras runs, a `keras.layers.Lambda` function, a function
+    `tf.cond`/`tf.while_loop`/`tf.map_fn`... run from graph code (not when
+    called eagerly: each call draws anew), or a function those call. A
+    NumPy random function given a tensor fails at
     trace time instead, and is reported as such (TFG101 leaves `np.random`
     to this rule).
 
@@ -196,6 +199,47 @@ class PythonRandomInGraph(Rule):
                    {node: cst.Call(func)}, imports)
 
     cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            def jitter(t):
+                return t + np.random.normal()
+
+            def noisy():
+                return tf.constant(1.0) + np.random.rand()
+
+            @tf.function
+            def pick(x):
+                return tf.cond(x > 0, noisy, lambda: x)
+
+            model = keras.Sequential([keras.layers.Lambda(jitter)])
+            """,
+            at=[
+                (6, 16, "`np.random.normal()` in graph code draws once per trace"),
+                (9, 31, "`np.random.rand()` in graph code draws once per trace"),
+            ],
+            note="a Lambda layer's function (measured: the same offset on every predict), a tf.cond branch "
+                 "of a tf.function (the same value on every call)",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def noisy():
+                return tf.constant(1.0) + np.random.rand()
+
+            def per_element(x):
+                return x + np.random.rand()
+
+            value = tf.cond(tf.constant(True), noisy, noisy)
+            values = tf.map_fn(per_element, tf.ones([3]))
+            """,
+            note="tf.cond and tf.map_fn called eagerly: a fresh draw each time",
+        ),
         flagged(
             """
             import numpy as np

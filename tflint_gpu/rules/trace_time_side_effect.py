@@ -37,7 +37,10 @@ class TraceTimeSideEffect(Rule):
 
     ## What it does
     In code that runs traced as a graph (a `tf.function`, a function given to
-    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, or a
+    `tf.data.Dataset.map` and friends, a Keras `call`/`train_step`, a loss
+    or metric Keras runs (`compile(loss=..., metrics=...)`, a Loss's `call`,
+    a Metric's `update_state`/`result`), a `Lambda` function, a function
+    `tf.map_fn`/`tf.while_loop`/`tf.cond`... run from graph code, or a
     function those call), finds Python statements that change state living
     longer than the call:
 
@@ -375,6 +378,79 @@ class TraceTimeSideEffect(Rule):
         return all(id(use) in allowed for use in bindings.name_uses(module, name))
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+            import keras
+
+            calls = []
+            log = []
+
+            def counted_mse(y_true, y_pred):
+                calls.append(1)
+                return tf.reduce_mean(tf.square(y_true - y_pred))
+
+            class Collect(keras.metrics.Metric):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+                    self.seen = []
+                    self.total = self.add_weight(name="total", initializer="zeros")
+
+                def update_state(self, y_true, y_pred, sample_weight=None):
+                    self.seen.append(y_pred)
+                    self.total.assign_add(tf.reduce_mean(y_pred))
+
+                def result(self):
+                    return self.total
+
+            def body(i, v):
+                log.append(i)
+                return i + 1, v
+
+            @tf.function
+            def loop(x):
+                return tf.while_loop(lambda i, v: i < 3, body, [0, x])
+
+            model.compile("sgd", loss=counted_mse, metrics=[Collect()])
+            """,
+            at=[
+                (8, 5, "`calls.append(...)` changes `calls` in graph code"),
+                (18, 9, "`self.seen.append(...)` changes `self.seen` in graph code"),
+                (25, 5, "`log.append(...)` changes `log` in graph code"),
+            ],
+            note="a loss given to compile, a metric's update_state, a tf.while_loop body from a tf.function: "
+                 "measured, each list has 1 element after 8 steps / 3 calls of 3 iterations",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import keras
+
+            log = []
+
+            class Collect(keras.metrics.Metric):
+                def __init__(self, **kwargs):
+                    super().__init__(**kwargs)
+                    self.seen = []
+                    self.seen.append(0)
+
+                def reset_state(self):
+                    self.seen.append(None)
+
+            def eager_body(i, v):
+                log.append(i)
+                return i + 1, v
+
+            def eager_row(row):
+                log.append(row)
+                return row
+
+            tf.while_loop(lambda i, v: i < 3, eager_body, [0, tf.ones([2])])
+            tf.map_fn(eager_row, tf.ones([3, 2]))
+            """,
+            note="eager: a metric's __init__ and reset_state, tf.while_loop and tf.map_fn called eagerly "
+                 "(Python loops: the append runs every iteration)",
+        ),
         clean(
             """
             import tensorflow as tf

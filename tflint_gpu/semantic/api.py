@@ -35,6 +35,42 @@ TRACING_FUNCTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
     "tensorflow.data.experimental.take_while": ((0, "predicate"),),
 }
 KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step"})
+# Methods Keras runs in its traced steps, by the kind of class: a Loss subclass's
+# `call` (what `compile(loss=...)` calls), a Metric subclass's `update_state`
+# and `result` (`reset_state` runs eagerly between epochs). Measured, TF 2.21,
+# Keras 3.15 and tf_keras 2.21: `.numpy()` there raises AttributeError under `fit`.
+KERAS_LOSS_METHODS = frozenset({"call"})
+KERAS_METRIC_METHODS = frozenset({"update_state", "result"})
+# `model.compile` keywords whose functions (and objects' `__call__`) Keras traces
+# in its steps; `loss` is also the second positional argument.
+KERAS_COMPILE_FUNCTIONS = ("loss", "metrics", "weighted_metrics")
+# TensorFlow functions that call the functions handed to them (position, keyword):
+# eagerly when the call itself runs eagerly (tf.map_fn and tf.while_loop run a
+# Python loop, tf.cond runs the branch taken), traced into the caller's graph
+# when it is graph code. `switch_case` takes a list or dict of branches, `case`
+# a list (or dict) of (predicate, function) pairs. AutoGraph converts only what
+# `tf.map_fn` is given, and only when its caller's AutoGraph status allows it
+# (a `tf.function`, a tf.data function, tf_keras code; not Keras 3 nor
+# `autograph=False`); the others run the function as written (a Python `if`
+# on a tensor there raises OperatorNotAllowedInGraphError), unless it is
+# nested in converted code. (Measured, TF 2.21.)
+CONTROL_FLOW_FUNCTIONS: Dict[str, Tuple[Tuple[int, str], ...]] = {
+    "tensorflow.map_fn": ((0, "fn"),),
+    "tensorflow.scan": ((0, "fn"),),
+    "tensorflow.foldl": ((0, "fn"),),
+    "tensorflow.foldr": ((0, "fn"),),
+    "tensorflow.while_loop": ((0, "cond"), (1, "body")),
+    "tensorflow.cond": ((1, "true_fn"), (2, "false_fn")),
+    "tensorflow.switch_case": ((1, "branch_fns"), (2, "default")),
+    "tensorflow.case": ((0, "pred_fn_pairs"), (1, "default")),
+}
+CONVERTING_CONTROL_FLOW = frozenset({"tensorflow.map_fn"})
+# Traced even when called eagerly (once per call), never converted by AutoGraph.
+VECTORIZED_MAP = "tensorflow.vectorized_map"
+# `strategy.run(fn, args=...)` (and its old name): eager when called eagerly;
+# from graph code it runs `fn` in that graph, converted only under a
+# `tf.function` with AutoGraph (not in tf.data functions nor Keras code).
+STRATEGY_RUN_METHODS = frozenset({"run", "experimental_run_v2"})
 # AutoGraph features that convert `assert` statements to tf.Assert.
 ASSERT_FEATURES = frozenset({
     "tensorflow.autograph.experimental.Feature.ASSERT_STATEMENTS",
@@ -48,6 +84,7 @@ GRAPH_TEXT: Tuple[str, ...] = tuple(dict.fromkeys(
     ("function", "_step", "def call")
     + tuple(f".{method}(" for method in DATASET_FUNCTION_ARGS)
     + tuple(name.rsplit(".", 1)[1] + "(" for name in TRACING_FUNCTIONS)
+    + ("vectorized_map(", "compile(", "Lambda(", "update_state", "def result")
 ))
 # Imports of another Keras 3 backend: a module with one of these and no
 # TensorFlow import is backend-specific code that TensorFlow never traces.

@@ -9,10 +9,37 @@ A body runs as a graph when it is
 * a Keras ``Layer.call`` or ``Model.train_step/test_step/predict_step`` of a
   subclass of a Keras class (Keras 3 traces them under fit/evaluate/predict and
   does not run AutoGraph on user code);
+* a Keras 3/tf_keras method of a class inheriting it from a same-module base
+  that is not itself a Keras class (``class Net(Mixin, keras.Model)``, the
+  mixin's ``call``/``train_step``);
+* a Loss subclass's ``call``, a Metric subclass's ``update_state`` and
+  ``result`` (``__init__`` and ``reset_state`` run eagerly);
+* a function (or object's ``__call__``) given to ``model.compile`` as
+  ``loss=``, ``metrics=`` or ``weighted_metrics=`` (also in lists and dicts,
+  and the function a same-module factory returns: ``loss=focal(2.0)``), unless
+  ``run_eagerly=`` is set; a function given to ``keras.layers.Lambda``;
+* a function handed to ``tf.map_fn``, ``tf.scan``, ``tf.foldl``/``foldr``,
+  ``tf.while_loop`` (cond and body), ``tf.cond``, ``tf.switch_case``,
+  ``tf.case`` or ``strategy.run`` by graph code: called eagerly, these run it
+  eagerly, so they are graph code only where the call is; and a function
+  handed to ``tf.vectorized_map``, which traces it even when called eagerly;
 * a function of the same module called from a graph body (transitively), or
   a function/lambda nested in one;
 but not when it is handed to ``tf.py_function``/``tf.numpy_function``, which
 run it eagerly.
+
+AutoGraph (measured, TF 2.21, Keras 3.15, tf_keras 2.21): a ``tf.function``
+converts its body (and what it calls) unless ``autograph=False``; tf.data
+converts its functions; Keras 3 converts nothing (not ``call``, the steps,
+losses, metrics nor ``Lambda`` functions); tf_keras converts ``call``, a Loss's
+``call``, a Metric's ``update_state``/``result`` and the loss and metric
+functions given to ``compile``, not the steps nor ``Lambda`` functions. Of the
+functions handed to TensorFlow's control flow only ``tf.map_fn``'s is
+converted, where the caller's AutoGraph status is enabled or unspecified (a
+``tf.function``, tf.data, tf_keras code; not Keras 3 nor ``autograph=False``),
+and ``strategy.run``'s under a ``tf.function`` only; a function nested in
+converted code is converted with it whoever runs it. ``status`` keeps that
+AutoGraph status for each body.
 
 For each graph body we keep why (for messages), whether AutoGraph converts
 it, and the ``tf.function`` call that made it (for the jit_compile rule).
@@ -31,6 +58,13 @@ from tflint_gpu.semantic.api import (
     DATASET_FUNCTION_ARGS,
     TRACING_FUNCTIONS,
     KERAS_GRAPH_METHODS,
+    KERAS_LOSS_METHODS,
+    KERAS_METRIC_METHODS,
+    KERAS_COMPILE_FUNCTIONS,
+    CONTROL_FLOW_FUNCTIONS,
+    CONVERTING_CONTROL_FLOW,
+    VECTORIZED_MAP,
+    STRATEGY_RUN_METHODS,
     ASSERT_FEATURES,
     TRANSPARENT_DECORATORS,
     OTHER_BACKENDS,
@@ -39,7 +73,7 @@ from tflint_gpu.semantic.api import (
     is_false,
 )
 from tflint_gpu.semantic.datasets import DatasetInference
-from tflint_gpu.semantic.model import ModuleModel, ScopeInfo, assigned, lookup
+from tflint_gpu.semantic.model import SCOPE_TYPES, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.objects import Objects
 from tflint_gpu.semantic.uses import Uses
@@ -50,7 +84,10 @@ class GraphInfo:
     """Why a body runs as a graph, and how."""
 
     reason: str  # human words for messages: "decorated with tf.function"
-    kind: str  # "tf.function" | "dataset" | "keras" | "called" | "nested"
+    # "tf.function" | "dataset" | "keras" (what Keras runs: methods, losses,
+    # metrics, Lambda functions) | "handed" (given to tf.map_fn, tf.cond, ... by
+    # graph code, or to tf.vectorized_map) | "called" | "nested"
+    kind: str
     autograph: bool = True
     # For kind == "tf.function": the call or decorator expression that made it.
     origin: Optional[cst.BaseExpression] = None
@@ -64,6 +101,26 @@ class GraphInfo:
     # tf.Assert (`experimental_autograph_options` holds
     # Feature.ASSERT_STATEMENTS or Feature.ALL; not by default in TF 2.21).
     converts_asserts: bool = False
+    # AutoGraph's status where the body runs: "enabled" (a tf.function with
+    # AutoGraph and what it converts), "unspecified" (tf.data, tf_keras) or
+    # "disabled" (`autograph=False`, Keras 3). tf.map_fn converts its function
+    # unless disabled; strategy.run only when enabled.
+    status: str = "enabled"
+    # For kind == "keras": how many leading parameters (after `self`) Keras fills
+    # with tensors: 1 for `call(inputs)`/`train_step(data)`/a Lambda function,
+    # 2 for a loss's or metric's `(y_true, y_pred)`.
+    data_parameters: int = 1
+
+
+# AutoGraph statuses from the weakest: a body reached under several keeps the weakest.
+_STATUS_ORDER = {"disabled": 0, "unspecified": 1, "enabled": 2}
+
+
+_ALL_KERAS_METHODS = KERAS_GRAPH_METHODS | KERAS_LOSS_METHODS | KERAS_METRIC_METHODS
+
+
+def _weakest(first: str, second: str) -> str:
+    return first if _STATUS_ORDER[first] <= _STATUS_ORDER[second] else second
 
 
 class GraphAnalysis:
@@ -75,6 +132,10 @@ class GraphAnalysis:
         self._objects = None
         self._uses = None
         self._other_backend: Optional[bool] = None
+        self._module_flavour: Optional[str] = None
+        self._keras_import: Optional[bool] = None
+        self._vectorized: List[Tuple[cst.Call, ScopeInfo]] = []
+        self._done: set = set()
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -88,24 +149,206 @@ class GraphAnalysis:
             inner = model.scope_of_node[node]
             for decorator in node.decorators:
                 self._mark_decorator(inner, decorator.decorator, scope)
-            if node.name.value in KERAS_GRAPH_METHODS:
-                cls = inner.enclosing_class
-                flavour = self.keras_flavour(cls) if cls is not None else None
-                if flavour is not None and not (flavour == "keras3" and self._other_backend_module()):
-                    self._mark(
-                        inner,
-                        GraphInfo(
-                            reason=f"Keras traces `{node.name.value}` into a graph under fit/evaluate/predict",
-                            kind="keras",
-                            # Keras 3 runs no AutoGraph on user code; Keras 2 (tf_keras)
-                            # converts `call` (and what it calls), not the step methods.
-                            autograph=flavour == "tf_keras" and node.name.value == "call",
-                            keras=flavour,
-                        ),
-                    )
+            cls = inner.enclosing_class
+            if cls is not None:
+                self._mark_keras_method(inner, cls, cls)
+        for cls in model.scopes:
+            if cls.kind == "class":
+                self._mark_inherited(cls)
         for call, scope in model.index.get("Call", ()):
             self._mark_call(call, scope)
-        self._propagate()
+        self._propagate([s for s in self.model.scopes if s.graph is not None], set())
+        # tf.vectorized_map traces its function even when called eagerly.
+        late = []
+        for call, scope in self._vectorized:
+            function = scope.function()
+            if function is not None and function.graph is not None and not function.excluded:
+                continue  # marked while its graph was followed
+            for target in self._handed_targets(call, ((0, "fn"),), scope):
+                if target.graph is None:
+                    late.append(target)
+                self._mark(target, GraphInfo(reason="`tf.vectorized_map` traces it, even when called eagerly",
+                                             kind="handed", autograph=False, status="unspecified"))
+        if late:
+            self._propagate(late, self._done)
+
+    # -- Keras ------------------------------------------------------------------
+    def _keras_methods(self, cls: ScopeInfo) -> Dict[str, str]:
+        """The methods Keras runs as graph code on a Keras class, each with its
+        reason: ``call`` and the steps, a Loss's ``call``, a Metric's
+        ``update_state``/``result``."""
+        names = dict.fromkeys(KERAS_GRAPH_METHODS, "layer")
+        role = self._keras_role(cls)
+        if role == "loss":
+            names.update(dict.fromkeys(KERAS_LOSS_METHODS, "loss"))
+        elif role == "metric":
+            names.update(dict.fromkeys(KERAS_METRIC_METHODS, "metric"))
+        return names
+
+    def _keras_role(self, cls: ScopeInfo) -> Optional[str]:
+        """"loss" for a subclass of a Keras loss class, "metric" of a metric class."""
+        for raw in self.class_bases(cls):
+            parts = normalize(raw).split(".")
+            if len(parts) >= 3 and parts[0] == "keras" and parts[-1][:1].isupper():
+                area = parts[2] if parts[1] == "src" else parts[1]
+                if area == "losses":
+                    return "loss"
+                if area == "metrics":
+                    return "metric"
+        return None
+
+    def _mark_keras_method(self, method: ScopeInfo, owner: ScopeInfo, keras_cls: ScopeInfo) -> bool:
+        """Mark ``method`` (defined on ``owner``) if Keras runs it as graph code
+        on ``keras_cls`` (``owner`` itself, or a Keras class inheriting it)."""
+        if method.name not in _ALL_KERAS_METHODS:
+            return False
+        flavour = self.keras_flavour(keras_cls)
+        if flavour is None or (flavour == "keras3" and self._other_backend_module()):
+            return False
+        role = self._keras_methods(keras_cls).get(method.name)
+        if role is None:
+            return False
+        name = method.name
+        inherited = f" (inherited by `{keras_cls.name}`)" if owner is not keras_cls else ""
+        if role == "layer":
+            reason = f"Keras traces `{name}`{inherited} into a graph under fit/evaluate/predict"
+            # Keras 3 runs no AutoGraph on user code; Keras 2 (tf_keras) converts
+            # `call` (and what it calls), not the step methods.
+            converts = flavour == "tf_keras" and name == "call"
+        else:
+            what = "loss" if role == "loss" else "metric"
+            reason = f"Keras traces a {what}'s `{name}`{inherited} into its training and evaluation steps"
+            converts = flavour == "tf_keras"  # tf_keras converts a Loss's call, a Metric's update_state/result
+        self._mark(method, GraphInfo(
+            reason=reason, kind="keras", autograph=converts, keras=flavour,
+            status="unspecified" if flavour == "tf_keras" else "disabled",
+            data_parameters=1 if role == "layer" else 2))
+        return True
+
+    def _mark_inherited(self, cls: ScopeInfo) -> None:
+        """The methods a Keras class inherits from same-module bases that are not
+        Keras classes themselves (a mixin's ``call``): Keras runs them on it."""
+        if self.keras_flavour(cls) is None or not isinstance(cls.node, cst.ClassDef):
+            return
+        wanted = set(self._keras_methods(cls)) - set(cls.defs)
+        for base in self._local_bases(cls):
+            if not wanted:
+                return
+            found = wanted & set(base.defs)
+            wanted -= found
+            if self.keras_flavour(base) is not None:
+                continue  # a Keras class: its methods are marked as its own
+            for name in found:
+                self._mark_keras_method(base.defs[name], base, cls)
+
+    def _local_bases(self, cls: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module base classes of ``cls``, depth first in the order written."""
+        found: List[ScopeInfo] = []
+        stack = [cls]
+        seen = {id(cls)}
+        while stack:
+            current = stack.pop()
+            parent = current.parent or current
+            local = []
+            for base in current.node.bases if isinstance(current.node, cst.ClassDef) else ():
+                if base.keyword is None and not base.star and isinstance(base.value, cst.Name):
+                    other = parent.lookup_class(base.value.value)
+                    if other is not None and id(other) not in seen:
+                        seen.add(id(other))
+                        local.append(other)
+            found.extend(local)
+            stack.extend(reversed(local))
+        return found
+
+    def _module_keras(self) -> str:
+        """The Keras a file's `compile` calls belong to: "tf_keras" if it imports
+        tf_keras (or tensorflow.python.keras), else "keras3"."""
+        if self._module_flavour is None:
+            targets = [t for scope in self.model.scopes for t in scope.imports.values()]
+            self._module_flavour = "tf_keras" if any(
+                t == "tf_keras" or t.startswith(("tf_keras.", "tensorflow.python.keras")) for t in targets) \
+                or "TF_USE_LEGACY_KERAS" in self.model.source else "keras3"
+        return self._module_flavour
+
+    def _mark_compile(self, call: cst.Call, scope: ScopeInfo) -> None:
+        """``model.compile(loss=f, metrics=[g, M()])``: Keras traces them in its steps."""
+        run_eagerly = keyword(call, "run_eagerly")
+        if run_eagerly is not None and not is_false(run_eagerly.value) and not (
+                isinstance(run_eagerly.value, cst.Name) and run_eagerly.value.value == "None"):
+            return  # run eagerly (or maybe: `run_eagerly=args.debug`)
+        if self._other_backend_module() or not self._imports_keras():
+            return
+        flavour = self._module_keras()
+        for name in KERAS_COMPILE_FUNCTIONS:
+            found = keyword(call, name)
+            expr = argument(call, 1, name) if name == "loss" else found.value if found is not None else None
+            if expr is None:
+                continue
+            for item in _callables(expr):
+                target = self.keras_function(item, scope)
+                if target is None or target.excluded:
+                    continue
+                what = "loss" if name == "loss" else "metric"
+                self._mark(target, GraphInfo(
+                    reason=f"Keras traces the {what} given to `compile` into its training and evaluation steps",
+                    kind="keras", autograph=flavour == "tf_keras", keras=flavour,
+                    status="unspecified" if flavour == "tf_keras" else "disabled", data_parameters=2))
+
+    def _mark_lambda_layer(self, call: cst.Call, scope: ScopeInfo) -> None:
+        """``keras.layers.Lambda(f)``: Keras traces ``f`` as the layer's ``call``
+        (converted by neither Keras: a Python ``if`` on a tensor there raises)."""
+        if self._other_backend_module():
+            return
+        raw = self.resolver.raw_qualname(call.func, scope) or ""
+        flavour = "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
+        target = self.keras_function(argument(call, 0, "function"), scope)
+        if target is not None and not target.excluded:
+            self._mark(target, GraphInfo(
+                reason="Keras traces the function of a `Lambda` layer into a graph (as the layer's `call`)",
+                kind="keras", autograph=False, keras=flavour,
+                status="unspecified" if flavour == "tf_keras" else "disabled", data_parameters=1))
+
+    def keras_function(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
+        """``function_scope``, and the function a same-module factory returns
+        (``loss=focal_loss(2.0)`` where ``focal_loss`` returns a nested def),
+        also through a name bound once to such a call."""
+        found = self.function_scope(expr, scope)
+        if found is not None or expr is None:
+            return found
+        if isinstance(expr, cst.Name):
+            value = assigned(expr.value, scope)
+            made = value.single_value if value is not None else None
+            if isinstance(made, cst.Call) and not value.writers:
+                return self._returned_function(made, value.scope)
+            return None
+        if isinstance(expr, cst.Call):
+            return self._returned_function(expr, scope)
+        return None
+
+    def _returned_function(self, call: cst.Call, scope: ScopeInfo) -> Optional[ScopeInfo]:
+        factory = self.function_scope(call.func, scope)
+        if factory is None or not isinstance(factory.node, cst.FunctionDef):
+            return None
+        found: Optional[ScopeInfo] = None
+        for node in walk(factory.node.body, skip=SCOPE_TYPES):
+            if not isinstance(node, cst.Return):
+                continue
+            value = node.value
+            target = self.model.scope_of_node.get(value) if isinstance(value, cst.Lambda) else (
+                factory.defs.get(value.value) if isinstance(value, cst.Name)
+                and lookup(value.value, factory) is not None and lookup(value.value, factory).scope is factory
+                else None)
+            if target is None or (found is not None and target is not found):
+                return None  # returns something else too
+            found = target
+        return found
+
+    def _imports_keras(self) -> bool:
+        if self._keras_import is None:
+            self._keras_import = any(
+                normalize(t).split(".", 1)[0] in ("tensorflow", "keras")
+                for scope in self.model.scopes for t in scope.imports.values())
+        return self._keras_import
 
     def function_scope(self, expr: Optional[cst.BaseExpression], scope: ScopeInfo) -> Optional[ScopeInfo]:
         """The same-module function or lambda ``expr`` (a callee, a function
@@ -188,7 +431,7 @@ class GraphAnalysis:
         if not autograph:
             reason += " with `autograph=False`"
         return GraphInfo(reason=reason, kind="tf.function", autograph=autograph, origin=origin, jit_compile=jit,
-                         converts_asserts=asserts)
+                         converts_asserts=asserts, status="enabled" if autograph else "disabled")
 
     def below_tf_function(self, function: ScopeInfo) -> List[cst.BaseExpression]:
         """The decorators a decorated ``tf.function`` is stacked over (written
@@ -235,6 +478,17 @@ class GraphAnalysis:
                 target.excluded = True
             return
         func = call.func
+        if qualname == VECTORIZED_MAP:
+            self._vectorized.append((call, scope))
+            return
+        if qualname is None and isinstance(func, cst.Attribute) and func.attr.value == "compile" \
+                and (keyword(call, "loss") or keyword(call, "metrics") or keyword(call, "weighted_metrics")
+                     or len([a for a in call.args if a.keyword is None]) >= 2):
+            self._mark_compile(call, scope)
+            return
+        if qualname is not None and qualname.startswith("keras.") and qualname.endswith(".Lambda"):
+            self._mark_lambda_layer(call, scope)
+            return
         if qualname in TRACING_FUNCTIONS:
             self._mark_traced_arguments(call, TRACING_FUNCTIONS[qualname], scope, qualname.rsplit(".", 1)[1])
         elif isinstance(func, cst.Attribute) and func.attr.value in DATASET_FUNCTION_ARGS \
@@ -246,7 +500,74 @@ class GraphAnalysis:
         for position, name in parameters:
             target = self.function_scope(argument(call, position, name), scope)
             if target is not None:
-                self._mark(target, GraphInfo(reason=f"tf.data traces functions given to `{what}`", kind="dataset"))
+                self._mark(target, GraphInfo(reason=f"tf.data traces functions given to `{what}`", kind="dataset",
+                                             status="unspecified"))
+
+    # -- functions handed to TensorFlow's control flow ----------------------------
+    def _handed_targets(self, call: cst.Call, parameters, scope: ScopeInfo) -> List[ScopeInfo]:
+        found = []
+        for position, name in parameters:
+            expr = argument(call, position, name)
+            for item in _callables(expr) if expr is not None else ():
+                target = self.function_scope(item, scope)
+                if target is not None and not target.excluded and target not in found:
+                    found.append(target)
+        return found
+
+    def _mark_handed(self, call: cst.Call, scope: ScopeInfo) -> List[ScopeInfo]:
+        """In graph code ``scope``: the functions ``call`` hands to TensorFlow's
+        control flow (``tf.map_fn(f, x)``, ``tf.cond(p, f, g)``,
+        ``strategy.run(f)``, ``tf.vectorized_map(f, x)``) run in its graph.
+        Returns those marked for the first time."""
+        qualname = self.resolver.qualname(call.func, scope)
+        caller = scope.graph
+        if qualname in CONTROL_FLOW_FUNCTIONS:
+            parameters = CONTROL_FLOW_FUNCTIONS[qualname]
+            what = f"tf.{qualname.split('.', 1)[1]}"
+            converts = qualname in CONVERTING_CONTROL_FLOW and caller.status != "disabled"
+        elif qualname == VECTORIZED_MAP:
+            parameters, what, converts = ((0, "fn"),), "tf.vectorized_map", False
+        elif qualname is None and self._strategy_run(call, scope):
+            parameters, what = ((0, "fn"),), f"strategy.{call.func.attr.value}"
+            converts = caller.status == "enabled"
+        else:
+            return []
+        first = []
+        for target in self._handed_targets(call, parameters, scope):
+            if target is scope:
+                continue
+            # A function nested in converted code is converted with it.
+            enclosing = target.parent.function() if target.parent is not None else None
+            lexical = enclosing is not None and enclosing.graph is not None and not enclosing.excluded \
+                and enclosing.graph.autograph
+            if target.graph is None:
+                first.append(target)
+            self._mark(target, GraphInfo(
+                reason=f"`{what}` runs it in the graph of `{self.describe(scope)}`", kind="handed",
+                autograph=converts or lexical, status=caller.status))
+        return first
+
+    def _strategy_run(self, call: cst.Call, scope: ScopeInfo) -> bool:
+        """``strategy.run(fn, ...)`` on a ``tf.distribute`` strategy: a name or
+        attribute spelled ``...strategy`` or bound once to a strategy."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in STRATEGY_RUN_METHODS or not call.args:
+            return False
+        receiver = func.value
+        last = receiver.attr.value if isinstance(receiver, cst.Attribute) else receiver.value \
+            if isinstance(receiver, cst.Name) else None
+        if last is not None and "strategy" in last.lower():
+            return True
+        made, where = receiver, scope
+        if isinstance(receiver, cst.Name):
+            value = assigned(receiver.value, scope)
+            made = value.single_value if value is not None else None
+            where = value.scope if value is not None else scope
+        if isinstance(made, cst.Call):
+            qualname = self.resolver.qualname(made.func, where) or ""
+            return qualname.startswith("tensorflow.distribute.") and (
+                qualname.endswith("Strategy") or qualname.endswith("get_strategy"))
+        return False
 
     def _mark(self, scope: ScopeInfo, info: GraphInfo) -> None:
         """Record why ``scope`` runs as a graph, keeping the strongest evidence.
@@ -266,15 +587,23 @@ class GraphAnalysis:
             scope.graph = info
             return
         existing.autograph = existing.autograph and info.autograph
+        existing.status = _weakest(existing.status, info.status)
+        if info.kind == "handed" and existing.kind != "handed":
+            # Handed to TensorFlow's control flow: its parameters are the tensors
+            # TensorFlow passes, whoever else calls it.
+            info.autograph, info.status = existing.autograph, existing.status
+            scope.graph = info
+            return
+        if existing.kind == "handed":
+            return
         if existing.kind == "called" and info.kind == "called":
             existing.call_sites.extend(info.call_sites)
         elif existing.kind == "nested" and info.kind == "called":
             info.autograph = existing.autograph  # keep the call sites: rules read them
             scope.graph = info
 
-    def _propagate(self) -> None:
-        worklist = [s for s in self.model.scopes if s.graph is not None]
-        done = set()
+    def _propagate(self, worklist: List[ScopeInfo], done: set) -> None:
+        self._done = done
         while worklist:
             scope = worklist.pop()
             if id(scope) in done:
@@ -292,10 +621,13 @@ class GraphAnalysis:
                         kind="called",
                         autograph=scope.graph.autograph if scope.graph else True,
                         call_sites=[(call, scope)],
+                        status=scope.graph.status,
                     ),
                 )
                 if first:
                     worklist.append(target)
+            for call in scope.calls:
+                worklist.extend(self._mark_handed(call, scope))
             # Functions and lambdas nested in a graph body run in that graph.
             for nested in scope.nested:
                 if nested.graph is None and not nested.excluded:
@@ -303,8 +635,11 @@ class GraphAnalysis:
                         reason=f"nested in graph function `{self.describe(scope)}`",
                         kind="nested",
                         autograph=scope.graph.autograph if scope.graph else True,
+                        status=scope.graph.status,
                     )
                     worklist.append(nested)
+                elif nested.graph is not None and nested.graph.kind == "handed" and scope.graph.autograph:
+                    nested.graph.autograph = True  # converted with the code it is written in
 
     def reachable(self, start: ScopeInfo, through_arguments: bool = False,
                   through_objects: bool = False) -> List[ScopeInfo]:
@@ -415,3 +750,24 @@ class GraphAnalysis:
                 t.split(".", 1)[0] in OTHER_BACKENDS for t in targets
             )
         return self._other_backend
+
+
+def _callables(expr: cst.BaseExpression, depth: int = 0) -> List[cst.BaseExpression]:
+    """The function expressions in an argument that may hold several: a list,
+    tuple or dict of them (``metrics=[f, g]``, ``loss={"out": f}``,
+    ``branch_fns={0: f}``), or of (predicate, function) pairs (``tf.case``)."""
+    if depth > 3:
+        return []
+    if isinstance(expr, (cst.List, cst.Tuple)):
+        found: List[cst.BaseExpression] = []
+        for element in expr.elements:
+            value = element.value
+            if isinstance(value, cst.Tuple) and len(value.elements) == 2 and depth == 0:
+                found.extend(_callables(value.elements[1].value, depth + 1))  # (pred, fn)
+            elif not isinstance(element, cst.StarredElement):
+                found.extend(_callables(value, depth + 1))
+        return found
+    if isinstance(expr, cst.Dict):
+        return [e for element in expr.elements if isinstance(element, cst.DictElement)
+                for e in _callables(element.value, depth + 1)]
+    return [expr]

@@ -481,9 +481,11 @@ class TensorInference:
                 return qualname.startswith("tensorflow.")
             return not (isinstance(hint, cst.Name) and hint.value in PY_ANNOTATIONS)
         if graph.kind == "keras":
-            # Keras passes the data as the first argument (`inputs`, `data`); the others
-            # (`training`, `mask`, extra options) are whatever the caller gives.
-            return position == 1
+            # Keras passes the data as the leading arguments (`inputs`, `data`; a loss's or
+            # metric's `y_true, y_pred`); the others (`training`, `mask`, extra options) are
+            # whatever the caller gives.
+            first = 1 if function.binds_instance else 0
+            return first <= position < first + getattr(graph, "data_parameters", 1)
         if graph.kind != "called":
             return True
         # A helper: a tensor only if every graph call site passes one.

@@ -16,7 +16,9 @@ all of them, or not at all.
   trace that tf.data or Keras makes: handed to a ``Dataset`` transformation
   (``map``, ``filter``, ... on a value known to be a dataset, or one every
   same-module caller hands in as a dataset), to a ``tf.data.experimental``
-  function that traces it, or to ``keras.layers.Lambda``; called only from
+  function that traces it, to ``keras.layers.Lambda``, or to
+  ``model.compile`` as a loss or metric (``loss=f``, ``metrics=[f]``; not
+  with ``run_eagerly=``); called only from
   functions and lambdas that are themselves traced only so (or handed to a
   TensorFlow call there, ``tf.map_fn(f, x)``); handed to a same-module
   function whose parameter is used only so (``make(map_fn=f)`` that does
@@ -44,8 +46,10 @@ from tflint_gpu.semantic.api import (
     DATASET_METHODS,
     EAGER_WRAPPERS,
     TF_FUNCTION,
+    KERAS_COMPILE_FUNCTIONS,
     TRACING_FUNCTIONS,
     argument,
+    keyword,
 )
 from tflint_gpu.semantic.model import ASSIGNED, PARAM, ScopeInfo, children, lookup
 
@@ -220,7 +224,24 @@ class Uses:
             return use.scope.is_function and self._body_traced(use.scope)
         if use.kind == "argument" and use.call is not None and use.arg is not None:
             return use.call is made or self._handed_to_library(use.call, use.arg, use.scope)
+        if use.kind == "element" and use.call is not None and use.arg is not None:
+            return self._compiled(use.call, use.arg, use.scope)  # compile(metrics=[f])
         return False
+
+    def _compiled(self, call: cst.Call, arg: cst.Arg, scope: ScopeInfo) -> bool:
+        """Is ``arg`` a loss or metric handed to ``model.compile``, which Keras
+        traces in its steps (and compiles with XLA where ``jit_compile="auto"``
+        finds a GPU)? Not with ``run_eagerly=`` set."""
+        func = call.func
+        if arg.star or not isinstance(func, cst.Attribute) or func.attr.value != "compile" \
+                or self.resolver.qualname(func, scope) is not None:
+            return False
+        eager = keyword(call, "run_eagerly")
+        if eager is not None and not (isinstance(eager.value, cst.Name) and eager.value.value in ("False", "None")):
+            return False
+        if arg.keyword is not None:
+            return arg.keyword.value in KERAS_COMPILE_FUNCTIONS
+        return argument(call, 1, "loss") is arg.value
 
     def _handed_to_library(self, call: cst.Call, arg: cst.Arg, scope: ScopeInfo) -> bool:
         """Is the function handed as ``arg`` to ``call`` run only inside a library's trace?"""
@@ -232,6 +253,8 @@ class Uses:
             return _passed_at(call, arg, TRACING_FUNCTIONS[qualname])
         if qualname is not None and qualname.startswith("keras.") and qualname.rsplit(".", 1)[1] == "Lambda":
             return _passed_at(call, arg, _KERAS_FUNCTION_ARGS)
+        if qualname is None and self._compiled(call, arg, scope):
+            return True
         if qualname == TF_FUNCTION:
             return _passed_at(call, arg, ((0, "func"),)) and self._made_traced(call)
         if qualname is None and isinstance(func, cst.Attribute) and func.attr.value in DATASET_FUNCTION_ARGS \
@@ -406,6 +429,9 @@ def _classify(name: cst.Name, scope: ScopeInfo, link: Any) -> Use:
         return Use(name, scope, "call", call=parent)
     if isinstance(parent, cst.Arg) and isinstance(grand, cst.Call):
         return Use(name, scope, "argument", call=grand, arg=parent)
+    handed = _element_of_argument(name, link)
+    if handed is not None:
+        return Use(name, scope, "element", call=handed[0], arg=handed[1])
     if isinstance(parent, cst.Attribute):
         if isinstance(grand, cst.Call) and grand.func is parent:
             return Use(name, scope, "method", call=grand, attribute=parent.attr.value)
@@ -413,6 +439,27 @@ def _classify(name: cst.Name, scope: ScopeInfo, link: Any) -> Use:
     if _is_test(name, link):
         return Use(name, scope, "test")
     return Use(name, scope, "other")
+
+
+def _element_of_argument(name: cst.Name, link: Any) -> Optional[Tuple[cst.Call, cst.Arg]]:
+    """(call, argument) when the read is an element of a list, tuple or dict
+    display handed as that argument (``compile(metrics=[f, "accuracy"])``,
+    ``loss={"out": f}``)."""
+    child: cst.CSTNode = name
+    for _ in range(3):
+        if link is None:
+            return None
+        element = link[0]
+        if not (isinstance(element, (cst.Element, cst.DictElement)) and element.value is child):
+            return None
+        link = link[1]
+        if link is None or not isinstance(link[0], (cst.List, cst.Tuple, cst.Dict)):
+            return None
+        child, link = link[0], link[1]
+        if link is not None and isinstance(link[0], cst.Arg) and link[1] is not None \
+                and isinstance(link[1][0], cst.Call):
+            return link[1][0], link[0]
+    return None
 
 
 def _is_test(name: cst.Name, link: Any) -> bool:
