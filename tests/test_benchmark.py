@@ -14,3 +14,6 @@ def test_speed_benchmark_runs_on_a_few_files_and_prints_ratios():
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "x the parse" in done.stdout and "cached re-run" in done.stdout, done.stdout
+    for row in ("with the project index", "each file alone (no index)", "the project index alone",
+                "faster than cold", "one file inside the project"):
+        assert row in done.stdout, done.stdout

@@ -94,3 +94,42 @@ def test_a_cache_of_another_format_is_empty(tmp_path):
     cache = Cache(tmp_path, "key")
     cache.path.write_text(json.dumps({"format": 0, "entries": {}}))
     assert Cache(tmp_path, "key").entries == {}
+
+
+@pytest.mark.parametrize("deps", [7, None, ["a"]])
+def test_an_entry_whose_project_deps_are_not_a_string_is_a_miss(tmp_path, deps):
+    cache = Cache(tmp_path, "key")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    cache.put(str(tmp_path / "a.py"), [], '[["utils",""]]')
+    cache.save()
+    data = json.loads(cache.path.read_text())
+    next(iter(data["entries"].values()))["deps"] = deps
+    cache.path.write_text(json.dumps(data))
+    assert Cache(tmp_path, "key").entries == {}
+
+
+def test_an_entry_is_reused_only_while_its_project_deps_hold(tmp_path):
+    from tflint_gpu.semantic.project import ProjectIndex, dependencies_valid
+
+    (tmp_path / "a.py").write_text("from utils import *\n")
+    cache = Cache(tmp_path, "key")
+    cache.put(str(tmp_path / "a.py"), [], '[["utils",""]]')  # read: no module utils
+    index = ProjectIndex(str(tmp_path))
+    assert cache.get(str(tmp_path / "a.py"), lambda deps: dependencies_valid(index, deps)) == []
+    (tmp_path / "utils.py").write_text("import tensorflow as tf\n")
+    index = ProjectIndex(str(tmp_path))
+    assert cache.get(str(tmp_path / "a.py"), lambda deps: dependencies_valid(index, deps)) is None
+    assert not dependencies_valid(index, "not json") and not dependencies_valid(index, '[["utils", 3]]')
+
+
+def test_the_project_summaries_are_reused_by_content(tmp_path):
+    from tflint_gpu.engine.cache import ProjectCache
+
+    (tmp_path / "a.py").write_text("import tensorflow as tf\n")
+    store = ProjectCache(tmp_path / "cache")
+    first = store.load(str(tmp_path / "a.py"))
+    store.save()
+    (tmp_path / "b.py").write_text("import tensorflow as tf\n")  # same text, another file
+    again = ProjectCache(tmp_path / "cache")
+    assert again.summaries and again.load(str(tmp_path / "b.py")).digest == first.digest
+    assert again.load(str(tmp_path / "missing.py")) is None
