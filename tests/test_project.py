@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import sys
 import textwrap
 
@@ -44,7 +43,8 @@ def codes(root, name, project=True, rules=RULES):
 
 
 def test_package_init_reexports_tensorflow(tmp_path):
-    make(tmp_path, {"mypkg/__init__.py": "import tensorflow as tf\n", "mypkg/train.py": "from mypkg import tf\n" + STEP})
+    make(tmp_path, {"mypkg/__init__.py": "import tensorflow as tf\n",
+                    "mypkg/train.py": "from mypkg import tf\n" + STEP})
     assert ("TFG101", 4) not in codes(tmp_path, "mypkg/train.py", project=False)
     assert ("TFG101", 4) in codes(tmp_path, "mypkg/train.py")
     view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "mypkg/train.py"))
@@ -150,7 +150,8 @@ def test_src_layout(tmp_path):
 
 
 def test_script_folder_sibling_module(tmp_path):
-    make(tmp_path, {"scripts/helpers.py": "import tensorflow as tf\n", "scripts/train.py": "from helpers import tf\n" + STEP})
+    make(tmp_path, {"scripts/helpers.py": "import tensorflow as tf\n",
+                    "scripts/train.py": "from helpers import tf\n" + STEP})
     assert ("TFG101", 4) in codes(tmp_path, "scripts/train.py")
 
 
@@ -294,18 +295,21 @@ def test_stdin_with_a_filename_sees_the_project(tmp_path, monkeypatch, capsys):
 
 
 def test_the_fixer_sees_the_project(tmp_path, monkeypatch, capsys):
-    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\nimport numpy as np\n",
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n",
+                    "utils.py": "import tensorflow as tf\nimport numpy as np\n",
                     "train.py": "from utils import *\n\nx = tf.Variable(np.zeros((3, 3)))\n"})
     monkeypatch.chdir(tmp_path)
     assert cli.main(["--no-cache", "--select", "TFG201", "--fix", "train.py"]) == 0
-    assert (tmp_path / "train.py").read_text() == "from utils import *\n\nx = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n"
+    fixed = "from utils import *\n\nx = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))\n"
+    assert (tmp_path / "train.py").read_text() == fixed
     capsys.readouterr()
 
 
 def test_a_notebook_sees_the_modules_beside_it(tmp_path, monkeypatch, capsys):
     cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
               "source": ["from utils import *\n"]},
-             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": STEP.splitlines(True)}]
+             {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": STEP.splitlines(True)}]
     notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
     make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "utils.py": "import tensorflow as tf\n",
                     "nb.ipynb": json.dumps(notebook)})

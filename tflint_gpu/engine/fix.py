@@ -96,7 +96,8 @@ def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bo
             outcome.converged = True
             break
         try:
-            new_result = lint_source(new_source, path, rules, project=project)  # parses the output: a refused round raises
+            # parses the output: a refused round raises
+            new_result = lint_source(new_source, path, rules, project=project)
         except ParseError:
             outcome.refused = True
             break

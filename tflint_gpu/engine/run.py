@@ -304,10 +304,9 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         chunk = max(1, min(32, len(todo) // (jobs * 4)))
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            batches = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
             try:
-                done = [item for batch in pool.map(_summarize_batch, [todo[i:i + chunk]
-                                                                       for i in range(0, len(todo), chunk)])
-                        for item in batch]
+                done = [item for batch in pool.map(_summarize_batch, batches) for item in batch]
             except BrokenProcessPool:  # a file that kills the compiler's process: summarised where asked
                 done = []
     else:

@@ -332,10 +332,10 @@ class ProjectIndex:
             if len(parts) == 1 or (parent is not None and parent[0] != FILE):
                 for base in self.bases:
                     stem = os.path.join(base, *parts)
-                    if os.path.isfile(stem + ".py"):
-                        found = (FILE, stem + ".py")
-                    elif os.path.isfile(os.path.join(stem, "__init__.py")):
+                    if os.path.isfile(os.path.join(stem, "__init__.py")):  # a package before a module, as Python
                         found = (PACKAGE, os.path.join(stem, "__init__.py"))
+                    elif os.path.isfile(stem + ".py"):
+                        found = (FILE, stem + ".py")
                     elif os.path.isdir(stem) and base == self.root and len(parts) == 1 and parts[0] == "src":
                         found = None  # the src/ folder of a src layout is not a module
                     elif os.path.isdir(stem):
@@ -493,7 +493,8 @@ class ProjectIndex:
             return ("object", f"{module}.{name}")
         if is_package and self.locate(f"{module}.{name}") is not None:
             return ("module", f"{module}.{name}")
-        deps.add((f"{module}.{name}", "")) if is_package else None
+        if is_package:
+            deps.add((f"{module}.{name}", ""))  # a submodule created later changes the answer
         if summary is not None:
             for level, star in reversed(summary.stars):  # the last star import of a name wins
                 source = self._star_module(level, star, module, is_package, deps, depth, seen)
@@ -551,8 +552,6 @@ class ProjectIndex:
         bound = summary.bound.get(name) if summary is not None else None
         if bound is None or bound[0] != CLASS:
             return []
-        located = self.locate(module)
-        is_package = located is not None and located[0] != FILE
         found: List[str] = []
         for base in bound[1]:
             if not base:
@@ -572,7 +571,6 @@ class ProjectIndex:
             else:
                 found.append(target)
                 found.extend(self.class_bases(target, deps, depth + 1, seen))
-        del is_package
         return found
 
     def reaches_framework(self, module: str, deps: Set[Tuple[str, str]]) -> bool:
