@@ -36,10 +36,11 @@ class PythonStateFrozenAtTrace(Rule):
     Also an instance attribute holding a Python value (`self.steps = 0` in
     `__init__`) read in a traced method (a `tf.function` method, Keras
     `train_step`) and changed in eager code: `self.steps += 1` in a method
-    that calls the traced one or runs repeatedly (called in a loop, a Keras
-    callback's per-epoch method, also as `self.model.steps += 1` in a
-    callback); not from a Keras `call` reached by an eager caller (an eager
-    layer call runs `call`'s Python again).
+    that calls the traced one, or a change in a Keras callback's per-batch or
+    per-epoch method (also `self.model.steps += 1` in a callback, for a Keras
+    model's `train_step`); not from a Keras `call` reached by an eager caller
+    (an eager layer call runs `call`'s Python again), nor in a method that
+    only set-up code calls in a loop (`Sequential.__init__` calling `add`).
 
     Not flagged: names bound only once; attributes set only in `__init__` or
     `build`, a `tf.Variable` attribute changed with `assign_add`; names rebound only before anything is

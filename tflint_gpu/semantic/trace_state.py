@@ -55,8 +55,9 @@ such a name can run after the function may have been traced.
     in eager code, after ``function`` (graph code reading it) may have been
     traced, as ``(binding, why)``: an augmented assignment or rebinding
     outside ``__init__``/``build`` in a method that is not graph code, when
-    that method runs repeatedly (called in a loop, a Keras callback's
-    per-batch or per-epoch method), or calls a method running ``function``
+    that method is a Keras callback's per-batch or per-epoch method (also
+    ``self.model.x += 1`` there, for a Keras model's ``train_step``...), or
+    (augmented) calls a method running ``function``
     (the change then comes before or after a trace; from the second call on
     the graph keeps the old value; not for a Keras ``call``, whose Python runs
     again when the layer is called eagerly). None otherwise: a counter only
@@ -185,14 +186,13 @@ class TraceState:
             method = binding.method
             if method.kind != "function" or (method.graph is not None and not method.excluded):
                 continue  # graph code changing it: a trace-time side effect (TFG103)
-            repeats = self.repetition.scope_python_repeats(method)
             if not _keras_call(function) and binding.how == AUGMENT:
                 # A Keras `call` runs its Python again when called eagerly: only its traces freeze.
                 calls = self._calls_running(method, function)
                 if calls:
                     return binding, f"in `{method.name}`, which calls `{calls[0][1]}`"
-            if repeats is not None and found is None:
-                found = binding, f"in `{method.name}`, which runs repeatedly"
+            if found is None and _keras_repeats(self.repetition.scope_python_repeats(method)):
+                found = binding, f"in `{method.name}`, which Keras runs repeatedly"
         if found is None and function.graph is not None and function.graph.kind == "keras":
             found = self._callback_change(attribute.name)
         return found
@@ -215,8 +215,7 @@ class TraceState:
             method = scope.function()
             if method is None or method.graph is not None:
                 continue
-            why = self.repetition.scope_python_repeats(method)
-            if why is not None and why.startswith("Keras calls callback"):
+            if _keras_repeats(self.repetition.scope_python_repeats(method)):
                 return _Foreign(node, method), f"in `{method.name}`, which Keras runs repeatedly"
         return None
 
@@ -346,6 +345,13 @@ class _Foreign:
     @property
     def where(self) -> str:
         return self.method.name
+
+
+def _keras_repeats(why: Optional[str]) -> bool:
+    """Does the repetition reason say Keras runs the function per batch or epoch (a callback method)?
+    A method called in a loop of set-up code (``Sequential.__init__`` calling ``add``) is not a change
+    after a trace."""
+    return why is not None and why.startswith("Keras calls callback")
 
 
 def _keras_call(function: ScopeInfo) -> bool:
