@@ -259,11 +259,26 @@ class PythonStateFrozenAtTrace(Rule):
 
                 def on_epoch_end(self):
                     self.calls += 1
+
+
+            class Stack(keras.Model):
+                def __init__(self, blocks):
+                    super().__init__()
+                    self.depth = 0
+                    for block in blocks:
+                        self.add_block(block)
+
+                def add_block(self, block):
+                    self.depth += 1
+
+                def train_step(self, data):
+                    return {"depth": tf.constant(self.depth)}
             """,
             note="a tf.Variable counter (assign_add); an attribute rebound only in __init__; a Python counter bumped "
                  "in graph code (TFG103's write), or in eager code that runs no graph; a Keras call reading a "
                  "counter its caller bumps eagerly (an eager layer call runs call's Python again); a layer "
-                 "method named like a callback is not one",
+                 "method named like a callback is not one; a counter bumped by a method __init__ calls in a loop "
+                 "(set-up, before any trace)",
         ),
         flagged(
             """
