@@ -104,6 +104,15 @@ CONTAINERS = textwrap.dedent("""
         c.reset_states()
     for i, e in enumerate(extra):
         e.reset_states()
+        i.reset_states()
+    for key, val in table.items():
+        val.reset_states()
+        key.reset_states()
+    for p, q in zip(extra, mixed):
+        p.reset_states()
+        q.reset_states()
+    for r, s in pairs:
+        r.reset_states()
     store["x"].reset_states()
     made["a"].reset_states()
     extra[0].reset_states()
@@ -163,7 +172,13 @@ def containers():
     ("g", values.METRIC),  # [] then append and += [...]
     ("x", values.UNKNOWN),  # a metric and a layer
     ("c", values.METRIC),  # list(extra)
-    ("e", values.UNKNOWN),  # for i, e in enumerate(...): not told apart from i
+    ("e", values.METRIC),  # for i, e in enumerate(extra)
+    ("i", values.UNKNOWN),  # ... the index
+    ("val", values.METRIC),  # for key, val in table.items()
+    ("key", values.UNKNOWN),
+    ("p", values.METRIC),  # for p, q in zip(extra, mixed)
+    ("q", values.UNKNOWN),  # mixed: a metric and a layer
+    ("r", values.UNKNOWN),  # pairs: unknown
     ("ex", values.METRIC),  # for ex in self.extra: [] in __init__, append in build
     ('store["x"]', values.METRIC),  # {} then store["x"] = ...
     ('made["a"]', values.METRIC),  # dict(a=...)

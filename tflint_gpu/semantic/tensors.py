@@ -282,6 +282,7 @@ class TensorInference:
         self.graphs = graphs
         self._cache: Dict[Tuple[int, int], bool] = {}
         self._class_kinds: Dict[int, Optional[str]] = {}
+        self._loops: Optional[Dict[int, cst.For]] = None
         self._attributes: Dict[int, Dict[str, List[Any]]] = {}
 
     def is_tensor(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -593,7 +594,8 @@ class TensorInference:
         name = expr.attr.value
         return any(name in c.defs for c in objects.mro(cls)) or bool(objects.attribute_bindings(cls, name))
 
-    def _value_kind(self, value: Any, scope: ScopeInfo, seen: Set, elements: Optional[str]) -> Optional[str]:
+    def _value_kind(self, value: Any, scope: ScopeInfo, seen: Set, elements: Optional[str],
+                    name: Optional[str] = None) -> Optional[str]:
         """The kind of one binding (an expression or a binding marker); ``_NONE`` for ``None``.
         ``elements``: the kind of its elements instead (``INDEX`` or ``ITER``)."""
         if isinstance(value, cst.BaseExpression):
@@ -619,7 +621,35 @@ class TensorInference:
                 return kind if kind == TAPE else None
             return None
         if marker == ITERATED and isinstance(value[1], cst.BaseExpression):
+            loop = self._loop_of(value[1])
+            if loop is not None and isinstance(loop.target, (cst.Tuple, cst.List)):
+                return self._unpacked_element_kind(loop, name, scope, seen)
             return self._element_kind(value[1], scope, seen, ITER)  # for layer in self.blocks
+        return None
+
+    def _loop_of(self, iterable: cst.BaseExpression) -> Optional[cst.For]:
+        """The ``for`` statement iterating over ``iterable``."""
+        if self._loops is None:
+            self._loops = {id(node.iter): node for node, _ in self.graphs.model.index.get("For", ())}
+        return self._loops.get(id(iterable))
+
+    def _unpacked_element_kind(self, loop: cst.For, name: Optional[str], scope: ScopeInfo,
+                               seen: Set) -> Optional[str]:
+        """``for k, m in d.items()``, ``for i, m in enumerate(ms)``, ``for a, b in zip(xs, ys)``: the kind
+        of the element the name ``name`` takes."""
+        position = next((i for i, e in enumerate(loop.target.elements)
+                         if isinstance(e.value, cst.Name) and e.value.value == name), None)
+        call = loop.iter
+        if position is None or not isinstance(call, cst.Call) or any(a.star or a.keyword for a in call.args):
+            return None
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "items" and not call.args:
+            return self._element_kind(func.value, scope, seen, INDEX) if position == 1 else None
+        if isinstance(func, cst.Name) and scope.lookup(func.value) is None:
+            if func.value == "enumerate" and len(call.args) in (1, 2) and len(loop.target.elements) == 2:
+                return self._element_kind(call.args[0].value, scope, seen, ITER) if position == 1 else None
+            if func.value == "zip" and len(call.args) == len(loop.target.elements):
+                return self._element_kind(call.args[position].value, scope, seen, ITER)
         return None
 
     def _added_kind(self, how: str, value: Any, scope: ScopeInfo, seen: Set) -> Optional[str]:
@@ -645,7 +675,7 @@ class TensorInference:
             return None
         seen.add(key)
         try:
-            kinds = [self._value_kind(value, current, seen, elements) for value in values]
+            kinds = [self._value_kind(value, current, seen, elements, name) for value in values]
             if elements:
                 kinds += [self._added_kind(how, value, current, seen)
                           for how, value, _node in self.graphs.objects.container_additions(current, name)]
