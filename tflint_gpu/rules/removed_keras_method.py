@@ -64,7 +64,13 @@ class RemovedKerasMethod(Rule):
 
     * `metric.reset_states()` on a Keras metric (made by `tf.keras.metrics.X(...)`
       or a subclass of `Metric`, through names bound once and `self.x`
-      attributes), and `model.reset_states()` on a Keras model;
+      attributes), also one held in a container: a list, tuple or dict
+      display, a list filled by `append`/`extend`/`+= [...]` or a dict by
+      `d[k] = m`, a comprehension, `[tracker] + metrics`, `list(...)`, taken
+      by iteration (`for m in self.trackers`, `for k, m in d.items()`,
+      `enumerate`, `zip`) or by index (`self.metrics_dict[name]`), a
+      `metrics` property returning such a list, and a Keras model's own
+      `metrics`; and `model.reset_states()` on a Keras model;
     * `model.fit_generator(...)`, `evaluate_generator(...)`,
       `predict_generator(...)` on a Keras model, or on an object of unknown
       kind in a file that uses Keras 3 only;
@@ -102,7 +108,10 @@ class RemovedKerasMethod(Rule):
     `module 'keras._tf_keras.keras.backend' has no attribute 'learning_phase'`,
     `module 'keras.mixed_precision' has no attribute 'experimental'` (`from
     tensorflow.keras.mixed_precision import experimental`: `ImportError`).
-    Stateful RNN layers keep `reset_states()` in Keras 3: not reported.
+    Stateful RNN layers keep `reset_states()` in Keras 3: not reported. A
+    list of metrics or a Keras 3 model's `metrics` (a `Mean` and
+    `CompileMetrics` after `compile`) raises the same error on each element
+    (measured); a dict iterated gives its keys (not reported).
 
     ## Example
     ```python
