@@ -565,3 +565,41 @@ def eager(x):
     probe = {expr}
 """)
     assert found == {expr: True}
+
+
+def test_calls_of_models_and_layers_held_in_containers():
+    check(
+        PRELUDE
+        + """
+class GAN(keras.Model):
+    def __init__(self):
+        super().__init__()
+        self.nets = {}
+        self.nets["g"] = keras.Sequential([layers.Dense(2)])
+        self.nets["d"] = keras.Sequential([layers.Dense(1)])
+        self.heads = []
+        self.heads.append(layers.Dense(3))
+        self.heads += [layers.Dense(4)]
+        self.mixed = [layers.Dense(3), keras.losses.MeanSquaredError()]
+        self.names = {"g": "generator"}
+
+    def train_step(self, data):
+        probe1 = self.nets["g"](data)
+        probe2 = self.heads[0](data)
+        for name, net in self.nets.items():
+            probe3 = net(data)
+        for i, head in enumerate(self.heads):
+            probe4 = head(data)
+        for key in self.nets:
+            probe5 = key(data)
+        probe6 = self.mixed[0](data)
+        probe7 = self.names["g"](data)
+        for h in self.heads + list(self.nets.values()):
+            probe8 = h(data)
+        return data
+""",
+        {"self.nets[\"g\"](data)": True, "self.heads[0](data)": True, "net(data)": True, "head(data)": True,
+         "key(data)": False,  # a dict's keys
+         "self.mixed[0](data)": False,  # a layer and a loss: no single kind, so erring toward "not a tensor"
+         "self.names[\"g\"](data)": False, "h(data)": True},
+    )
