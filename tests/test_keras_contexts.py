@@ -405,3 +405,38 @@ def test_tf_functions_given_to_compile_are_traced_only_by_keras():
     model, _, graphs = analysed(source)
     traced = {s.name: graphs.uses.traced_by_library(s) for s in model.scopes if s.kind == "function"}
     assert traced == {"my_loss": True, "my_metric": True, "debug_loss": False}
+
+
+def test_a_step_handed_to_strategy_run_still_runs_eagerly_where_eager_code_calls_it():
+    """The single-device path calls the step eagerly in a loop, the distributed one
+    hands it to strategy.run from a tf.function: the step is graph code there and
+    an eager training step here (strutive07/transformer-tensorflow2.0)."""
+    source = """
+    import tensorflow as tf
+
+    class Trainer:
+        def __init__(self, model, strategy=None):
+            self.model = model
+            self.optimizer = tf.keras.optimizers.Adam()
+            self.strategy = strategy
+
+        def fit(self, dataset):
+            for x, y in dataset:
+                if self.strategy is None:
+                    self.train_step(x, y)
+                else:
+                    self.distributed_train_step(x, y)
+
+        def train_step(self, x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(self.model(x) - y))
+            grads = tape.gradient(loss, self.model.trainable_variables)
+            self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+            return loss
+
+        @tf.function
+        def distributed_train_step(self, x, y):
+            return self.strategy.run(self.train_step, args=(x, y))
+    """
+    assert contexts(source)["Trainer.train_step"].kind == "handed"
+    assert lint(source, ["TFG405"]) == [(17, 9, "TFG405")]

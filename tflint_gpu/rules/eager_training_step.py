@@ -127,7 +127,10 @@ class EagerTrainingStep(Rule):
         if step is None:
             return
         scope = step.scope
-        if scope.kind == "class" or ctx.graph(scope) is not None or in_test_function(scope) \
+        graph = ctx.graph(scope)
+        # A function graph code hands to `strategy.run`/`tf.while_loop`... also runs
+        # eagerly where eager code calls it: whether it repeats there decides.
+        if scope.kind == "class" or (graph is not None and graph.kind != "handed") or in_test_function(scope) \
                 or ctx.eager.debug_guarded(node, scope):
             return
         function = scope.function()
