@@ -278,3 +278,21 @@ def test_object_flavour_and_class_follow_self_attributes_bound_once():
     assert ctx.migration.object_class(drop, call) == "keras.layers.Dropout"
     assert ctx.migration.object_class(cst.parse_expression("self.bias"), call) is None  # a method call made it
     assert ctx.migration.object_class(cst.parse_expression("self.steps"), call) is None
+
+
+def test_an_attribute_bound_by_a_conditional_expression_takes_both_branches():
+    ctx = analyse(cst.parse_module(textwrap.dedent("""
+        import keras
+        import tensorflow as tf
+
+        class Dense(keras.layers.Layer):
+            def build(self, shape):
+                self.bias = self.add_weight(shape=(3,)) if self.use_bias else None
+                self.gate = tf.Variable(1.0) if shape else 0.5
+
+            def call(self, x):
+                return self.bias, self.gate
+    """)), [])
+    call = next(s for s in ctx.model.scopes if s.name == "call")
+    assert ctx.value_kind(cst.parse_expression("self.bias"), call) == values.VARIABLE
+    assert ctx.value_kind(cst.parse_expression("self.gate"), call) == values.UNKNOWN  # a variable or a number

@@ -263,12 +263,15 @@ class PythonControlFlowOnTensor(Rule):
                     self.kernel = self.add_weight(shape=(shape[-1], self.units))
                     if self.use_bias:
                         self.bias = self.add_weight(shape=(self.units,), initializer="zeros")
+                    self.scale = self.add_weight(shape=(self.units,)) if self.use_bias else None
 
                 def call(self, x):
                     y = tf.matmul(x, self.kernel)
                     if self.bias:
                         y = y + self.bias
-                    return y if not self.kernel else y
+                    if not self.scale:
+                        return y
+                    return y * self.scale if not self.kernel else y
 
 
             class FrozenBN(keras.layers.BatchNormalization):
@@ -287,14 +290,15 @@ class PythonControlFlowOnTensor(Rule):
                 def call(self, x, training=None):
                     return self.drop(x, training=tf.logical_and(training, self.trainable))
             """,
-            at=[(19, 9, "Python `if` on a Keras variable (`self.bias = self.add_weight(...)` in `build`): TypeError "
+            at=[(20, 9, "Python `if` on a Keras variable (`self.bias = self.add_weight(...)` in `build`): TypeError "
                         "under Keras 3"),
-                (21, 16, "Python `... if ... else ...` on a Keras variable (`self.kernel = self.add_weight(...)`"),
-                (29, 41, "`training` is a tensor here, and Keras 3's `BatchNormalization.call` tests it with a "
+                (22, 9, "Python `if` on a Keras variable (`self.scale = self.add_weight(...)` in `build`)"),
+                (24, 16, "Python `... if ... else ...` on a Keras variable (`self.kernel = self.add_weight(...)`"),
+                (32, 41, "`training` is a tensor here, and Keras 3's `BatchNormalization.call` tests it with a "
                          "Python `if`"),
-                (38, 38, "`training` is a tensor here, and Keras 3's `Dropout.call` tests it")],
+                (41, 38, "`training` is a tensor here, and Keras 3's `Dropout.call` tests it")],
             note="measured under Keras 3.15: `if self.bias:` on an add_weight raises TypeError (eagerly and under "
-                 "fit); a tensor training handed to BatchNormalization.call (super()) or a Dropout layer held in "
+                 "fit; also bound as `add_weight(...) if use_bias else None`); a tensor training handed to BatchNormalization.call (super()) or a Dropout layer held in "
                  "self: OperatorNotAllowedInGraphError under fit and predict (eager calls run)",
         ),
         flagged(
@@ -1047,10 +1051,11 @@ def _variable_operand(expr: cst.BaseExpression, ctx):
 
 
 def _variable_message(what: str, fact, graph, ctx) -> Optional[str]:
-    binding = next((b for b in fact.bound if isinstance(b.value, cst.Call)), None)
+    binding = next((b for b in fact.bound
+                    if isinstance(b.value, cst.BaseExpression) and values.made_by(b.value) is not None), None)
     if binding is None:
         return None
-    call = binding.value
+    call = values.made_by(binding.value)
     func = call.func
     weight = isinstance(func, cst.Attribute) and func.attr.value in _WEIGHT_METHODS
     flavour = ctx.graphs.keras_flavour(fact.cls)

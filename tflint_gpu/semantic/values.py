@@ -120,11 +120,12 @@ class ValueKinds:
                     return UNKNOWN
                 seen.add(key)
                 try:
-                    kind = self._kind(binding.value, binding.method, seen)
+                    for value in _alternatives(binding.value):
+                        kind = self._kind(value, binding.method, seen)
+                        if kind != PY_NONE:
+                            kinds.add(kind)
                 finally:
                     seen.discard(key)
-                if kind != PY_NONE:
-                    kinds.add(kind)
             elif binding.how == AUGMENT:
                 augmented.append(binding)
         if len(kinds) != 1:
@@ -190,6 +191,20 @@ class ValueKinds:
             # With a size (or rand/randn with dimensions) NumPy returns an array; without, a Python float.
             return (name in _NUMPY_RANDOM_ARRAYS and bool(call.args)) or keyword(call, "size") is not None
         return False
+
+
+def _alternatives(value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The values a binding may give: both branches of ``a if c else b`` (``self.bias =
+    self.add_weight(...) if use_bias else None``), else the value itself."""
+    if isinstance(value, cst.IfExp):
+        return _alternatives(value.body) + _alternatives(value.orelse)
+    return [value]
+
+
+def made_by(value: cst.BaseExpression) -> Optional[cst.Call]:
+    """The call among a binding's alternatives (``_alternatives``), if exactly one is a call."""
+    calls = [v for v in _alternatives(value) if isinstance(v, cst.Call)]
+    return calls[0] if len(calls) == 1 else None
 
 
 def describe(kind: str) -> str:
