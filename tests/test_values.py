@@ -296,3 +296,44 @@ def test_an_attribute_bound_by_a_conditional_expression_takes_both_branches():
     call = next(s for s in ctx.model.scopes if s.name == "call")
     assert ctx.value_kind(cst.parse_expression("self.bias"), call) == values.VARIABLE
     assert ctx.value_kind(cst.parse_expression("self.gate"), call) == values.UNKNOWN  # a variable or a number
+
+
+def test_object_flavour_of_container_elements_in_a_file_using_both_keras():
+    ctx = analyse(cst.parse_module(textwrap.dedent("""
+        import keras
+        import tf_keras
+
+        class Trainer:
+            def __init__(self):
+                self.trackers = []
+                self.trackers.append(keras.metrics.Mean())
+                self.old = {"a": tf_keras.metrics.Mean()}
+
+            def epoch(self):
+                for tracker in self.trackers:
+                    pass
+                return self.old["a"], self.trackers[0]
+
+        current = [keras.metrics.Mean()] + [keras.metrics.Sum()]
+        legacy = [tf_keras.metrics.Mean()]
+        both = current + legacy
+        for m in current:
+            pass
+        for n in legacy:
+            pass
+        for b in both:
+            pass
+        for i, e in enumerate(current):
+            pass
+    """)), [])
+    migration = ctx.migration
+    assert migration.module_flavour() is None  # both Keras: the file does not decide
+    epoch = next(s for s in ctx.model.scopes if s.name == "epoch")
+    root = ctx.model.root
+    assert migration.object_flavour(cst.parse_expression("tracker"), epoch) == "keras3"
+    assert migration.object_flavour(cst.parse_expression('self.old["a"]'), epoch) == "tf_keras"
+    assert migration.object_flavour(cst.parse_expression("self.trackers[0]"), epoch) == "keras3"
+    assert migration.object_flavour(cst.parse_expression("m"), root) == "keras3"
+    assert migration.object_flavour(cst.parse_expression("n"), root) == "tf_keras"
+    assert migration.object_flavour(cst.parse_expression("b"), root) is None  # both
+    assert migration.object_flavour(cst.parse_expression("e"), root) is None  # unpacked: not followed

@@ -524,6 +524,66 @@ class RemovedKerasMethod(Rule):
             note="a metrics property returning a list display plus a list filled by append; a Keras model's own "
                  "`metrics` (Mean and CompileMetrics under Keras 3: neither has reset_states)",
         ),
+        flagged(
+            """
+            import keras
+            import tf_keras
+
+
+            class Trainer:
+                def __init__(self):
+                    self.trackers = []
+                    self.trackers.append(keras.metrics.Mean(name="loss"))
+                    self.old = {"a": tf_keras.metrics.Mean()}
+
+                def epoch(self):
+                    for tracker in self.trackers:
+                        tracker.reset_states()
+                    self.old["a"].reset_states()
+
+
+            current = [keras.metrics.Mean()] + [keras.metrics.Sum()]
+            legacy = [tf_keras.metrics.Mean()]
+            for m in current:
+                m.reset_states()
+            for n in legacy:
+                n.reset_states()
+            """,
+            fixed="""
+            import keras
+            import tf_keras
+
+
+            class Trainer:
+                def __init__(self):
+                    self.trackers = []
+                    self.trackers.append(keras.metrics.Mean(name="loss"))
+                    self.old = {"a": tf_keras.metrics.Mean()}
+
+                def epoch(self):
+                    for tracker in self.trackers:
+                        tracker.reset_state()
+                    self.old["a"].reset_states()
+
+
+            current = [keras.metrics.Mean()] + [keras.metrics.Sum()]
+            legacy = [tf_keras.metrics.Mean()]
+            for m in current:
+                m.reset_state()
+            for n in legacy:
+                n.reset_states()
+            """,
+            at=[(13, 21, "Keras 3 metrics have no `reset_states()`"), (20, 7, "Keras 3 metrics have no `reset_states()`")],
+            run="""
+            import numpy as np
+            Trainer().epoch()
+            done = np.array([1.0])
+            """,
+            effect=FIXES_ERROR,
+            note="a file using both Keras: an element's Keras is that of the calls that made every element (a "
+                 "list filled by append, a + of displays); tf_keras metrics (a dict's value, a list) keep "
+                 "reset_states",
+        ),
         clean(
             """
             import keras

@@ -39,11 +39,11 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
 """
 from __future__ import annotations
 
-from typing import Iterator, List, Optional, Set, Tuple
+from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, ITERATED, ScopeInfo, lookup
 from tflint_gpu.semantic.names import normalize
 
 KERAS3 = "keras3"
@@ -57,6 +57,7 @@ _MODEL_FACTORIES = frozenset({
     "keras.models.model_from_json", "keras.models.model_from_config",
 })
 _DEPTH = 8
+_NOT_KERAS_API = "not-keras-api"  # a call that names no Keras API (the file's Keras then decides)
 # (normalized module, attribute) that Keras 3 has: `hasattr` is True there, so
 # the branch taken when it is missing is code for older Keras only.
 _KERAS3_HAS = frozenset({("keras.optimizers", "legacy")})
@@ -157,19 +158,119 @@ class Migration:
         return None
 
     def object_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
-        """The Keras of the object ``expr``: of the call that made it, else the file's."""
+        """The Keras of the object ``expr``: of the call that made it (for an
+        element of a container, ``for m in ms`` or ``ms[k]``: the one Keras of
+        the calls that made every element), else the file's."""
         origin = self._origin(expr, scope)
         if origin is not None:
-            call, where = origin
-            flavour = self.api_flavour(call.func, where)
-            if flavour is not None:
-                return flavour
-            if isinstance(call.func, cst.Name):
-                cls = where.lookup_class(call.func.value)
-                if cls is not None:
-                    flavour = self.graphs.keras_flavour(cls)
-                    return None if flavour == KERAS3 and self.legacy_env else flavour  # None: not Keras
+            found = self._call_flavour(*origin)
+            if found is not _NOT_KERAS_API:
+                return found
+        else:
+            made = self._element_origins(expr, scope)
+            if made:
+                flavours = {self._call_flavour(call, where) for call, where in made}
+                if len(flavours) == 1 and None not in flavours and _NOT_KERAS_API not in flavours:
+                    return flavours.pop()
         return self.module_flavour()
+
+    def _call_flavour(self, call: cst.Call, where: ScopeInfo):
+        flavour = self.api_flavour(call.func, where)
+        if flavour is not None:
+            return flavour
+        if isinstance(call.func, cst.Name):
+            cls = where.lookup_class(call.func.value)
+            if cls is not None:
+                flavour = self.graphs.keras_flavour(cls)
+                return None if flavour == KERAS3 and self.legacy_env else flavour  # None: not Keras
+        return _NOT_KERAS_API
+
+    # -- containers -----------------------------------------------------------
+    def _element_origins(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
+        """The calls that made every element of the container ``expr`` is taken
+        from (``m`` of ``for m in ms``, ``ms[k]``), or None when one cannot be told."""
+        if isinstance(expr, cst.Subscript):
+            return self._container_origins(expr.value, scope, 0)
+        if isinstance(expr, cst.Name):
+            found = lookup(expr.value, scope, None)
+            if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+                return None
+            value = found.single_value
+            if isinstance(value, tuple) and value[0] == ITERATED and isinstance(value[1], cst.BaseExpression):
+                loop = next((n for n in found.scope.flow_order().ancestors(value[1]) if isinstance(n, cst.For)), None)
+                if loop is None or not isinstance(loop.target, cst.Name):
+                    return None
+                return self._container_origins(value[1], found.scope, 0)
+        return None
+
+    def _container_origins(self, expr: Any, scope: ScopeInfo, depth: int) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
+        if depth > _DEPTH or not isinstance(expr, cst.BaseExpression):
+            return None
+        found: List[Tuple[cst.Call, ScopeInfo]] = []
+
+        def element(value: Any, where: ScopeInfo) -> bool:
+            origin = self._origin(value, where) if isinstance(value, cst.BaseExpression) else None
+            if origin is None:
+                return False
+            found.append(origin)
+            return True
+
+        if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+            if not all(not isinstance(e, cst.StarredElement) and element(e.value, scope) for e in expr.elements):
+                return None
+            return found
+        if isinstance(expr, cst.Dict):
+            if not all(isinstance(e, cst.DictElement) and element(e.value, scope) for e in expr.elements):
+                return None
+            return found
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "values" \
+                and not expr.args:
+            return self._container_origins(expr.func.value, scope, depth + 1)
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left = self._container_origins(expr.left, scope, depth + 1)
+            right = self._container_origins(expr.right, scope, depth + 1)
+            return None if left is None or right is None else left + right
+        if isinstance(expr, cst.Name):
+            binding = lookup(expr.value, scope, None)
+            if binding is None or binding.kind != ASSIGNED or binding.rebound or expr.value in binding.scope.globals:
+                return None
+            inner = self._container_origins(binding.single_value, binding.scope, depth + 1)
+            if inner is None:
+                return None
+            for how, value, _node in self.graphs.objects.container_additions(binding.scope, expr.value):
+                more = [value] if how == "add" else None
+                if more is None:
+                    extended = self._container_origins(value, binding.scope, depth + 1)
+                    if extended is None:
+                        return None
+                    inner = inner + extended
+                elif not element(value, binding.scope):
+                    return None
+            return inner + found
+        if isinstance(expr, cst.Attribute):
+            objects = self.graphs.objects
+            cls = objects.self_class(expr.value, scope)
+            if cls is None or any(expr.attr.value in c.defs for c in objects.mro(cls)):
+                return None
+            bindings = objects.attribute_bindings(cls, expr.attr.value, family=True)
+            if not bindings:
+                return None
+            for binding in bindings:
+                if binding.how == "bind":
+                    if isinstance(binding.value, cst.Name) and binding.value.value == "None":
+                        continue
+                    inner = self._container_origins(binding.value, binding.method, depth + 1)
+                elif binding.how == "add":
+                    inner = [] if element(binding.value, binding.method) else None
+                elif binding.how == "extend":
+                    inner = self._container_origins(binding.value, binding.method, depth + 1)
+                else:
+                    inner = None
+                if inner is None:
+                    return None
+                found.extend(inner)
+            return found
+        return None
 
     def object_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The normalized Keras class the object ``expr`` was made from
