@@ -242,9 +242,10 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
         else:
             summary = summarize(on_large_stack(check_syntax, source, path))
         checked = True
-        outside, admitted = project.imports(summary)
+        framework = mentions_framework(source)
+        outside, admitted = project.imports(summary, reach=not framework)
         # A name standing for TensorFlow, NumPy... through the project: the rules' text need not be here.
-        imports_project = outside or (admitted and not mentions_framework(source))
+        imports_project = outside or admitted
     active = prefilter(source, rules, admitted, imports_project) if prefilter_text else list(rules)
     if not active or file_noqa_line:
         # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).

@@ -706,11 +706,12 @@ class ProjectFile:
         importer, package = self._importer()
         return self.index.class_bases(qualified, self.deps, importer=importer, importer_package=package)
 
-    def imports(self, summary: Summary) -> Tuple[bool, bool]:
+    def imports(self, summary: Summary, reach: bool = True) -> Tuple[bool, bool]:
         """What this file (``summary``: its own) takes from the project: does it bind an
         outside name through a project module (``from utils import np``, or a star import
-        of a project module), and does a project module it imports reach TensorFlow or
-        Keras (so that a file naming neither is still checked)?"""
+        of a project module), and (with ``reach``: the file names neither) does a project
+        module it imports reach TensorFlow or Keras (so that it is still checked)? The
+        modules that second answer reads are many: it is asked only when needed."""
         importer, package = self._importer()
         outside = False
         for value in summary.bound.values():
@@ -722,6 +723,8 @@ class ProjectFile:
         if not outside:
             outside = any(self.index._star_module(level, star, importer, package, self.deps, 0, set()) is not None
                           for level, star in summary.stars)
+        if not reach:
+            return outside, False
         modules = self.index.imported_modules(summary, importer, package, self.deps)
         return outside, any(self.index.reaches_framework(name, self.deps) for name in modules)
 
