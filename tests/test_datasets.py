@@ -441,7 +441,8 @@ def chain_facts(source: str):
     module = cst.parse_module(textwrap.dedent(source))
     ctx = analyse(module, [REGISTRY["TFG302"]])
     scopes = {id(s): i for i, s in enumerate(ctx.model.scopes)}
-    in_order = sorted(chains(ctx), key=lambda c: (scopes[id(c.scope)], c.scope.flow_order().pre[id(c.outermost)]))
+    in_order = sorted(chains(ctx),
+                      key=lambda c: (scopes[id(c.scope)], c.scope.flow_order().pre.get(id(c.outermost), -1)))
     return [
         (module.code_for_node(c.outermost),
          module.code_for_node(c.previous.outermost) if c.previous is not None else None,
@@ -659,3 +660,28 @@ def test_tfds_load_with_a_split_the_code_does_not_show_is_a_dataset_once_transfo
         yes(tr); yes(te)
         """
     )
+
+
+def test_chains_in_defaults_decorators_and_class_bodies():
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        def f(ds=tf.data.Dataset.range(3).batch(2)):
+            return ds
+
+        @decorate(tf.data.Dataset.range(3).batch(2))
+        def g():
+            pass
+
+        class C:
+            ds = tf.data.Dataset.range(3).map(lambda x: x)
+            ds = ds.batch(2)
+        """
+    ) == [
+        # outside their scope's order (a default, a decorator): found, never linked
+        ("tf.data.Dataset.range(3).batch(2)", None, [], False),
+        ("tf.data.Dataset.range(3).batch(2)", None, [], False),
+        ("tf.data.Dataset.range(3).map(lambda x: x)", None, [], True),
+        ("ds.batch(2)", "tf.data.Dataset.range(3).map(lambda x: x)", [], False),
+    ]

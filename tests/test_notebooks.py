@@ -451,8 +451,8 @@ def _notebook(project, name: str, cells) -> Path:
     return write(project, name, json.dumps(data, indent=1) + "\n")
 
 
-def test_a_pipeline_rebuilt_under_the_same_name_in_a_later_cell_hides_no_finding_on_the_earlier_one(project,
-                                                                                                      run_cli):
+def test_a_pipeline_rebuilt_under_the_same_name_in_a_later_cell_hides_no_finding_on_the_earlier_one(
+        project, run_cli):
     _notebook(project, "rebound.ipynb", [
         ["import tensorflow as tf"],
         ["ds = tf.data.Dataset.range(100).shuffle(100)\n", "for x in ds:\n", "    pass"],

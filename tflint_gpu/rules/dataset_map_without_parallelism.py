@@ -422,37 +422,30 @@ class DatasetMapWithoutParallelism(Rule):
         flagged(
             """
             import tensorflow as tf
-            import tensorflow_datasets as tfds
 
             def make(x, augment):
                 ds = tf.data.Dataset.from_tensor_slices(x)
                 if augment:
                     ds = ds.map(lambda v: tf.image.random_flip_left_right(v))
                 return ds.batch(2)
-
-            def load(split):
-                ds = tfds.load("mnist", split=split)
-                return ds.map(lambda v: tf.image.random_flip_up_down(v))
             """,
             fixed="""
             import tensorflow as tf
-            import tensorflow_datasets as tfds
 
             def make(x, augment):
                 ds = tf.data.Dataset.from_tensor_slices(x)
                 if augment:
                     ds = ds.map(lambda v: tf.image.random_flip_left_right(v), num_parallel_calls=tf.data.AUTOTUNE)
                 return ds.batch(2)
-
-            def load(split):
-                ds = tfds.load("mnist", split=split)
-                return ds.map(lambda v: tf.image.random_flip_up_down(v), num_parallel_calls=tf.data.AUTOTUNE)
             """,
-            at=[(7, 17, "`map` runs sequentially: its function uses `tf.image.random_flip_left_right`, which tf.data "
-                        "does not parallelize (when `augment` is true)"),
-                (12, 15, "`map` runs sequentially: its function uses `tf.image.random_flip_up_down`")],
-            note="a map under `if augment:` (the finding names the branch); `tfds.load` with a split given as a "
-                 "parameter, then transformed: a dataset",
+            at=[(6, 17, "`map` runs sequentially: its function uses `tf.image.random_flip_left_right`, which tf.data "
+                        "does not parallelize (when `augment` is true)")],
+            run="""
+            images = tf.reshape(tf.range(96, dtype=tf.float32), (2, 4, 4, 3))
+            out = [list(make(images, flag).as_numpy_iterator()) for flag in (True, False)]
+            """,
+            effect=RANDOM,
+            note="a map under `if augment:`: the finding names the branch",
         ),
         clean(
             """

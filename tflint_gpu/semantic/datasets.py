@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -543,11 +543,14 @@ def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
     and another inside a loop, a ``try``, a ``match``), and reads of a name
     another scope binds (a function reading a module's ``ds`` runs later)."""
     # Source order within each scope (the model's index is not: an `if`'s `else` comes first).
-    positions = {id(c): c.scope.flow_order().pre[id(c.outermost)] for c in found}
+    # (A call in a decorator or a default lies outside its scope's order: never linked.)
+    positions = {id(c): c.scope.flow_order().pre.get(id(c.outermost), -1) for c in found}
     ordered = sorted(found, key=lambda c: (id(c.scope), positions[id(c)]))
     for chain in found:
         _place(chain)
     for chain in ordered:
+        if positions[id(chain)] < 0:
+            continue
         source = chain.source
         if not isinstance(source, cst.Name):
             continue
@@ -557,7 +560,7 @@ def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
         chain.inputs = values
         linked = [by_outermost.get(id(v)) if isinstance(v, cst.BaseExpression) else None for v in values]
         earlier = [c for c in linked if c is not None and c.scope is chain.scope
-                   and positions[id(c)] < positions[id(chain)]]
+                   and 0 <= positions[id(c)] < positions[id(chain)]]
         if len(values) == 1 and len(earlier) == 1:
             chain.previous = earlier[0]
         elif len(values) >= 2 and earlier:
@@ -754,7 +757,8 @@ def upstream(chain: Chain, ctx) -> List[str]:
     """The transformations a pipeline applies before its first (linked) stage, as
     far as the source shows them: the stages of the expressions its origin name is
     bound to, followed through names (all bindings of a name, in no particular
-    order; where the name is read in the scope binding it, those live there). A ``Dataset.list_files`` that shuffles (the default) counts as ``shuffle``."""
+    order; where the name is read in the scope binding it, those live there). A
+    ``Dataset.list_files`` that shuffles (the default) counts as ``shuffle``."""
     seen = {id(s) for s in chain.all_stages() + chain.later_stages()}
     return _upstream(chain.origin(), chain.scope, ctx, seen)
 
