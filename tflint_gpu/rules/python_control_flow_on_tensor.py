@@ -193,11 +193,11 @@ class PythonControlFlowOnTensor(Rule):
         graph = ctx.graph()
         if graph is None:
             return
-        layer = _python_training_layer(node, ctx)
-        if layer is None:
-            return
         value = _training_argument(node)
-        if value is None or not _tensor_flag(value, node, ctx):
+        if value is None:
+            return
+        layer = _python_training_layer(node, ctx)
+        if layer is None or not _tensor_flag(value, node, ctx):
             return
         ctx.report(value, f"`training` is a tensor here, and Keras 3's `{layer}.call` tests it with a Python `if` "
                           f"(`if training and ...`): {_ERROR} under fit/predict and in any graph; pass a Python "
@@ -1045,9 +1045,20 @@ def _variable_operand(expr: cst.BaseExpression, ctx):
         return _variable_operand(expr.expression, ctx)
     if isinstance(expr, cst.Attribute):
         fact = ctx.values.attribute(expr, ctx.scope)
-        if fact is not None and fact.kind == values.VARIABLE:
+        if fact is not None and any(_makes_variable(b.value) for b in fact.bound) and fact.kind == values.VARIABLE:
             return expr, fact
     return None
+
+
+def _makes_variable(value) -> bool:
+    """A cheap look before asking for the kind: is the binding a call of
+    ``add_weight``/``add_variable`` or of something named ``Variable``?"""
+    call = values.made_by(value) if isinstance(value, cst.BaseExpression) else None
+    if call is None:
+        return False
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _WEIGHT_METHODS or name == "Variable"
 
 
 def _variable_message(what: str, fact, graph, ctx) -> Optional[str]:

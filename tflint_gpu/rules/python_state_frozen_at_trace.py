@@ -142,6 +142,8 @@ class PythonStateFrozenAtTrace(Rule):
     def _attributes(function: ScopeInfo, ctx) -> None:
         """``self.steps``, a Python number, read in graph code and changed in eager code."""
         facts = ctx.trace_state
+        if not facts.attributes_may_change(function):
+            return
         for read in facts.attribute_reads(function):
             if read.use != VALUE:
                 continue

@@ -180,6 +180,22 @@ class TraceState:
             found.append(AttributeRead(node, uses.get(id(node), VALUE)))
         return found
 
+    def attributes_may_change(self, function: ScopeInfo) -> bool:
+        """A cheap first test for ``eager_change``: may any attribute ``function``
+        reads through ``self`` change after set-up (an augmented assignment or a
+        rebinding outside ``__init__``/``build`` in its class or bases; for a
+        Keras method, a callback's ``self.model.x = ...``)?"""
+        cls = function.method_class()
+        if cls is None:
+            return False
+        objects = self.graphs.objects
+        for current in objects.mro(cls):
+            for bindings in objects.own_attributes(current).values():
+                if any(b.how == AUGMENT or (b.how == "bind" and b.method.kind == "function"
+                                            and b.method.name not in ("__init__", "build")) for b in bindings):
+                    return True
+        return function.graph is not None and function.graph.kind == "keras" and bool(self._callback_index())
+
     def eager_change(self, attribute, function: ScopeInfo):
         found = None
         for binding in attribute.changed_after_setup:
@@ -200,6 +216,16 @@ class TraceState:
     def _callback_change(self, name: str):
         """``self.model.<name> += ...`` (or ``= ...``) in a Keras callback method Keras runs repeatedly:
         it changes the attribute of the model being fit, between the steps of one traced function."""
+        for node, scope in self._callback_index().get(name, ()):
+            method = scope.function()
+            if method is None or method.graph is not None:
+                continue
+            if _keras_repeats(self.repetition.scope_python_repeats(method)):
+                return _Foreign(node, method), f"in `{method.name}`, which Keras runs repeatedly"
+        return None
+
+    def _callback_index(self) -> Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]]:
+        """attribute -> the ``self.model.<attribute> = / += ...`` statements of the module."""
         if self._callback_changes is None:
             found: Dict[str, List[Tuple[cst.CSTNode, ScopeInfo]]] = {}
             for type_name in ("AugAssign", "Assign"):
@@ -211,13 +237,7 @@ class TraceState:
                                 and self.graphs.objects.self_class(target.value.value, scope) is not None:
                             found.setdefault(target.attr.value, []).append((node, scope))
             self._callback_changes = found
-        for node, scope in self._callback_changes.get(name, ()):
-            method = scope.function()
-            if method is None or method.graph is not None:
-                continue
-            if _keras_repeats(self.repetition.scope_python_repeats(method)):
-                return _Foreign(node, method), f"in `{method.name}`, which Keras runs repeatedly"
-        return None
+        return self._callback_changes
 
     # -- when the name changes -------------------------------------------
     def late_rebinding(self, binding: Binding,

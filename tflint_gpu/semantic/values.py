@@ -60,15 +60,22 @@ SETUP_METHODS = frozenset({"__init__", "build"})
 
 
 class InstanceAttribute:
-    """``self.<name>`` of an instance of ``cls``: its kind and every binding."""
+    """``self.<name>`` of an instance of ``cls``: its kind (worked out on first use) and every binding."""
 
-    __slots__ = ("cls", "name", "kind", "bindings")
+    __slots__ = ("cls", "name", "bindings", "_kind", "_values")
 
-    def __init__(self, cls: ScopeInfo, name: str, kind: str, bindings: List[AttributeBinding]) -> None:
+    def __init__(self, cls: ScopeInfo, name: str, bindings: List[AttributeBinding], values: "ValueKinds") -> None:
         self.cls = cls
         self.name = name
-        self.kind = kind
         self.bindings = bindings
+        self._kind: Optional[str] = None
+        self._values = values
+
+    @property
+    def kind(self) -> str:
+        if self._kind is None:
+            self._kind = self._values._attribute_kind(self.bindings, set())
+        return self._kind
 
     @property
     def bound(self) -> List[AttributeBinding]:
@@ -106,7 +113,7 @@ class ValueKinds:
         if any(name in c.defs for c in objects.mro(cls)):
             return None
         found = objects.attribute_bindings(cls, name)
-        return InstanceAttribute(cls, name, self._attribute_kind(found, set()), found)
+        return InstanceAttribute(cls, name, found, self)
 
     def _attribute_kind(self, found: List[AttributeBinding], seen: Set) -> str:
         kinds = set()
