@@ -774,7 +774,8 @@ class DatasetCacheMisplaced(Rule):
             """,
             at=[(7, 13, "`cache()` after a `map` that uses `tf.image.random_flip_left_right`: every epoch replays "
                         "the first epoch's augmentation (when `augment` is true)")],
-            note="the random map under `if augment:` joins the pipeline the cache continues",
+            note="the random map under `if augment:` joins the pipeline the cache continues (TF 2.21: "
+                 "range(8), a map adding tf.random.uniform under the branch, then cache(): two epochs equal)",
         ),
         clean(
             """
