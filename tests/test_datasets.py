@@ -127,6 +127,38 @@ def test_the_result_of_a_same_module_function_whose_returns_are_all_datasets():
     )
 
 
+def test_a_helper_transforming_the_dataset_it_is_given_returns_one_for_that_argument():
+    """A TFRecord loader handing its dataset through two helpers (sayakpaul/Adaptive-Gradient-Clipping)."""
+    check(
+        """
+        import tensorflow as tf
+
+        def resize(dataset, size=(96, 96)):
+            dataset = dataset.map(lambda x: tf.image.resize(x, size))
+            return dataset
+
+        def load(filenames):
+            dataset = tf.data.TFRecordDataset(filenames)
+            dataset = resize(dataset)
+            return dataset
+
+        class Pipeline:
+            def augment(self, ds, flip):
+                return ds.map(lambda x: x)
+
+            def train(self, files):
+                yes(self.augment(load(files), True))
+                no(self.augment(files, True))
+
+        frame = read_table("t.csv")
+        yes(load(["a.tfrecord"])); yes(load(["a"]).repeat().shuffle(8))
+        yes(resize(tf.data.Dataset.range(3)))
+        no(resize(frame)); no(resize([1, 2]))
+        yes(resize(tf.data.Dataset.range(3)))
+        """
+    )
+
+
 def test_functions_that_may_return_something_else_are_not_followed():
     check(
         """
@@ -157,6 +189,12 @@ def test_functions_that_may_return_something_else_are_not_followed():
         def wrapper(n):
             return make(n)
 
+        def wrapper2(n):
+            return wrapper(n)
+
+        def wrapper3(n):
+            return wrapper2(n)
+
         def recursive(n):
             return recursive(n - 1)
 
@@ -170,7 +208,8 @@ def test_functions_that_may_return_something_else_are_not_followed():
             return [n]
 
         no(maybe(1)); no(falls_through(1)); no(generator(1)); no(listing(1)); no(numbers(1))
-        no(wrapper(1)); no(recursive(1)); no(ping(1)); no(annotated(1)); no(make); no(undefined(1))
+        no(recursive(1)); no(ping(1)); no(annotated(1)); no(make); no(undefined(1))
+        yes(wrapper(1)); yes(wrapper2(1)); yes(wrapper3(1))  # returns are followed through wrappers
         """
     )
 

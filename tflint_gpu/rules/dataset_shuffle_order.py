@@ -123,6 +123,41 @@ class DatasetShuffleOrder(Rule):
             """
             import tensorflow as tf
 
+            def resize(dataset):
+                dataset = dataset.map(lambda x: x * 2)
+                return dataset
+
+            def load(filenames):
+                dataset = tf.data.TFRecordDataset(filenames)
+                dataset = resize(dataset)
+                return dataset
+
+            def training(filenames):
+                dataset = load(filenames)
+                dataset = dataset.repeat()
+                dataset = dataset.shuffle(2048)
+                return dataset
+            """,
+            at=[(15, 23, "`shuffle` after `repeat` mixes epochs")],
+            note="the dataset comes through two helpers, one transforming the dataset it is given",
+        ),
+        clean(
+            """
+            def resize(frame):
+                frame = frame.map(lambda x: x * 2)
+                return frame
+
+            def training(table):
+                frame = resize(table)
+                frame = frame.repeat()
+                return frame.shuffle(2048)
+            """,
+            note="the same helper given something that is not known to be a dataset",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
             ds = tf.data.Dataset.range(6).repeat().shuffle(12).batch(3)
             """,
             at=[(3, 40, "`shuffle` after `repeat` mixes epochs")],

@@ -55,7 +55,9 @@ PAIR = "pair"
 # (``.batch(2)``) tells it is a dataset: lists and dicts have no such method.
 SOME_SPLIT = "some-split"
 Kind = Any
-_FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
+_FOLLOWING = "following"  # marks, in ``seen``, a called function whose returns are being followed
+_RETURN_DEPTH = 3  # how many calls deep returns are followed (load() returning augment(build()))
+_ASSUMED = "assumed"  # (_ASSUMED, id(function), position) in ``seen``: that parameter holds a dataset
 
 
 class DatasetInference:
@@ -79,7 +81,8 @@ class DatasetInference:
       spelling, also as a string; ``*args``/``**kwargs`` are containers);
     * the result of a same-module function (``f(...)``, ``self.f(...)``)
       annotated ``-> tf.data.Dataset`` or whose every ``return`` returns a
-      dataset (followed one level: no further calls from there);
+      dataset, where its parameters given datasets at this call hold datasets
+      (``def augment(ds): return ds.map(f)``; followed three calls deep);
     * a name some binding of which (in the innermost scope binding it) is one.
     """
 
@@ -127,9 +130,23 @@ class DatasetInference:
             if method == "as_dataset" and self._is_builder(func.value, scope):
                 return self._tfds_kind(call, scope, with_info=False)
         target = self.graphs.function_scope(func, scope)
-        if target is not None and self._returns_dataset(target, seen):
+        if target is None:
+            return None
+        if self._returns_dataset(target, seen):
             return DATASET
-        return None
+        # A helper transforming the dataset it is given (`def augment(ds): return ds.map(f)`):
+        # its returns are datasets when the arguments that are datasets are.
+        offset = 1 if target.binds_instance and isinstance(func, cst.Attribute) else 0
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+        assumed = {(_ASSUMED, id(target), offset + i) for i, arg in enumerate(positional)
+                   if self.kind(arg.value, scope, seen) == DATASET}
+        if not assumed:
+            return None
+        seen.update(assumed)
+        try:
+            return DATASET if self._returns_dataset(target, seen) else None
+        finally:
+            seen.difference_update(assumed)
 
     def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, at: Optional[cst.CSTNode] = None) -> Kind:
         """DATASET if some binding of ``name`` (in the innermost scope binding it)
@@ -159,6 +176,8 @@ class DatasetInference:
             return self.kind(value, scope, seen)
         marker = value[0]
         if marker == PARAM:
+            if (_ASSUMED, id(scope), value[2]) in seen:
+                return DATASET
             param = value[1]
             if param.star in ("*", "**") or param.annotation is None:
                 return None
@@ -194,10 +213,15 @@ class DatasetInference:
     # -- functions ----------------------------------------------------------
     def _returns_dataset(self, function: ScopeInfo, seen: Set) -> bool:
         """Is ``function`` annotated to return a dataset, or does its every ``return``
-        return one? Followed one level: no further calls are followed from there."""
-        if _FOLLOWING in seen:
+        return one? Followed ``_RETURN_DEPTH`` calls deep (a helper returning
+        another helper's dataset), never round a cycle."""
+        marker = (_FOLLOWING, id(function))
+        if marker in seen or sum(1 for item in seen if type(item) is tuple and item[0] == _FOLLOWING) \
+                >= _RETURN_DEPTH:
             return False
-        cached = self._returns.get(id(function))
+        # Under an assumption about its parameters the answer holds for that call only.
+        assuming = any(type(item) is tuple and item[0] == _ASSUMED and item[1] == id(function) for item in seen)
+        cached = self._returns.get(id(function)) if not assuming else None
         if cached is not None:
             return cached
         fresh = not seen
@@ -222,12 +246,12 @@ class DatasetInference:
                 values = []
         result = False
         if values:
-            seen.add(_FOLLOWING)
+            seen.add(marker)
             try:
                 result = all(self.kind(value, function, seen) == DATASET for value in values)
             finally:
-                seen.discard(_FOLLOWING)
-        if fresh or result:  # a cycle cut short (`seen`) can only have turned a True into False
+                seen.discard(marker)
+        if not assuming and (fresh or result):  # a cycle cut short (`seen`) can only turn a True into False
             self._returns[id(function)] = result
         return result
 
