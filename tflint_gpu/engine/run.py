@@ -370,8 +370,8 @@ def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None
                 except BrokenProcessPool:
                     broken = True
                     continue
-                for index, result in batch:
-                    done.add(index)
+                for number, result in batch:
+                    done.add(number)
                     yield result
         if not broken:
             return
