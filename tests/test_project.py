@@ -368,3 +368,105 @@ def test_a_name_from_the_one_star_import_of_tensorflow(tmp_path):
     assert ("TFG101", 5) in codes(tmp_path, "train.py", project=False)
     assert codes(tmp_path, "two.py", project=False) == []  # which star brings `function`? Unknown.
     assert codes(tmp_path, "other.py", project=False) == []
+
+
+# -- callers in other modules -----------------------------------------------
+
+TRAINER = """\
+import tensorflow as tf
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+opt = tf.keras.optimizers.Adam()
+
+
+def train_step(x, y):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean((model(x) - y) ** 2)
+    grads = tape.gradient(loss, model.trainable_variables)
+    opt.apply_gradients(zip(grads, model.trainable_variables))
+    return loss
+"""
+LOOPED = "from trainer import train_step\n\ndef run(ds):\n    for x, y in ds:\n        train_step(x, y)\n"
+ONCE = "from trainer import train_step\n\ndef run(x, y):\n    train_step(x, y)\n"
+
+
+def checked(root, names, select="TFG405"):
+    paths = [str(root / name) for name in names]
+    results = run.run_files(paths, lambda _: [REGISTRY[select]], run.CHECK, jobs=1, project_root=str(root))
+    return {r.path[len(str(root)) + 1:]: [(f.code, f.row) for f in r.findings] for r in results}
+
+
+def test_a_training_step_called_in_a_loop_in_another_module_is_eager_in_a_loop(tmp_path):
+    make(tmp_path, {"trainer.py": TRAINER, "main.py": LOOPED})
+    assert checked(tmp_path, ["trainer.py", "main.py"]) == {"trainer.py": [("TFG405", 7)], "main.py": []}
+    assert checked(tmp_path, ["trainer.py"]) == {"trainer.py": []}  # checked alone: main.py is not seen
+
+
+def test_the_loop_call_through_a_module_attribute_and_a_package(tmp_path):
+    make(tmp_path, {"pkg/__init__.py": "from .trainer import train_step\n", "pkg/trainer.py": TRAINER,
+                    "main.py": "import pkg.trainer\nfrom pkg import train_step as ts\n\n"
+                               "for b in range(3):\n    pkg.trainer.train_step(b, b)\n",
+                    "other.py": "import pkg\n\nwhile True:\n    pkg.train_step(1, 2)\n"})
+    assert checked(tmp_path, ["pkg/trainer.py", "main.py"])["pkg/trainer.py"] == [("TFG405", 7)]
+    assert checked(tmp_path, ["pkg/trainer.py", "other.py"])["pkg/trainer.py"] == [("TFG405", 7)]
+    index = run.build_index(str(tmp_path), [str(tmp_path / "main.py"), str(tmp_path / "other.py")], 1)
+    assert index.loop_callers("pkg.trainer") == {"train_step": ("main", "other")}
+
+
+def test_a_call_once_or_shadowed_or_in_a_def_in_the_loop_is_not_a_loop_call(tmp_path):
+    make(tmp_path, {"trainer.py": TRAINER, "main.py": ONCE,
+                    "shadow.py": "from trainer import train_step\n\ndef run(ds, train_step):\n"
+                                 "    for x, y in ds:\n        train_step(x, y)\n",
+                    "later.py": "from trainer import train_step\n\nfor b in range(3):\n"
+                                "    def go():\n        train_step(b, b)\n"
+                                "[x for x in train_step(1, 2)]\n"})
+    assert checked(tmp_path, ["trainer.py", "main.py", "shadow.py", "later.py"])["trainer.py"] == []
+
+
+def test_a_tf_function_step_called_in_a_loop_elsewhere_stays_a_graph(tmp_path):
+    make(tmp_path, {"trainer.py": TRAINER.replace("def train_step", "@tf.function\ndef train_step"),
+                    "main.py": LOOPED})
+    assert checked(tmp_path, ["trainer.py", "main.py"])["trainer.py"] == []
+
+
+def test_a_tf_function_made_in_a_function_called_in_a_loop_elsewhere(tmp_path):
+    make(tmp_path, {"steps.py": "import tensorflow as tf\n\n\ndef predict(w, x):\n"
+                                "    step = tf.function(lambda v: tf.tanh(v @ w))\n    return step(x)\n",
+                    "main.py": "import steps\n\nfor x in batches:\n    steps.predict(w, x)\n"})
+    assert checked(tmp_path, ["steps.py", "main.py"], "TFG403")["steps.py"] == [("TFG403", 5)]
+    assert checked(tmp_path, ["steps.py"], "TFG403")["steps.py"] == []
+
+
+def test_dropping_the_loop_elsewhere_invalidates_the_cached_result(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "trainer.py": TRAINER, "main.py": LOOPED})
+    monkeypatch.chdir(tmp_path)
+    args = ["--select", "TFG405", "trainer.py", "main.py"]
+    assert cli.main(args) == 1
+    assert "trainer.py:7:5: TFG405" in capsys.readouterr().out
+    calls = []
+    real = run.process_file
+    monkeypatch.setattr(run, "process_file", lambda *a: calls.append(a[0]) or real(*a))
+    assert cli.main(args) == 1 and calls == []  # warm: from the cache
+    capsys.readouterr()
+    (tmp_path / "main.py").write_text(ONCE)  # trainer.py itself is unchanged
+    assert cli.main(args) == 0
+    assert sorted(calls) == ["main.py", "trainer.py"]
+    assert "TFG405" not in capsys.readouterr().out
+    del calls[:]
+    (tmp_path / "main.py").write_text(LOOPED)  # and back: found again
+    assert cli.main(args) == 1
+    assert sorted(calls) == ["main.py", "trainer.py"]
+    capsys.readouterr()
+
+
+def test_the_loop_calls_of_a_summary_are_data(tmp_path):
+    summary = summarize(compile_tree("import trainer\nfrom . import util\nimport numpy as np\n"
+                                     "import tensorflow as tf\nfor b in ds:\n    trainer.step(b)\n"
+                                     "    util.go(b)\n    np.mean(b)\n    tf.add(b, 1)\n"))
+    assert summary.loop_calls == ((0, "trainer.step"), (1, "util.go"), (0, "numpy.mean"))
+    from tflint_gpu.semantic.project import Summary
+    assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).digest == summary.digest
+    data = summary.to_json()
+    data["loop_calls"] = [[0, 1]]
+    with pytest.raises(ValueError):
+        Summary.from_json(data)

@@ -14,7 +14,14 @@ parse, no code run):
   (``layers = tf.keras.layers``), other names;
 * its star imports and ``__all__``;
 * every module it imports anywhere, and whether one of them is TensorFlow or
-  Keras (for the text prefilter).
+  Keras (for the text prefilter);
+* the calls made in a loop body anywhere in it (a ``for``/``while`` body, a
+  ``while`` test, a comprehension's element and conditions; not inside a def
+  or lambda written in the loop) whose callee is a name its top-level imports
+  bind, or an attribute of one (``from trainer import step`` ... ``for b in ds:
+  step(b)``; ``import trainer`` ... ``trainer.step(b)``), not shadowed by a
+  name the enclosing function binds: as (level, dotted import target), so
+  that the index finds the project def they call (``ProjectIndex.loop_callers``).
 
 A summary depends on the module's text only (relative imports are kept
 relative), so it is cached by content hash. Module names come from paths
@@ -39,7 +46,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 1
+SUMMARY_FORMAT = 2
 
 # Kinds of top-level bindings in a summary.
 IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
@@ -49,27 +56,31 @@ class Summary:
     """What one module binds at top level, from its ``ast``. Plain data (JSON
     and pickle), compared by ``digest``."""
 
-    __slots__ = ("bound", "stars", "all", "imported", "framework", "digest")
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
-                 imported: Sequence[Tuple[int, str]], framework: bool) -> None:
+                 imported: Sequence[Tuple[int, str]], framework: bool,
+                 loop_calls: Sequence[Tuple[int, str]] = ()) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
         self.all = tuple(all_) if all_ is not None else None
         self.imported = tuple(imported)  # (level, dotted) of every module an import anywhere may name
         self.framework = framework  # an import anywhere of tensorflow, keras or tf_keras
+        self.loop_calls = tuple(loop_calls)  # (level, dotted import target) of each callee called in a loop
         self.digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
 
     def to_json(self) -> Dict[str, Any]:
         return {"bound": {k: list(v) if v[0] != CLASS else [CLASS, list(v[1])] for k, v in self.bound.items()},
                 "stars": [list(s) for s in self.stars], "all": list(self.all) if self.all is not None else None,
-                "imported": [list(i) for i in self.imported], "framework": self.framework}
+                "imported": [list(i) for i in self.imported], "framework": self.framework,
+                "loop_calls": [list(c) for c in self.loop_calls]}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
-        if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework"}:
+        if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
+                                                        "loop_calls"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -90,7 +101,7 @@ class Summary:
             else:
                 raise ValueError("summary")
         pairs = []
-        for key in ("stars", "imported"):
+        for key in ("stars", "imported", "loop_calls"):
             items = data[key]
             if not isinstance(items, list) or not all(
                     isinstance(i, list) and len(i) == 2 and _is_int(i[0]) and isinstance(i[1], str) for i in items):
@@ -101,7 +112,7 @@ class Summary:
             raise ValueError("summary")
         if not isinstance(data["framework"], bool):
             raise ValueError("summary")
-        return cls(bound, pairs[0], all_, pairs[1], data["framework"])
+        return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2])
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -250,7 +261,92 @@ def summarize(tree: ast.Module) -> Summary:
                     top(case.body)
 
     top(tree.body)
-    return Summary(bound, stars, state["all"], list(imported), state["framework"])
+    return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound))
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _local_names(function: ast.AST) -> Set[str]:
+    """Every name ``function`` (a def or lambda, nested scopes included: more names, fewer
+    records) binds: parameters, assignment and loop targets, imports, defs and classes."""
+    found: Set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.arg):
+            found.add(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not function:
+            found.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update((a.asname or a.name).split(".", 1)[0] for a in node.names)
+    return found
+
+
+def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str]]:
+    """(level, target) of the calls in a loop body whose callee is a top-level import (see the module doc)."""
+    imports = {name: value for name, value in bound.items()
+               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in FRAMEWORKS)}
+    found: Dict[Tuple[int, str], None] = {}
+    if not imports:
+        return []
+
+    def visit(node: ast.AST, looped: bool, local: FrozenSet[str]) -> None:
+        if isinstance(node, _FUNCTIONS):
+            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+                visit(default, looped, local)
+            if not isinstance(node, ast.Lambda):
+                for decorator in node.decorator_list:
+                    visit(decorator, looped, local)
+            inner = local | frozenset(_local_names(node))
+            for statement in (node.body if isinstance(node.body, list) else [node.body]):
+                visit(statement, False, inner)
+            return
+        if isinstance(node, ast.ClassDef):
+            for child in node.bases + node.keywords + node.decorator_list:
+                visit(child, looped, local)
+            for statement in node.body:
+                visit(statement, False, local)
+            return
+        if looped and isinstance(node, ast.Call):
+            dotted = _dotted(node.func)
+            if dotted is not None:
+                head, _, tail = dotted.partition(".")
+                value = imports.get(head)
+                if value is not None and head not in local:
+                    found[(value[1], value[2] + ("." + tail if tail else ""))] = None
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            visit(node.iter, looped, local)
+            visit(node.target, True, local)
+            for statement in node.body:
+                visit(statement, True, local)
+            for statement in node.orelse:
+                visit(statement, looped, local)
+            return
+        if isinstance(node, ast.While):
+            visit(node.test, True, local)
+            for statement in node.body:
+                visit(statement, True, local)
+            for statement in node.orelse:
+                visit(statement, looped, local)
+            return
+        if isinstance(node, _COMPREHENSIONS):
+            local = local | frozenset(n.id for g in node.generators for n in ast.walk(g.target)
+                                      if isinstance(n, ast.Name))
+            for position, generator in enumerate(node.generators):
+                visit(generator.iter, looped or position > 0, local)
+                visit(generator.target, True, local)
+                for condition in generator.ifs:
+                    visit(condition, True, local)
+            for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)):
+                visit(part, True, local)
+            return
+        for child in ast.iter_child_nodes(node):
+            visit(child, looped, local)
+
+    visit(tree, False, frozenset())
+    return list(found)
 
 
 def compile_tree(source: str, path: str = "<module>") -> ast.Module:
@@ -267,6 +363,8 @@ def content_digest(data: bytes) -> str:
 # -- the index --------------------------------------------------------------
 
 FILE, PACKAGE, NAMESPACE = "f", "p", "n"
+# The ``deps`` entry of a file that asked which of its defs other modules call in a loop.
+LOOP_CALLERS = "~loop-callers:"
 _Loader = Callable[[str], Optional[Summary]]
 
 
@@ -306,6 +404,10 @@ class ProjectIndex:
         src = os.path.join(self.root, "src")
         self.bases = [self.root] + ([src] if os.path.isdir(src) else [])
         self.summaries: Dict[str, Optional[Summary]] = dict(summaries or {})
+        # The files the index was built with (the run's checked files): ``loop_callers`` answers over
+        # these only, so that its answer does not depend on which modules resolution happened to load.
+        self.checked: Tuple[str, ...] = tuple(sorted(self.summaries))
+        self._callers: Optional[Dict[str, Dict[str, Tuple[str, ...]]]] = None
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self._located: Dict[str, Optional[Tuple[str, str]]] = {}
@@ -314,11 +416,12 @@ class ProjectIndex:
 
     def __getstate__(self):  # the memo tables stay behind; the loader is the default one
         return {"root": self.root, "summaries": self.summaries, "digests": self.digests,
-                "loader": None if self.loader is load_summary else self.loader}
+                "loader": None if self.loader is load_summary else self.loader, "checked": self.checked}
 
     def __setstate__(self, state) -> None:
         self.__init__(state["root"], state["summaries"], state["loader"])
         self.digests = state["digests"]
+        self.checked = state["checked"]
 
     # -- modules on disk ------------------------------------------------
     def locate(self, name: str) -> Optional[Tuple[str, str]]:
@@ -382,10 +485,53 @@ class ProjectIndex:
         return summary
 
     def state(self, name: str) -> str:
-        """What ``deps`` records of module ``name`` now."""
+        """What ``deps`` records of module ``name`` now (of ``LOOP_CALLERS + module``: the
+        digest of ``loop_callers(module)``)."""
+        if name.startswith(LOOP_CALLERS):
+            return self.callers_digest(name[len(LOOP_CALLERS):])
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
+
+    # -- callers in other modules -----------------------------------------
+    def loop_callers(self, module: str) -> Dict[str, Tuple[str, ...]]:
+        """The top-level defs of project module ``module`` that another module among
+        the checked files calls in a loop (``Summary.loop_calls``, resolved through
+        imports and re-exports to the def's own module): def name -> the calling
+        modules, sorted. Computed once over all checked files."""
+        if self._callers is None:
+            callers: Dict[str, Dict[str, Set[str]]] = {}
+            scratch: Set[Tuple[str, str]] = set()  # the answer's digest is its dependency, not these
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                named = self.module_name(path) if summary is not None and summary.loop_calls else None
+                if named is None:
+                    continue
+                importer, package = named
+                for level, target in summary.loop_calls:
+                    result = self.resolve(level, target, importer, package, scratch)
+                    if result is None or result[0] != "project":
+                        continue
+                    owner, _, name = result[1].rpartition(".")
+                    if not owner or owner == importer:
+                        continue
+                    located = self.locate(owner)
+                    if located is None or located[0] == NAMESPACE:
+                        continue
+                    defined = self.summary(owner, scratch)
+                    bound = defined.bound.get(name) if defined is not None else None
+                    if bound is not None and bound[0] == DEF:
+                        callers.setdefault(owner, {}).setdefault(name, set()).add(importer)
+            self._callers = {owner: {name: tuple(sorted(users)) for name, users in names.items()}
+                             for owner, names in callers.items()}
+        return self._callers.get(module, {})
+
+    def callers_digest(self, module: str) -> str:
+        """A digest of ``loop_callers(module)`` (what the findings cache keys on)."""
+        answer = self.loop_callers(module)
+        if not answer:
+            return "-"
+        return hashlib.sha256(json.dumps(sorted(answer.items())).encode()).hexdigest()[:20]
 
     # -- resolution -----------------------------------------------------
     @staticmethod
@@ -652,6 +798,7 @@ class ProjectFile:
             self.module, self.is_package = named
             if path.endswith(".ipynb"):  # not importable: its folder is what its imports see
                 self.module, self.is_package = (self.module.rpartition(".")[0] or None), True
+        self.own_notebook = path.endswith(".ipynb")  # ``module`` is its folder: no module imports its defs
         self.deps: Set[Tuple[str, str]] = set()
         # (text, its summary) when the driver already compiled this very text (the index's
         # summary of the file): the syntax verdict and the imports, without compiling again.
@@ -727,6 +874,22 @@ class ProjectFile:
             return outside, False
         modules = self.index.imported_modules(summary, importer, package, self.deps)
         return outside, any(self.index.reaches_framework(name, self.deps) for name in modules)
+
+    def loop_caller(self, name: str) -> Optional[str]:
+        """The file (relative to the root) of the module (the first by name) that calls this
+        file's top-level def ``name`` in a loop (see ``ProjectIndex.loop_callers``), or None. Asking records the
+        answer's digest in ``deps``: another module adding or dropping such a loop call
+        invalidates a cached result that asked."""
+        if self.module is None or self.own_notebook:
+            return None
+        self.deps.add((LOOP_CALLERS + self.module, self.index.callers_digest(self.module)))
+        users = self.index.loop_callers(self.module).get(name)
+        if not users:
+            return None
+        located = self.index.locate(users[0])
+        if located is None:
+            return users[0]
+        return os.path.relpath(located[1], self.index.root).replace(os.sep, "/")
 
     def dependency_key(self) -> str:
         """One string for ``deps`` (what the findings cache keys on)."""

@@ -5,8 +5,9 @@ Two questions, because TensorFlow runs code in two ways:
 ``python_repeats(node, scope)``
     The *Python* statement itself executes many times: it is in a loop body
     (a ``for``/``while`` body, a ``while`` test, the element and conditions of
-    a comprehension), in a function called from such a place (also as a
-    method of an object of the module's own classes, where its class is told:
+    a comprehension), in a function called from such a place (a top-level
+    def also where another module of the project calls it in a loop:
+    ``ProjectFile.loop_caller``; also as a method of an object of the module's own classes, where its class is told:
     ``self.actor.train(...)`` after ``self.actor = Actor()``), in a recursive
     function, in a function handed to something that calls it over and over
     (``map``/``sorted(key=)``/..., ``tf.data.Dataset.from_generator`` each
@@ -210,7 +211,20 @@ class Repetition:
                 site = self.per_call(call, caller)
                 if site is not None:
                     return f"run eagerly by `{_func_text(call)}` each time the op runs ({site})"
-        return None
+        return self._other_module(function)
+
+    def _other_module(self, function: ScopeInfo) -> Optional[str]:
+        """A top-level def (not a graph) that another module of the project calls in a loop
+        (``ProjectFile.loop_caller``); asked last, so that only a function with no reason
+        in its own module records the answer as a dependency of the file's results."""
+        project = self.resolver.project
+        if project is None or function.kind != "function" or function.parent is None \
+                or function.parent.kind != "module" or not isinstance(function.node, cst.FunctionDef):
+            return None
+        if function.graph is not None and not function.excluded:
+            return None
+        caller = project.loop_caller(function.name)
+        return f"called in a loop in `{caller}`" if caller is not None else None
 
     def _function_per_call(self, function: ScopeInfo) -> Optional[str]:
         if function.graph is not None and not function.excluded:
