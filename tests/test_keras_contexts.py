@@ -440,3 +440,46 @@ def test_a_step_handed_to_strategy_run_still_runs_eagerly_where_eager_code_calls
     """
     assert contexts(source)["Trainer.train_step"].kind == "handed"
     assert lint(source, ["TFG405"]) == [(17, 9, "TFG405")]
+
+
+def test_methods_of_objects_of_the_modules_own_classes_called_from_graph_code_are_graph_code():
+    found = contexts("""
+        import tensorflow as tf
+
+        class History:
+            def __init__(self):
+                self.items = []
+
+            def __call__(self, item):
+                self.items.append(item)
+                return item
+
+            def query(self, item):
+                return item
+
+            def unused(self):
+                return 0
+
+        class Pool:
+            def query(self, item):
+                return item
+
+        class Net(tf.keras.Model):
+            def __init__(self, pool):
+                super().__init__()
+                self.history = History()
+                self.pool = pool  # a parameter: its class is not told
+
+            @tf.function
+            def train_step(self, data):
+                a = self.history(data)
+                b = self.history.query(data)
+                return a + b + self.pool.query(data)
+
+        def eager(history: History, x):
+            return History().query(x)
+    """)
+    assert found["History.__call__"] is not None and found["History.query"] is not None
+    assert "train_step" in found["History.query"].reason
+    assert found["History.unused"] is None and found["History.__init__"] is None
+    assert found["Pool.query"] is None  # never every method of that name

@@ -381,6 +381,58 @@ class TraceTimeSideEffect(Rule):
         flagged(
             """
             import tensorflow as tf
+
+            class ImagePool:
+                def __init__(self):
+                    self.images = []
+
+                def __call__(self, image):
+                    self.images.append(image)
+                    return tf.concat(self.images, axis=0)
+
+            class CycleGan(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.pool = ImagePool()
+
+                @tf.function
+                def train_step(self, data):
+                    fake = self.pool(data)
+                    return tf.reduce_mean(fake)
+            """,
+            at=[(8, 9, "`self.images.append(...)` changes `self.images` in graph code")],
+            note="an image pool held in an attribute, called from a traced step: its list grows once per trace "
+                 "(dslisleedh/GAN-tensorflow2 cyclegan.py)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class ImagePool:
+                def __init__(self):
+                    self.images = []
+
+                def __call__(self, image):
+                    self.images.append(image)
+                    return image
+
+            class CycleGan(tf.keras.Model):
+                def __init__(self, pool):
+                    super().__init__()
+                    self.pool = pool
+
+                @tf.function
+                def train_step(self, data):
+                    return tf.reduce_mean(self.pool(data))
+
+                def collect(self, data):
+                    return ImagePool()(data)
+            """,
+            note="the attribute holds a parameter (its class is not told), and an eager method's pool is eager",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
             import keras
 
             calls = []

@@ -23,7 +23,10 @@ A body runs as a graph when it is
   ``tf.case`` or ``strategy.run`` by graph code: called eagerly, these run it
   eagerly, so they are graph code only where the call is; and a function
   handed to ``tf.vectorized_map``, which traces it even when called eagerly;
-* a function of the same module called from a graph body (transitively), or
+* a function of the same module called from a graph body (transitively;
+  also a method of an object of the module's own classes whose class is
+  told: ``self.pool(x)``, ``self.pool.query(x)`` after ``self.pool =
+  ImagePool()``), or
   a function/lambda nested in one;
 but not when it is handed to ``tf.py_function``/``tf.numpy_function``, which
 run it eagerly.
@@ -378,6 +381,30 @@ class GraphAnalysis:
             return self._instance_call(expr, scope)
         return None
 
+    def object_callees(self, call: cst.Call, scope: ScopeInfo) -> List[ScopeInfo]:
+        """The same-module methods ``call`` runs on an object of the module's own
+        classes whose class is told: ``self.actor.train(x)`` after ``self.actor =
+        Actor()``, ``agent.run()`` after ``agent = Agent()``, ``self.pool(x)``
+        (the object's ``__call__``, or a Keras class's ``call``). Never every
+        method of that name (``objects.callees``, for hazards, is that broad):
+        whoever asks must be sure it is the one."""
+        func = call.func
+        if not isinstance(func, cst.Attribute) or self.resolver.raw_qualname(func, scope) is not None:
+            return []
+        objects = self.objects
+        receiver = func.value
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls"):
+            kind = objects.kind(func, scope)  # self.pool(x): an attribute holding an object
+            if kind.unknown or kind.other:
+                return []
+            return [method for cls in kind.instances for method in objects.instance_call(cls)]
+        if not isinstance(receiver, (cst.Name, cst.Attribute)):
+            return []
+        kind = objects.kind(receiver, scope)
+        if kind.unknown or kind.other:
+            return []
+        return [method for cls in kind.instances for method in objects.methods(cls, func.attr.value)]
+
     @staticmethod
     def _instance_call(call: cst.Call, scope: ScopeInfo) -> Optional[ScopeInfo]:
         """``Cls(...)`` of a same-module class with a ``__call__``: that method."""
@@ -611,21 +638,22 @@ class GraphAnalysis:
             done.add(id(scope))
             for call in scope.calls:
                 target = self.function_scope(call.func, scope)
-                if target is None or target is scope or target.excluded:
-                    continue
-                first = target.graph is None
-                self._mark(
-                    target,
-                    GraphInfo(
-                        reason=f"called from graph function `{self.describe(scope)}`",
-                        kind="called",
-                        autograph=scope.graph.autograph if scope.graph else True,
-                        call_sites=[(call, scope)],
-                        status=scope.graph.status,
-                    ),
-                )
-                if first:
-                    worklist.append(target)
+                for target in [target] if target is not None else self.object_callees(call, scope):
+                    if target is scope or target.excluded:
+                        continue
+                    first = target.graph is None
+                    self._mark(
+                        target,
+                        GraphInfo(
+                            reason=f"called from graph function `{self.describe(scope)}`",
+                            kind="called",
+                            autograph=scope.graph.autograph if scope.graph else True,
+                            call_sites=[(call, scope)],
+                            status=scope.graph.status,
+                        ),
+                    )
+                    if first:
+                        worklist.append(target)
             for call in scope.calls:
                 worklist.extend(self._mark_handed(call, scope))
             # Functions and lambdas nested in a graph body run in that graph.

@@ -473,10 +473,10 @@ class Objects:
             for cls in kind.classes:
                 targets.extend(self.methods(cls, "__init__"))
             for cls in kind.instances:
-                targets.extend(self._instance_call(cls))
+                targets.extend(self.instance_call(cls))
         return targets, unresolved
 
-    def _instance_call(self, cls: ScopeInfo) -> List[ScopeInfo]:
+    def instance_call(self, cls: ScopeInfo) -> List[ScopeInfo]:
         """What calling an instance of ``cls`` runs: its ``__call__``, or a Keras
         class's ``call`` (Keras's ``__call__`` calls it)."""
         found = self.methods(cls, "__call__")
@@ -494,7 +494,7 @@ class Objects:
             found.extend(self.references(value, where) if isinstance(value, cst.Attribute) else [])
             kind = self.kind(value, where)
             for cls in kind.instances:
-                found.extend(self._instance_call(cls))
+                found.extend(self.instance_call(cls))
         return found
 
     def references(self, expr: cst.BaseExpression, scope: ScopeInfo) -> List[ScopeInfo]:
