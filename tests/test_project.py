@@ -470,3 +470,21 @@ def test_the_loop_calls_of_a_summary_are_data(tmp_path):
     data["loop_calls"] = [[0, 1]]
     with pytest.raises(ValueError):
         Summary.from_json(data)
+
+
+def test_a_loop_in_graph_code_elsewhere_is_not_a_loop_call(tmp_path):
+    """Graph code's loop runs at trace time: its callee runs once a trace, in the graph."""
+    make(tmp_path, {"trainer.py": TRAINER,
+                    "graph.py": "import tensorflow as tf\nfrom trainer import train_step\n\n@tf.function\n"
+                                "def epoch(ds):\n    for x, y in ds:\n        train_step(x, y)\n",
+                    "handed.py": "import tensorflow as tf\nfrom trainer import train_step\n\ndef epoch(ds):\n"
+                                 "    for x, y in ds:\n        train_step(x, y)\n\nepoch = tf.function(epoch)\n",
+                    "keras_model.py": "import keras\nfrom trainer import train_step\n\nclass M(keras.Model):\n"
+                                      "    def train_step(self, data):\n        for x, y in data:\n"
+                                      "            train_step(x, y)\n",
+                    "mapped.py": "from trainer import train_step\n\nds.map(lambda b: [train_step(x, x) for x in b])\n"})
+    assert checked(tmp_path, ["trainer.py", "graph.py", "handed.py", "keras_model.py", "mapped.py"]) \
+        ["trainer.py"] == []
+    make(tmp_path, {"plain.py": "from trainer import train_step\n\nclass Trainer:\n    def fit(self, ds):\n"
+                                "        for x, y in ds:\n            train_step(x, y)\n"})
+    assert checked(tmp_path, ["trainer.py", "plain.py"])["trainer.py"] == [("TFG405", 7)]

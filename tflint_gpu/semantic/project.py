@@ -20,7 +20,8 @@ parse, no code run):
   or lambda written in the loop) whose callee is a name its top-level imports
   bind, or an attribute of one (``from trainer import step`` ... ``for b in ds:
   step(b)``; ``import trainer`` ... ``trainer.step(b)``), not shadowed by a
-  name the enclosing function binds: as (level, dotted import target), so
+  name the enclosing function binds, nor in code that may be a graph (see
+  ``_loop_calls``): as (level, dotted import target), so
   that the index finds the project def they call (``ProjectIndex.loop_callers``).
 
 A summary depends on the module's text only (relative imports are kept
@@ -284,69 +285,92 @@ def _local_names(function: ast.AST) -> Set[str]:
     return found
 
 
+def _graph_decorator(decorator: ast.AST, bound: Dict[str, tuple]) -> bool:
+    """``@tf.function``, ``@function``, ``@tf.function(...)``, or any decorator from TensorFlow or Keras."""
+    dotted = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    if dotted is None:
+        return True  # not known: as a graph (no loop call recorded)
+    head = bound.get(dotted.split(".", 1)[0])
+    return dotted.rpartition(".")[2] in ("function", "tf_function") or (
+        head is not None and head[0] == IMPORT and head[1] == 0 and head[2].split(".", 1)[0] in FRAMEWORKS)
+
+
 def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str]]:
-    """(level, target) of the calls in a loop body whose callee is a top-level import (see the module doc)."""
+    """(level, target) of the calls in a loop body whose callee is a top-level import (see the module doc).
+
+    Graph code's loops run at trace time (its callees once a trace), so none is recorded in
+    a lambda, a def decorated by TensorFlow or a ``function`` decorator, a method of a class
+    with bases (a Keras ``train_step``/``call``), or a def whose name is handed to a call
+    anywhere in the module (``tf.function(epoch)``, ``ds.map(fn)``, ``strategy.run(f)``)."""
     imports = {name: value for name, value in bound.items()
                if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in FRAMEWORKS)}
-    found: Dict[Tuple[int, str], None] = {}
+    found: Dict[Tuple[int, str], List[Tuple[str, ...]]] = {}
+    passed: Set[str] = set()
     if not imports:
         return []
 
-    def visit(node: ast.AST, looped: bool, local: FrozenSet[str]) -> None:
+    def visit(node: ast.AST, looped: bool, local: FrozenSet[str], chain: Tuple[str, ...], graph: bool) -> None:
         if isinstance(node, _FUNCTIONS):
             for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-                visit(default, looped, local)
+                visit(default, looped, local, chain, graph)
+            inner_graph = graph or isinstance(node, ast.Lambda)
             if not isinstance(node, ast.Lambda):
                 for decorator in node.decorator_list:
-                    visit(decorator, looped, local)
+                    visit(decorator, looped, local, chain, graph)
+                    inner_graph = inner_graph or _graph_decorator(decorator, bound)
             inner = local | frozenset(_local_names(node))
+            name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
             for statement in (node.body if isinstance(node.body, list) else [node.body]):
-                visit(statement, False, inner)
+                visit(statement, False, inner, chain + (name,), inner_graph)
             return
         if isinstance(node, ast.ClassDef):
             for child in node.bases + node.keywords + node.decorator_list:
-                visit(child, looped, local)
+                visit(child, looped, local, chain, graph)
+            plain = all(_dotted(b) == "object" for b in node.bases) and not node.keywords
             for statement in node.body:
-                visit(statement, False, local)
+                visit(statement, False, local, chain, graph or not plain)
             return
-        if looped and isinstance(node, ast.Call):
-            dotted = _dotted(node.func)
+        if isinstance(node, ast.Call):
+            for value in node.args + [k.value for k in node.keywords]:
+                if isinstance(value, ast.Name):
+                    passed.add(value.id)
+            dotted = _dotted(node.func) if looped and not graph else None
             if dotted is not None:
                 head, _, tail = dotted.partition(".")
                 value = imports.get(head)
                 if value is not None and head not in local:
-                    found[(value[1], value[2] + ("." + tail if tail else ""))] = None
+                    found.setdefault((value[1], value[2] + ("." + tail if tail else "")), []).append(chain)
         if isinstance(node, (ast.For, ast.AsyncFor)):
-            visit(node.iter, looped, local)
-            visit(node.target, True, local)
+            visit(node.iter, looped, local, chain, graph)
+            visit(node.target, True, local, chain, graph)
             for statement in node.body:
-                visit(statement, True, local)
+                visit(statement, True, local, chain, graph)
             for statement in node.orelse:
-                visit(statement, looped, local)
+                visit(statement, looped, local, chain, graph)
             return
         if isinstance(node, ast.While):
-            visit(node.test, True, local)
+            visit(node.test, True, local, chain, graph)
             for statement in node.body:
-                visit(statement, True, local)
+                visit(statement, True, local, chain, graph)
             for statement in node.orelse:
-                visit(statement, looped, local)
+                visit(statement, looped, local, chain, graph)
             return
         if isinstance(node, _COMPREHENSIONS):
             local = local | frozenset(n.id for g in node.generators for n in ast.walk(g.target)
                                       if isinstance(n, ast.Name))
             for position, generator in enumerate(node.generators):
-                visit(generator.iter, looped or position > 0, local)
-                visit(generator.target, True, local)
+                visit(generator.iter, looped or position > 0, local, chain, graph)
+                visit(generator.target, True, local, chain, graph)
                 for condition in generator.ifs:
-                    visit(condition, True, local)
+                    visit(condition, True, local, chain, graph)
             for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)):
-                visit(part, True, local)
+                visit(part, True, local, chain, graph)
             return
         for child in ast.iter_child_nodes(node):
-            visit(child, looped, local)
+            visit(child, looped, local, chain, graph)
 
-    visit(tree, False, frozenset())
-    return list(found)
+    visit(tree, False, frozenset(), (), False)
+    return [call for call, chains in found.items() if any(passed.isdisjoint(c) for c in chains)]
 
 
 def compile_tree(source: str, path: str = "<module>") -> ast.Module:
@@ -407,7 +431,8 @@ class ProjectIndex:
         # The files the index was built with (the run's checked files): ``loop_callers`` answers over
         # these only, so that its answer does not depend on which modules resolution happened to load.
         self.checked: Tuple[str, ...] = tuple(sorted(self.summaries))
-        self._callers: Optional[Dict[str, Dict[str, Tuple[str, ...]]]] = None
+        self._callers: Dict[str, Dict[str, Tuple[str, ...]]] = {}  # module -> its ``loop_callers``
+        self._by_name: Optional[Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = None
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self._located: Dict[str, Optional[Tuple[str, str]]] = {}
@@ -498,33 +523,35 @@ class ProjectIndex:
         """The top-level defs of project module ``module`` that another module among
         the checked files calls in a loop (``Summary.loop_calls``, resolved through
         imports and re-exports to the def's own module): def name -> the calling
-        modules, sorted. Computed once over all checked files."""
-        if self._callers is None:
-            callers: Dict[str, Dict[str, Set[str]]] = {}
-            scratch: Set[Tuple[str, str]] = set()  # the answer's digest is its dependency, not these
+        modules, sorted. Only calls whose target ends in the def's own name are
+        resolved (a re-export under another name is not followed: it is missed)."""
+        memo = self._callers.get(module)
+        if memo is not None:
+            return memo
+        if self._by_name is None:
+            self._by_name = {}
             for path in self.checked:
                 summary = self.summaries.get(path)
                 named = self.module_name(path) if summary is not None and summary.loop_calls else None
                 if named is None:
                     continue
-                importer, package = named
                 for level, target in summary.loop_calls:
+                    self._by_name.setdefault(target.rpartition(".")[2], []).append((named, level, target))
+        scratch: Set[Tuple[str, str]] = set()  # the answer's digest is its dependency, not these
+        defined = self.summary(module, scratch) if self.locate(module) is not None else None
+        callers: Dict[str, Set[str]] = {}
+        if defined is not None:
+            for name, bound in defined.bound.items():
+                if bound[0] != DEF:
+                    continue
+                for (importer, package), level, target in self._by_name.get(name, ()):
+                    if importer == module:
+                        continue
                     result = self.resolve(level, target, importer, package, scratch)
-                    if result is None or result[0] != "project":
-                        continue
-                    owner, _, name = result[1].rpartition(".")
-                    if not owner or owner == importer:
-                        continue
-                    located = self.locate(owner)
-                    if located is None or located[0] == NAMESPACE:
-                        continue
-                    defined = self.summary(owner, scratch)
-                    bound = defined.bound.get(name) if defined is not None else None
-                    if bound is not None and bound[0] == DEF:
-                        callers.setdefault(owner, {}).setdefault(name, set()).add(importer)
-            self._callers = {owner: {name: tuple(sorted(users)) for name, users in names.items()}
-                             for owner, names in callers.items()}
-        return self._callers.get(module, {})
+                    if result is not None and result[0] == "project" and result[1] == f"{module}.{name}":
+                        callers.setdefault(name, set()).add(importer)
+        memo = self._callers[module] = {name: tuple(sorted(users)) for name, users in callers.items()}
+        return memo
 
     def callers_digest(self, module: str) -> str:
         """A digest of ``loop_callers(module)`` (what the findings cache keys on)."""
