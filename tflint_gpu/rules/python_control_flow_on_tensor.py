@@ -6,6 +6,7 @@ import libcst as cst
 
 from tflint_gpu.autofix import cond as cond_fix
 from tflint_gpu.semantic import bindings, values
+from tflint_gpu.semantic.api import exact_argument
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
 
@@ -193,7 +194,7 @@ class PythonControlFlowOnTensor(Rule):
         graph = ctx.graph()
         if graph is None:
             return
-        value = _training_argument(node)
+        value = exact_argument(node, 1, "training")
         if value is None:
             return
         layer = _python_training_layer(node, ctx)
@@ -1135,18 +1136,6 @@ def _layer_name(qualname: Optional[str]) -> Optional[str]:
         return None
     name = qualname.rsplit(".", 1)[1]
     return name if name in _PYTHON_TRAINING else None
-
-
-def _training_argument(call: cst.Call) -> Optional[cst.BaseExpression]:
-    positional = []
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            positional.append(arg.value)
-        elif arg.keyword.value == "training":
-            return arg.value
-    return positional[1] if len(positional) > 1 else None
 
 
 def _tensor_flag(value: cst.BaseExpression, at: cst.CSTNode, ctx) -> bool:

@@ -171,3 +171,19 @@ def argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpre
 
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
+
+
+def exact_argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
+    """``argument``, but None wherever a ``*args``/``**kwargs`` in the call could
+    be the one passing it (the value cannot then be told)."""
+    positional = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional.append(arg.value)
+        elif arg.keyword.value == name:
+            return arg.value
+    if 0 <= position < len(positional):
+        return positional[position]
+    return None

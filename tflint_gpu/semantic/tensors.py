@@ -47,6 +47,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic import bindings
+from tflint_gpu.semantic.api import exact_argument
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
                                      walk)
@@ -341,7 +342,7 @@ class TensorInference:
             kind = self._object_kind(func.value, scope, seen)
             if kind == TAPE and method in _TAPE_METHODS:
                 # A tensor for a tensor (or variable) source; a list for a list of sources.
-                sources = _argument_for(expr, 1, "source" if method == "batch_jacobian" else "sources")
+                sources = exact_argument(expr, 1, "source" if method == "batch_jacobian" else "sources")
                 return sources is not None and self._is_tensor(sources, scope, seen)
             if kind is not None and method in _TENSOR_METHODS[kind]:
                 return True
@@ -494,7 +495,7 @@ class TensorInference:
             return False
         offset = 1 if function.binds_instance else 0
         for call, caller in graph.call_sites:
-            arg = _argument_for(call, position - offset, param.name.value)
+            arg = exact_argument(call, position - offset, param.name.value)
             if arg is None or not self._is_tensor(arg, caller, seen):
                 return False
         return True
@@ -890,16 +891,3 @@ def _comprehension_names(expr: cst.BaseComp) -> Set[str]:
         clause = clause.inner_for_in
     return names
 
-
-def _argument_for(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpression]:
-    positional = []
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            positional.append(arg.value)
-        elif arg.keyword.value == name:
-            return arg.value
-    if 0 <= position < len(positional):
-        return positional[position]
-    return None
