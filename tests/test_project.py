@@ -463,7 +463,7 @@ def test_the_loop_calls_of_a_summary_are_data(tmp_path):
     summary = summarize(compile_tree("import trainer\nfrom . import util\nimport numpy as np\n"
                                      "import tensorflow as tf\nfor b in ds:\n    trainer.step(b)\n"
                                      "    util.go(b)\n    np.mean(b)\n    tf.add(b, 1)\n"))
-    assert summary.loop_calls == ((0, "trainer.step"), (1, "util.go"), (0, "numpy.mean"))
+    assert set(summary.loop_calls) == {(0, "trainer.step"), (1, "util.go")}  # not numpy, not tensorflow
     from tflint_gpu.semantic.project import Summary
     assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).digest == summary.digest
     data = summary.to_json()

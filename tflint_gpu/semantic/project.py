@@ -41,6 +41,7 @@ import ast
 import hashlib
 import json
 import os
+import sys
 import warnings
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
@@ -271,7 +272,8 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 def _local_names(function: ast.AST) -> Set[str]:
     """Every name ``function`` (a def or lambda, nested scopes included: more names, fewer
-    records) binds: parameters, assignment and loop targets, imports, defs and classes."""
+    records) binds: parameters, assignment and loop targets, imports, defs and classes.
+    Asked only for a function holding a loop call."""
     found: Set[str] = set()
     for node in ast.walk(function):
         if isinstance(node, ast.arg):
@@ -295,81 +297,88 @@ def _graph_decorator(decorator: ast.AST, bound: Dict[str, tuple]) -> bool:
         head is not None and head[0] == IMPORT and head[1] == 0 and head[2].split(".", 1)[0] in FRAMEWORKS)
 
 
+# Absolute imports taken to be outside the project in a loop call (a project module of
+# the same name is missed): the frameworks, the standard library, the large array libraries.
+_NOT_PROJECT = FRAMEWORKS | frozenset(getattr(sys, "stdlib_module_names", ())) | frozenset(
+    {"numpy", "scipy", "pandas", "torch", "jax", "jaxlib", "sklearn", "matplotlib", "absl", "PIL", "cv2", "tqdm"})
+_SKIPPED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
 def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str]]:
     """(level, target) of the calls in a loop body whose callee is a top-level import (see the module doc).
+
+    Cost: statements are walked, not expressions, except the whole of each ``for``/``while``
+    (so a comprehension is seen only inside a loop statement); a function's own names, and
+    the names handed to calls in the module, are found only when a loop call is.
 
     Graph code's loops run at trace time (its callees once a trace), so none is recorded in
     a lambda, a def decorated by TensorFlow or a ``function`` decorator, a method of a class
     with bases (a Keras ``train_step``/``call``), or a def whose name is handed to a call
     anywhere in the module (``tf.function(epoch)``, ``ds.map(fn)``, ``strategy.run(f)``)."""
     imports = {name: value for name, value in bound.items()
-               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in FRAMEWORKS)}
-    found: Dict[Tuple[int, str], List[Tuple[str, ...]]] = {}
-    passed: Set[str] = set()
+               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in _NOT_PROJECT)}
     if not imports:
         return []
+    found: Dict[Tuple[int, str], List[Tuple[str, ...]]] = {}
+    names_of: Dict[int, Set[str]] = {}
+    functions: List[ast.AST] = []  # the enclosing defs, innermost last
 
-    def visit(node: ast.AST, looped: bool, local: FrozenSet[str], chain: Tuple[str, ...], graph: bool) -> None:
-        if isinstance(node, _FUNCTIONS):
-            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
-                visit(default, looped, local, chain, graph)
-            inner_graph = graph or isinstance(node, ast.Lambda)
-            if not isinstance(node, ast.Lambda):
-                for decorator in node.decorator_list:
-                    visit(decorator, looped, local, chain, graph)
-                    inner_graph = inner_graph or _graph_decorator(decorator, bound)
-            inner = local | frozenset(_local_names(node))
-            name = node.name if not isinstance(node, ast.Lambda) else "<lambda>"
-            for statement in (node.body if isinstance(node.body, list) else [node.body]):
-                visit(statement, False, inner, chain + (name,), inner_graph)
+    def calls_in(loop: ast.AST, chain: Tuple[str, ...]) -> None:
+        hits = []
+        todo = [loop]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, _SKIPPED) and node is not loop:
+                continue  # a def, class or lambda written in the loop: its body runs when it is called
+            todo.extend(ast.iter_child_nodes(node))
+            if isinstance(node, ast.Call):
+                dotted = _dotted(node.func)
+                if dotted is not None and dotted.partition(".")[0] in imports:
+                    hits.append(dotted)
+        if not hits:
             return
-        if isinstance(node, ast.ClassDef):
-            for child in node.bases + node.keywords + node.decorator_list:
-                visit(child, looped, local, chain, graph)
-            plain = all(_dotted(b) == "object" for b in node.bases) and not node.keywords
-            for statement in node.body:
-                visit(statement, False, local, chain, graph or not plain)
-            return
+        local: Set[str] = set()
+        for function in functions:
+            if id(function) not in names_of:
+                names_of[id(function)] = _local_names(function)
+            local |= names_of[id(function)]
+        for dotted in hits:
+            head, _, tail = dotted.partition(".")
+            if head not in local:
+                value = imports[head]
+                found.setdefault((value[1], value[2] + ("." + tail if tail else "")), []).append(chain)
+
+    def statements(body: Iterable[ast.stmt], chain: Tuple[str, ...], graph: bool) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner = graph or any(_graph_decorator(d, bound) for d in node.decorator_list)
+                functions.append(node)
+                statements(node.body, chain + (node.name,), inner)
+                functions.pop()
+            elif isinstance(node, ast.ClassDef):
+                plain = all(_dotted(b) == "object" for b in node.bases) and not node.keywords
+                statements(node.body, chain, graph or not plain)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+                if not graph:
+                    calls_in(node, chain)
+                statements(node.orelse, chain, graph)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(node, field, None)
+                    if isinstance(block, list):
+                        statements(block, chain, graph)
+                for handler in getattr(node, "handlers", ()):
+                    statements(handler.body, chain, graph)
+                for case in getattr(node, "cases", ()):
+                    statements(case.body, chain, graph)
+
+    statements(tree.body, (), False)
+    if not found or all(not any(chains) for chains in found.values()):
+        return list(found)
+    passed: Set[str] = set()  # names handed to a call anywhere in the module
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call):
-            for value in node.args + [k.value for k in node.keywords]:
-                if isinstance(value, ast.Name):
-                    passed.add(value.id)
-            dotted = _dotted(node.func) if looped and not graph else None
-            if dotted is not None:
-                head, _, tail = dotted.partition(".")
-                value = imports.get(head)
-                if value is not None and head not in local:
-                    found.setdefault((value[1], value[2] + ("." + tail if tail else "")), []).append(chain)
-        if isinstance(node, (ast.For, ast.AsyncFor)):
-            visit(node.iter, looped, local, chain, graph)
-            visit(node.target, True, local, chain, graph)
-            for statement in node.body:
-                visit(statement, True, local, chain, graph)
-            for statement in node.orelse:
-                visit(statement, looped, local, chain, graph)
-            return
-        if isinstance(node, ast.While):
-            visit(node.test, True, local, chain, graph)
-            for statement in node.body:
-                visit(statement, True, local, chain, graph)
-            for statement in node.orelse:
-                visit(statement, looped, local, chain, graph)
-            return
-        if isinstance(node, _COMPREHENSIONS):
-            local = local | frozenset(n.id for g in node.generators for n in ast.walk(g.target)
-                                      if isinstance(n, ast.Name))
-            for position, generator in enumerate(node.generators):
-                visit(generator.iter, looped or position > 0, local, chain, graph)
-                visit(generator.target, True, local, chain, graph)
-                for condition in generator.ifs:
-                    visit(condition, True, local, chain, graph)
-            for part in ((node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,)):
-                visit(part, True, local, chain, graph)
-            return
-        for child in ast.iter_child_nodes(node):
-            visit(child, looped, local, chain, graph)
-
-    visit(tree, False, frozenset(), (), False)
+            passed.update(v.id for v in node.args + [k.value for k in node.keywords] if isinstance(v, ast.Name))
     return [call for call, chains in found.items() if any(passed.isdisjoint(c) for c in chains)]
 
 
