@@ -286,7 +286,7 @@ class Repetition:
             if target is not None:
                 add(_CALL, target, call, scope)
             else:
-                for method in self._object_methods(call, scope):
+                for method in self.graphs.object_callees(call, scope):
                     add(_CALL, method, call, scope)
             qualname = self.resolver.qualname(call.func, scope)
             func = call.func
@@ -311,26 +311,6 @@ class Repetition:
                     and self.graphs.is_dataset(func.value, scope):
                 add_arguments(_TRACE, DATASET_FUNCTION_ARGS[func.attr.value], call, scope)
         return incoming
-
-    def _object_methods(self, call: cst.Call, scope: ScopeInfo) -> List[ScopeInfo]:
-        """The methods ``obj.name(...)`` runs when ``obj`` is known to be an
-        object of the module's own classes (``self.actor.train(...)`` after
-        ``self.actor = Actor()``): only where the receiver's class is told, never
-        every method of that name (a caller must be sure it is the one)."""
-        func = call.func
-        if not isinstance(func, cst.Attribute) or not isinstance(func.value, (cst.Attribute, cst.Name)) \
-                or self.resolver.raw_qualname(func, scope) is not None:
-            return []
-        if isinstance(func.value, cst.Name) and func.value.value in ("self", "cls"):
-            return []  # ``function_scope`` answers for the class's own methods
-        objects = self.graphs.objects
-        kind = objects.kind(func.value, scope)
-        if kind.unknown or kind.other:
-            return []
-        found: List[ScopeInfo] = []
-        for cls in kind.instances:
-            found.extend(objects.methods(cls, func.attr.value))
-        return found
 
     def _in_graph(self, scope: ScopeInfo) -> bool:
         function = scope.function()
