@@ -159,6 +159,28 @@ def test_a_helper_transforming_the_dataset_it_is_given_returns_one_for_that_argu
     )
 
 
+def test_names_that_spell_the_inferences_own_markers_change_nothing():
+    check(
+        """
+        import tensorflow as tf
+
+        def wrap(following):
+            assumed = following.map(lambda x: x)
+            return assumed
+
+        def wrap2(assumed):
+            following = wrap(assumed)
+            return following
+
+        def wrap3(following):
+            return wrap2(following)
+
+        yes(wrap3(tf.data.Dataset.range(3)))
+        yes(wrap2(tf.data.Dataset.range(3)))
+        """
+    )
+
+
 def test_functions_that_may_return_something_else_are_not_followed():
     check(
         """

@@ -55,9 +55,11 @@ PAIR = "pair"
 # (``.batch(2)``) tells it is a dataset: lists and dicts have no such method.
 SOME_SPLIT = "some-split"
 Kind = Any
-_FOLLOWING = "following"  # marks, in ``seen``, a called function whose returns are being followed
+# Markers in ``seen``, beside the (name, scope, read) keys of names being looked up: objects of
+# their own, so that no variable's name can pass for one.
+_FOLLOWING = object()  # (_FOLLOWING, id(function)): a called function whose returns are being followed
 _RETURN_DEPTH = 3  # how many calls deep returns are followed (load() returning augment(build()))
-_ASSUMED = "assumed"  # (_ASSUMED, id(function), position) in ``seen``: that parameter holds a dataset
+_ASSUMED = object()  # (_ASSUMED, id(function), position): that parameter holds a dataset
 
 
 class DatasetInference:
@@ -216,11 +218,11 @@ class DatasetInference:
         return one? Followed ``_RETURN_DEPTH`` calls deep (a helper returning
         another helper's dataset), never round a cycle."""
         marker = (_FOLLOWING, id(function))
-        if marker in seen or sum(1 for item in seen if type(item) is tuple and item[0] == _FOLLOWING) \
+        if marker in seen or sum(1 for item in seen if type(item) is tuple and item[0] is _FOLLOWING) \
                 >= _RETURN_DEPTH:
             return False
         # Under an assumption about its parameters the answer holds for that call only.
-        assuming = any(type(item) is tuple and item[0] == _ASSUMED and item[1] == id(function) for item in seen)
+        assuming = any(type(item) is tuple and item[0] is _ASSUMED and item[1] == id(function) for item in seen)
         cached = self._returns.get(id(function)) if not assuming else None
         if cached is not None:
             return cached
