@@ -183,6 +183,7 @@ class RemovedKerasArgument(Rule):
     """
 
     code = "TFG901"
+    migration = True
     name = "removed-keras-argument"
     message = "Keras 3 removed this argument"
     needs = (("lr", "experimental_compile", "save_format", "weights"),)

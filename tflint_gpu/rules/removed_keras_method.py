@@ -166,6 +166,7 @@ class RemovedKerasMethod(Rule):
     """
 
     code = "TFG902"
+    migration = True
     name = "removed-keras-method"
     message = "Keras 3 removed this method"
     needs = (("reset_states", "_generator", "learning_phase", "experimental"),)
