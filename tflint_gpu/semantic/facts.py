@@ -19,6 +19,7 @@ from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
+from tflint_gpu.semantic.target import NEWEST, Target
 from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.semantic.values import ValueKinds
 
@@ -41,8 +42,11 @@ class RuleContext:
     """What a rule may ask while it looks at one node."""
 
     def __init__(self, module: cst.Module, model: ModuleModel, resolver: Resolver,
-                 graphs: GraphAnalysis, tensors: TensorInference) -> None:
+                 graphs: GraphAnalysis, tensors: TensorInference, target: Optional[Target] = None) -> None:
         self.module = module
+        # The TensorFlow and Keras the file's project targets (``semantic.target.Target``:
+        # ``tf``, ``keras``, ``at_least((2, 16))``); the newest release when not told.
+        self.target: Target = target if target is not None else NEWEST
         self.model = model
         self.resolver = resolver
         self.graphs = graphs
