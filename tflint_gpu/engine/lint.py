@@ -10,6 +10,7 @@ project module it imports reaches them.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 import threading
@@ -26,6 +27,7 @@ from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
 from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.project import ProjectFile, summarize
+from tflint_gpu.semantic.target import Target
 from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
 
@@ -195,8 +197,24 @@ def _nul_position(source: str) -> Optional[Tuple[int, int]]:
     return len(starts), index - starts[-1] + 1
 
 
+# The target of the file being linted when the caller does not name one (``using_target``:
+# the runner sets it for each file, so the fixer's and notebooks' calls see it too).
+_TARGET: Optional[Target] = None
+
+
+@contextlib.contextmanager
+def using_target(target: Optional[Target]):
+    """Lint with ``target`` as the project's target (``RuleContext.target``) inside the block."""
+    global _TARGET
+    previous, _TARGET = _TARGET, target
+    try:
+        yield
+    finally:
+        _TARGET = previous
+
+
 def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None,
-            project: Optional[ProjectFile] = None) -> RuleContext:
+            project: Optional[ProjectFile] = None, target: Optional[Target] = None) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
     wanted = {name for rule in rules for name in rule.node_types}
     indexed = wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())}
@@ -207,7 +225,8 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
     resolver.bind_stars(model.root)
     graphs = GraphAnalysis(model, resolver)
     graphs.run()
-    ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs))
+    ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs),
+                      target if target is not None else _TARGET)
     instances = [rule() for rule in rules]
     # Visit in source order: the index lists are each in source order; merge by
     # node type is enough because rules only compare nodes of the same type.
@@ -224,12 +243,14 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
 
 
 def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
-                prefilter_text: bool = True, project: Optional[ProjectFile] = None) -> LintResult:
+                prefilter_text: bool = True, project: Optional[ProjectFile] = None,
+                target: Optional[Target] = None) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError.
 
     ``prefilter_text=False`` parses and checks even files that lack the rules'
     text (for measuring the engine itself). ``project``: the file's view of the
-    project index (None: the file is read alone).
+    project index (None: the file is read alone). ``target``: the project's
+    target (None: the one ``using_target`` set, else the newest release).
     """
     checked = False
     admitted = imports_project = False
@@ -253,7 +274,7 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
             on_large_stack(check_syntax, source, path)
         return LintResult([])
     module = parse(source, path, checked)
-    ctx = analyse(module, active, source, project)
+    ctx = analyse(module, active, source, project, target)
     if not ctx.reports:
         return LintResult([], module)
     # Edits replace a node's whole text (decorators, leading comments and blank

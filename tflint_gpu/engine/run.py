@@ -34,13 +34,14 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
 from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, compile_tree, content_digest, \
     dependencies_valid, summarize
+from tflint_gpu.semantic.target import Target
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 # Below this many files a process pool costs more than it saves.
@@ -162,8 +163,15 @@ def digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
-    """Read and lint (or fix) one file; writes nothing (``write_result`` does)."""
+def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
+                 target: Optional[Target] = None) -> FileResult:
+    """Read and lint (or fix) one file; writes nothing (``write_result`` does).
+    ``target``: its project's target (``RuleContext.target``)."""
+    with using_target(target):
+        return _process_file(path, rules, mode, unsafe)
+
+
+def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
@@ -211,9 +219,9 @@ def write_result(result: FileResult, recheck: Callable[[str], FileResult]) -> Fi
     return now
 
 
-# One file's work: (path, rule classes, mode, unsafe). Rule classes pickle by
+# One file's work: (path, rule classes, mode, unsafe, target). Rule classes pickle by
 # reference, so a worker process imports their modules itself.
-_Task = Tuple[str, Tuple[RuleClass, ...], str, bool]
+_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target]]
 
 
 def _process_star(args: _Task) -> FileResult:
@@ -222,14 +230,17 @@ def _process_star(args: _Task) -> FileResult:
 
 def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
-              cache_key: str = "", project_root: Optional[str] = None) -> List[FileResult]:
+              cache_key: str = "", project_root: Optional[str] = None,
+              target_for: Optional[Callable[[str], Optional[Target]]] = None) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
-    ``check`` results are cached (None: no cache), under ``cache_key``;
+    ``check`` results are cached (None: no cache), under ``cache_key`` (which
+    must tell the targets apart); ``target_for(path)``: the file's project target;
     ``project_root``: where the project's modules are named from (None: each
     file is read alone). With ``--fix``, each file's fixes are written here as
     its result arrives."""
     global _INDEX
+    target_of = target_for or (lambda path: None)
     store = ProjectCache(cache_dir) if project_root else None
     index = build_index(project_root, paths, jobs, store) if project_root else None
     cache = Cache(cache_dir if mode == CHECK else None, f"{cache_key}|{project_root or ''}")
@@ -243,10 +254,10 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
             if cached is not None:
                 results[path] = FileResult(path, cached)
             else:
-                todo.append((path, tuple(rules_for(path)), mode, unsafe))
+                todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path)))
 
         def recheck(path: str) -> FileResult:
-            return process_file(path, tuple(rules_for(path)), CHECK, unsafe)
+            return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path))
 
         for result in _map(todo, jobs, index):
             result = write_result(result, recheck)
