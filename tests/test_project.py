@@ -488,3 +488,150 @@ def test_a_loop_in_graph_code_elsewhere_is_not_a_loop_call(tmp_path):
     make(tmp_path, {"plain.py": "from trainer import train_step\n\nclass Trainer:\n    def fit(self, ds):\n"
                                 "        for x, y in ds:\n            train_step(x, y)\n"})
     assert checked(tmp_path, ["trainer.py", "plain.py"])["trainer.py"] == [("TFG405", 7)]
+
+
+# -- what other modules' defs return: a dataset built in data.py, consumed in train.py -----------------
+DATA = """\
+    import tensorflow as tf
+
+
+    def parse(x):
+        return x * 2
+
+
+    def load(n, training=True):
+        ds = tf.data.Dataset.range(n)
+        ds = ds.map(parse)
+        if training:
+            ds = ds.shuffle(100)
+        return ds.batch(32)
+
+
+    def shuffled_batches(n):
+        return tf.data.Dataset.range(n).batch(4).shuffle(10)
+
+
+    def maybe_batched(n, batch):
+        ds = tf.data.Dataset.range(n)
+        if batch:
+            ds = ds.batch(4)
+        return ds
+
+
+    def augment(ds):
+        return ds.map(parse)
+
+
+    def numbers(n):
+        return list(range(n))
+
+
+    def looped(files):
+        for f in files:
+            ds = tf.data.TFRecordDataset(f)
+        return ds.batch(2)
+"""
+
+
+def test_the_summary_keeps_what_each_def_returns():
+    summary = summarize(compile_tree(textwrap.dedent(DATA)))
+    assert summary.returns["load"] == (("call", "tf.data.Dataset.range", ("map", "?shuffle", "batch")),)
+    assert summary.returns["augment"] == (("param", 0, ("map",)),)
+    assert summary.returns["maybe_batched"] == (("call", "tf.data.Dataset.range", ("?batch",)),)
+    assert summary.returns["numbers"] == (("call", "list", ()),)  # the importer's facts judge the root
+    assert "parse" not in summary.returns  # `x * 2`: not a chain
+    assert "looped" not in summary.returns  # bound in a loop: not followed
+    from tflint_gpu.semantic.project import Summary
+    assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).returns == summary.returns
+    data = summary.to_json()
+    data["returns"]["load"] = [["call", 3, []]]
+    with pytest.raises(ValueError):
+        Summary.from_json(data)
+
+
+def test_returns_that_are_not_followed():
+    tree = compile_tree(textwrap.dedent("""\
+        import tensorflow as tf
+
+        def gen(n):
+            yield tf.data.Dataset.range(n)
+
+        def falls_through(n, flag):
+            if flag:
+                return tf.data.Dataset.range(n)
+
+        def rebinds_in_a_with(n):
+            ds = tf.data.Dataset.range(n)
+            with ctx() as ds:
+                pass
+            return ds
+
+        @decorated
+        def wrapped(n):
+            return tf.data.Dataset.range(n)
+
+        def replaced(n):
+            return tf.data.Dataset.range(n)
+        replaced = 3
+    """))
+    assert summarize(tree).returns == {}
+
+
+def test_project_file_resolves_the_def_and_its_root(tmp_path):
+    make(tmp_path, {"pkg/__init__.py": "from .data import load\n", "pkg/data.py": DATA,
+                    "pkg/train.py": "from . import load\n", "train.py": "import pkg\n"})
+    view = ProjectFile(ProjectIndex(str(tmp_path)), str(tmp_path / "pkg/train.py"))
+    assert view.returns("pkg.load") == [("call", ("external", "tensorflow.data.Dataset.range"),
+                                         ("map", "?shuffle", "batch"))]
+    assert view.returns("pkg.data.augment") == [("param", 0, ("map",))]
+    assert view.returns("pkg.data.numbers") == [("call", ("external", "list"), ())] or \
+        view.returns("pkg.data.numbers") is None
+    assert view.returns("tensorflow.data.Dataset.range") is None
+    assert ("pkg.data", next(d for m, d in view.deps if m == "pkg.data")) in view.deps
+
+
+CONSUMER = """\
+    import tensorflow as tf
+    from data import load, shuffled_batches, maybe_batched, augment, numbers
+
+    ds = load(1000)
+    ds = ds.shuffle(1000)
+    ok = shuffled_batches(10).shuffle(5)
+    maybe = maybe_batched(10, True).shuffle(5)
+    again = load(10).unbatch().shuffle(5)
+    mapped = augment(tf.data.Dataset.range(3).batch(2)).shuffle(4)
+    plain = augment(numbers(3)).shuffle(4)
+    rnd = load(10).map(lambda x: x + tf.random.uniform([]))
+"""
+
+
+def test_a_dataset_built_by_a_helper_in_another_module_feeds_the_dataset_rules(tmp_path):
+    make(tmp_path, {"data.py": DATA, "train.py": CONSUMER})
+    path = str(tmp_path / "train.py")
+    source = (tmp_path / "train.py").read_text()
+    view = ProjectFile(ProjectIndex(str(tmp_path)), path)
+    found = [(f.code, f.row, f.col, f.message) for f in lint_source(source, path, RULES, project=view).findings
+             if f.code.startswith("TFG30")]
+    shuffle_message = ("`shuffle` after the `batch` in `data.load` shuffles whole batches: each batch holds "
+                       "consecutive elements")
+    assert ("TFG305", 5, 8, shuffle_message) in found
+    # a helper passing on the dataset it is given: the batch of the argument is in view, in the chain
+    assert [f[:2] for f in found if f[1] == 9] == [("TFG305", 9)]
+    assert [f[:2] for f in found if f[1] == 11] == [("TFG306", 11)]  # the receiver is known to be a dataset
+    # look-alikes: already shuffled after the batch there; a batch under an `if`; unbatched again here;
+    # a helper given a list
+    assert not [f for f in found if f[1] in (6, 7, 8, 10)]
+    alone = [f.code for f in lint_source(source, path, RULES).findings if f.code.startswith("TFG30")]
+    assert alone == []  # read alone, nothing is known of `load`
+
+
+def test_changing_what_a_helper_returns_invalidates_the_cached_result(tmp_path, monkeypatch, capsys):
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "data.py": DATA, "train.py": CONSUMER})
+    monkeypatch.chdir(tmp_path)
+    args = ["--select", "TFG305", "train.py"]
+    assert cli.main(args) == 1
+    assert "train.py:5:9: TFG305" in capsys.readouterr().out
+    (tmp_path / "data.py").write_text(textwrap.dedent(DATA).replace("return ds.batch(32)",
+                                                                    "return ds.batch(32).shuffle(3)"))
+    assert cli.main(args) == 1
+    assert "train.py:5:9" not in capsys.readouterr().out

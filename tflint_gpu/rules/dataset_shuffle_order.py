@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument, is_false
-from tflint_gpu.semantic.datasets import chains, is_stage, method, single_value, upstream, when
+from tflint_gpu.semantic.datasets import chains, is_stage, method, project_upstream, single_value, upstream, when
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 # Stages that turn elements into batches, and back.
@@ -36,7 +36,10 @@ class DatasetShuffleOrder(Rule):
     of chunks of consecutive elements); `repeat(1)`; a shuffle after `unbatch`/`flat_map`/
     `interleave` (elements again); a buffer size that is not the literal 1.
     Upstream stages seen through another name (`ds = raw.shuffle(n)` where
-    `raw` is shuffled) count, and so do sources that shuffle by default
+    `raw` is shuffled) count, and so do the stages a def of another module of
+    the project applies to the dataset it returns on every path (`train_ds =
+    load(files).shuffle(1000)` where `data.load` returns `ds.batch(32)`: the
+    message names `data.load`), and sources that shuffle by default
     (`Dataset.list_files`, `tf.data.experimental.make_csv_dataset`, Keras
     `image_dataset_from_directory` and its siblings, unless `shuffle=False`).
 
@@ -341,6 +344,20 @@ def _problem(stages: List[cst.Call], k: int, chain, ctx) -> Optional[Tuple[str, 
             if _shuffled(stages[:i], chain, ctx):
                 return None
             return "`shuffle` after `repeat` mixes epochs: some elements come twice before others once", [stages[i]]
+    return _upstream_problem(*project_upstream(chain, ctx), stages[k + 1:] + chain.later_stages())
+
+
+def _upstream_problem(where: str, names: List[str], later: List[cst.Call]) -> Optional[Tuple[str, List[cst.Call]]]:
+    """The same verdict when the batch comes upstream in another module (a def there returning
+    ``ds.batch(32)``): the last of the batches and shuffles there decides."""
+    for name in reversed(names):
+        if name == "shuffle" or name in _UNBATCHING:
+            return None
+        if name in _BATCHING:
+            if any(method(s) in _BATCHING or method(s) in _UNBATCHING for s in later):
+                return None
+            return f"`shuffle` after the `{name}` in `{where}` shuffles whole batches: each batch holds " \
+                "consecutive elements", []
     return None
 
 

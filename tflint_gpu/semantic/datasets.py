@@ -41,6 +41,7 @@ from tflint_gpu.semantic.api import (
 from tflint_gpu.semantic.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
                                      walk)
 from tflint_gpu.semantic.names import normalize
+from tflint_gpu.semantic.project import CALLED, MAYBE, PARAMETER
 
 # -- which values are datasets -------------------------------------------------
 # What inference knows of a value: DATASET, a container of such values (SEQ: a list
@@ -124,7 +125,7 @@ class DatasetInference:
                 return self._tfds_kind(call, scope, with_info=True)
             if qualname.startswith("keras.") and qualname.rsplit(".", 1)[1] in DATASET_KERAS_UTILITIES:
                 return _keras_utility_kind(call)
-            return None
+            return self._project_kind(qualname, call, scope, seen)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method in DATASET_METHODS and self.kind(func.value, scope, seen) in (DATASET, SOME_SPLIT):
@@ -149,6 +150,39 @@ class DatasetInference:
             return DATASET if self._returns_dataset(target, seen) else None
         finally:
             seen.difference_update(assumed)
+
+    def _project_kind(self, qualname: str, call: Optional[cst.Call], scope: ScopeInfo, seen: Set) -> Kind:
+        """DATASET when ``qualname`` is a def of another project module (``ProjectFile.returns``)
+        whose every return is a chain of ``Dataset`` methods on a ``tf.data`` constructor, on
+        another such def's dataset, or on the positional parameter that ``call`` gives a
+        dataset (``call`` None: no parameter is known). Followed ``_RETURN_DEPTH`` defs deep."""
+        project = self.resolver.project
+        marker = (_FOLLOWING, qualname)
+        if project is None or marker in seen or sum(
+                1 for item in seen if type(item) is tuple and item[0] is _FOLLOWING) >= _RETURN_DEPTH:
+            return None
+        returned = project.returns(qualname)
+        if not returned:
+            return None
+        seen.add(marker)
+        try:
+            for kind, value, methods in returned:
+                if any(m.lstrip(MAYBE) not in DATASET_METHODS for m in methods):
+                    return None
+                if kind == PARAMETER:
+                    positional = [arg for arg in call.args if arg.keyword is None and not arg.star] \
+                        if call is not None else []
+                    if value >= len(positional) or any(arg.star for arg in call.args[:value + 1]) \
+                            or self.kind(positional[value].value, scope, seen) != DATASET:
+                        return None
+                elif value[0] == "external":
+                    if not normalize(value[1]).startswith(DATASET_FACTORIES_PREFIX):
+                        return None
+                elif self._project_kind(value[1], None, scope, seen) != DATASET:
+                    return None
+            return DATASET
+        finally:
+            seen.discard(marker)
 
     def _name_kind(self, name: str, scope: ScopeInfo, seen: Set, at: Optional[cst.CSTNode] = None) -> Kind:
         """DATASET if some binding of ``name`` (in the innermost scope binding it)
@@ -801,11 +835,60 @@ def _upstream(expr: cst.BaseExpression, scope: ScopeInfo, ctx, seen: set) -> Lis
             if isinstance(value, cst.BaseExpression) and id(value) not in seen:
                 seen.add(id(value))
                 names += _upstream(value, found.scope, ctx, seen)
-    elif isinstance(expr, cst.Call) and ctx.qualname(expr.func, scope) == "tensorflow.data.Dataset.list_files":
-        shuffle = argument(expr, 1, "shuffle")
-        if not (isinstance(shuffle, cst.Name) and shuffle.value == "False"):
-            names.append("shuffle")
+    elif isinstance(expr, cst.Call):
+        qualname = ctx.qualname(expr.func, scope)
+        if qualname == "tensorflow.data.Dataset.list_files":
+            shuffle = argument(expr, 1, "shuffle")
+            if not (isinstance(shuffle, cst.Name) and shuffle.value == "False"):
+                names.append("shuffle")
+        elif qualname is not None:
+            names += _project_upstream(qualname, ctx, expr, scope, seen)
     return names + [method(stage) for stage in reversed(stages)]
+
+
+def project_upstream(chain: Chain, ctx) -> Tuple[str, List[str]]:
+    """The def of another project module the chain's origin calls, directly or through names bound
+    once (``ds = load(n)`` where ``data.load`` returns ``ds.batch(32)``), as the file names it, and
+    the transformations it applies (see ``_project_upstream``); ("", []) when not known."""
+    expr: Optional[cst.BaseExpression] = chain.origin()
+    scope = chain.scope
+    for _ in range(_RETURN_DEPTH):
+        while expr is not None and is_stage(expr):
+            expr = expr.func.value  # type: ignore[attr-defined]
+        if not isinstance(expr, cst.Name):
+            break
+        found = assigned(expr.value, scope, expr)
+        if found is None or len(found.values) != 1 or not isinstance(found.values[0], cst.BaseExpression):
+            return "", []
+        expr, scope = found.values[0], found.scope
+    if not isinstance(expr, cst.Call):
+        return "", []
+    qualname = ctx.qualname(expr.func, scope)
+    names = _project_upstream(qualname, ctx, expr, scope, set()) if qualname is not None else []
+    return (qualname if names else ""), names
+
+
+def _project_upstream(qualname: str, ctx, call: Optional[cst.Call], scope: ScopeInfo, seen: set,
+                      depth: int = 0) -> List[str]:
+    """The transformations a def of another project module applies on every path to the dataset it
+    returns (``ProjectFile.returns``; one ``return``; a stage under an ``if`` there does not count),
+    after those of where it starts: the project def it calls, or the argument ``call`` gives the
+    parameter it transforms (``augment(ds.batch(2))``); ``_RETURN_DEPTH`` defs deep."""
+    project = ctx.resolver.project
+    returned = project.returns(qualname) if project is not None and depth < _RETURN_DEPTH else None
+    if not returned or len(returned) != 1:
+        return []
+    kind, value, methods = returned[0]
+    before: List[str] = []
+    if kind == PARAMETER:
+        positional = [arg for arg in call.args if arg.keyword is None and not arg.star] if call is not None else []
+        if value < len(positional) and not any(arg.star for arg in call.args[:value + 1]):
+            before = _upstream(positional[value].value, scope, ctx, seen)
+    elif value[0] == "project":
+        before = _project_upstream(value[1], ctx, None, scope, seen, depth + 1)
+    elif normalize(value[1]) == "tensorflow.data.Dataset.list_files":
+        return []  # whether it shuffles depends on arguments the summary does not keep
+    return before + [m for m in methods if not m.startswith(MAYBE)]
 
 
 def shuffle_before_cache(names: List[str]) -> bool:

@@ -22,7 +22,13 @@ parse, no code run):
   step(b)``; ``import trainer`` ... ``trainer.step(b)``), not shadowed by a
   name the enclosing function binds, nor in code that may be a graph (see
   ``_loop_calls``): as (level, dotted import target), so
-  that the index finds the project def they call (``ProjectIndex.loop_callers``).
+  that the index finds the project def they call (``ProjectIndex.loop_callers``);
+* what each top-level def returns, when every ``return`` of it is a chain of
+  method calls on a call of a dotted name or on one of its positional
+  parameters (``return tf.data.Dataset.from_tensor_slices(x).map(f).batch(32)``,
+  ``ds = ds.map(f); return ds``; see ``_returns``): the root and the methods
+  applied, so that the importer's facts can judge the value
+  (``ProjectFile.returns``: a dataset built in ``data.py`` and consumed in ``train.py``).
 
 A summary depends on the module's text only (relative imports are kept
 relative), so it is cached by content hash. Module names come from paths
@@ -48,21 +54,27 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 2
+SUMMARY_FORMAT = 3
 
 # Kinds of top-level bindings in a summary.
 IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
+# What a def returns: (CALLED, dotted callee as written, methods) | (PARAMETER, position, methods);
+# methods innermost first, "?" before one applied only on some path (under an ``if``).
+CALLED, PARAMETER = "call", "param"
+Returned = Tuple[str, Any, Tuple[str, ...]]
+MAYBE = "?"
 
 
 class Summary:
     """What one module binds at top level, from its ``ast``. Plain data (JSON
     and pickle), compared by ``digest``."""
 
-    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "digest")
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
-                 loop_calls: Sequence[Tuple[int, str]] = ()) -> None:
+                 loop_calls: Sequence[Tuple[int, str]] = (),
+                 returns: Optional[Dict[str, Sequence["Returned"]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -70,19 +82,22 @@ class Summary:
         self.imported = tuple(imported)  # (level, dotted) of every module an import anywhere may name
         self.framework = framework  # an import anywhere of tensorflow, keras or tf_keras
         self.loop_calls = tuple(loop_calls)  # (level, dotted import target) of each callee called in a loop
+        # top-level def -> what each of its returns is (see ``_returns``)
+        self.returns: Dict[str, Tuple[Returned, ...]] = {k: tuple(v) for k, v in (returns or {}).items()}
         self.digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
 
     def to_json(self) -> Dict[str, Any]:
         return {"bound": {k: list(v) if v[0] != CLASS else [CLASS, list(v[1])] for k, v in self.bound.items()},
                 "stars": [list(s) for s in self.stars], "all": list(self.all) if self.all is not None else None,
                 "imported": [list(i) for i in self.imported], "framework": self.framework,
-                "loop_calls": [list(c) for c in self.loop_calls]}
+                "loop_calls": [list(c) for c in self.loop_calls],
+                "returns": {k: [[r[0], r[1], list(r[2])] for r in v] for k, v in self.returns.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
-                                                        "loop_calls"}:
+                                                        "loop_calls", "returns"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -114,7 +129,20 @@ class Summary:
             raise ValueError("summary")
         if not isinstance(data["framework"], bool):
             raise ValueError("summary")
-        return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2])
+        returns: Dict[str, List[Returned]] = {}
+        if not isinstance(data["returns"], dict):
+            raise ValueError("summary")
+        for name, items in data["returns"].items():
+            if not isinstance(items, list) or not items:
+                raise ValueError("summary")
+            for item in items:
+                if not (isinstance(item, list) and len(item) == 3 and isinstance(item[2], list)
+                        and all(isinstance(m, str) for m in item[2])
+                        and ((item[0] == CALLED and isinstance(item[1], str))
+                             or (item[0] == PARAMETER and _is_int(item[1])))):
+                    raise ValueError("summary")
+                returns.setdefault(name, []).append((item[0], item[1], tuple(item[2])))
+        return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -155,6 +183,7 @@ def summarize(tree: ast.Module) -> Summary:
     assigned: Dict[str, int] = {}
     stars: List[Tuple[int, str]] = []
     imported: Dict[Tuple[int, str], None] = {}
+    returns: Dict[str, List[Returned]] = {}
     state = {"all": None, "framework": False}
 
     def bind(name: str, value: tuple) -> None:
@@ -165,6 +194,8 @@ def summarize(tree: ast.Module) -> Summary:
                 value = (OTHER,)
             if old is not None and old[0] == IMPORT:
                 return  # as the model's lookup: an import of the name is what it reads
+        if value[0] != DEF:
+            returns.pop(name, None)  # the last binding of the name is not that def
         bound[name] = value
 
     def note_import(node: ast.AST, top: bool) -> None:
@@ -219,6 +250,11 @@ def summarize(tree: ast.Module) -> Summary:
                 note_import(statement, True)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 bind(statement.name, (DEF,))
+                returned = _returns(statement) if isinstance(statement, ast.FunctionDef) else None
+                if returned:
+                    returns[statement.name] = returned
+                else:
+                    returns.pop(statement.name, None)
                 nested(statement.body)
             elif isinstance(statement, ast.ClassDef):
                 bases = tuple(_dotted(b) or "" for b in statement.bases)
@@ -263,7 +299,158 @@ def summarize(tree: ast.Module) -> Summary:
                     top(case.body)
 
     top(tree.body)
-    return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound))
+    returns = {name: value for name, value in returns.items() if bound.get(name) == (DEF,)}
+    return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
+                   returns)
+
+
+_RETURNS_DEPTH = 8  # how many names a return is followed through inside its def
+
+
+def _returns(function: ast.FunctionDef) -> Optional[List[Returned]]:
+    """What each ``return`` of a top-level def returns, when each is a chain of method calls on a
+    call of a dotted name that is not the def's own (``tf.data.Dataset.range(8).map(f)``), or on
+    one of its positional parameters, possibly through names the def binds at its top level
+    before the return (``ds = ds.batch(2)``; a name rebound to a chain on itself under an ``if``
+    or ``else`` before it adds its methods as ``"?"method``); None when one is not (any other
+    binding of such a name, a ``yield``, a path that does not return, a nested def's name)."""
+    if function.decorator_list or not _always_returns(function.body):
+        return None
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    body = function.body
+    bound: Set[str] = set()  # names bound in the def other than by its parameters
+    returns: List[Tuple[ast.Return, int]] = []  # each return, with the index of its top-level statement
+    for index, statement in enumerate(body):
+        todo: List[ast.AST] = [statement]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+                return None
+            if isinstance(node, ast.Return):
+                if node.value is None:
+                    return None
+                returns.append((node, index))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.add(node.name)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                bound.add(node.id)
+            elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
+                return None
+            todo.extend(ast.iter_child_nodes(node))
+    local = bound | set(params) | {a.arg for a in function.args.kwonlyargs} | {
+        a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
+
+    def describe(expr: ast.AST, index: int, inside: Optional[ast.stmt], depth: int) -> Optional[Returned]:
+        methods: List[str] = []
+        while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
+                and _dotted(expr.func) is None:  # `<call>.map(f)`: a method of a computed value
+            methods.append(expr.func.attr)
+            expr = expr.func.value
+        if isinstance(expr, ast.Call):
+            dotted = _dotted(expr.func)
+            if dotted is None:
+                return None
+            head, _, tail = dotted.partition(".")
+            if head not in local:
+                return (CALLED, dotted, tuple(reversed(methods)))
+            if "." in tail or not tail:
+                return None
+            methods.append(tail)  # `ds.map(f)`
+            expr = ast.Name(id=head, ctx=ast.Load())
+        if not isinstance(expr, ast.Name) or depth > _RETURNS_DEPTH:
+            return None
+        name = expr.id
+        found = _binding_before(name, index, inside, depth)
+        if found is None:
+            return None
+        kind, value, added = found
+        if kind == PARAMETER:
+            return (PARAMETER, value, tuple(added) + tuple(reversed(methods)))
+        inner = describe(value[0], value[1], None, depth + 1)
+        if inner is None:
+            return None
+        return (inner[0], inner[1], inner[2] + tuple(added) + tuple(reversed(methods)))
+
+    def _binding_before(name: str, index: int, inside: Optional[ast.stmt], depth: int):
+        """The value ``name`` holds at top-level statement ``index`` (or inside it, when the return is
+        there: then the statement must not bind the name): ("param", position, maybe-methods) or
+        ("value", (expression, its statement index), maybe-methods)."""
+        if inside is not None and _binds(inside, name):
+            return None
+        added: List[str] = []
+        for position in range(index - 1, -1, -1):
+            statement = body[position]
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                    and isinstance(statement.targets[0], ast.Name) and statement.targets[0].id == name:
+                return ("value", (statement.value, position), list(reversed(added)))
+            if not _binds(statement, name):
+                continue
+            maybe = _self_extension(statement, name)
+            if maybe is None:
+                return None
+            added.extend(reversed(maybe))
+        if name in params:
+            return (PARAMETER, params.index(name), list(reversed(added)))
+        return None
+
+    results = []
+    for node, index in returns:
+        inside = body[index] if body[index] is not node else None
+        described = describe(node.value, index, inside, 0)
+        if described is None:
+            return None
+        results.append(described)
+    return results
+
+
+def _binds(statement: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
+               for n in ast.walk(statement))
+
+
+def _self_extension(statement: ast.stmt, name: str) -> Optional[List[str]]:
+    """The methods (``"?"``-marked) an ``if`` applies to ``name`` when each of its branches only
+    rebinds ``name`` to a chain of method calls on itself (``if augment: ds = ds.map(f)``); else None."""
+    if not isinstance(statement, ast.If):
+        return None
+    found: List[str] = []
+    for branch in (statement.body, statement.orelse):
+        for inner in branch:
+            if isinstance(inner, ast.If):
+                more = _self_extension(inner, name) if _binds(inner, name) else []
+                if more is None:
+                    return None
+                found.extend(more)
+                continue
+            if not _binds(inner, name):
+                continue
+            if not (isinstance(inner, ast.Assign) and len(inner.targets) == 1
+                    and isinstance(inner.targets[0], ast.Name) and inner.targets[0].id == name):
+                return None
+            methods: List[str] = []
+            expr = inner.value
+            while isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute):
+                methods.append(expr.func.attr)
+                expr = expr.func.value
+            if not (isinstance(expr, ast.Name) and expr.id == name and methods):
+                return None
+            found.extend(MAYBE + m for m in reversed(methods))
+    return found
+
+
+def _always_returns(body: Sequence[ast.stmt]) -> bool:
+    """Does every path through ``body`` end in a ``return`` (or a ``raise``)?"""
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    return False
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -755,6 +942,39 @@ class ProjectIndex:
                 found.extend(self.class_bases(target, deps, depth + 1, seen))
         return found
 
+    def qualify(self, module: str, dotted: str, deps: Set[Tuple[str, str]]) -> Optional[Tuple[str, str]]:
+        """What ``dotted`` as written in project module ``module`` stands for: ("external",
+        name) (``tf.data.Dataset.range`` where the module imports TensorFlow as ``tf``), ("project",
+        absolute name), or None (a builtin, a name the module does not bind)."""
+        head, *rest = dotted.split(".")
+        member = self._member(module, head, deps, 0, set())
+        if member is None:
+            return None
+        kind, name = member
+        if kind == "module":
+            return self._walk(name, rest, deps, 0, set())
+        return ("external" if kind == "external" else "project", ".".join([name] + rest))
+
+    def returned(self, absolute: str, deps: Set[Tuple[str, str]]) -> Optional[List[Tuple[str, Any, Tuple[str, ...]]]]:
+        """What the project def ``absolute`` (``pkg.data.make_dataset``) returns, each ``return``
+        as (CALLED, ``qualify``'s answer for its callee, methods) or (PARAMETER, position,
+        methods); None when its returns are not so summarised (see ``_returns``)."""
+        module, _, name = absolute.rpartition(".")
+        located = self.locate(module) if module else None
+        if located is None or located[0] == NAMESPACE:
+            return None
+        summary = self.summary(module, deps)
+        if summary is None or summary.bound.get(name) != (DEF,) or name not in summary.returns:
+            return None
+        found: List[Tuple[str, Any, Tuple[str, ...]]] = []
+        for kind, value, methods in summary.returns[name]:
+            if kind == CALLED:
+                value = self.qualify(module, value, deps)
+                if value is None:
+                    return None
+            found.append((kind, value, methods))
+        return found
+
     def reaches_framework(self, module: str, deps: Set[Tuple[str, str]]) -> bool:
         """Does project module ``module``, or a project module it imports (transitively), import TensorFlow or Keras?"""
         memo = self._reach.get(module)
@@ -910,6 +1130,18 @@ class ProjectFile:
             return outside, False
         modules = self.index.imported_modules(summary, importer, package, self.deps)
         return outside, any(self.index.reaches_framework(name, self.deps) for name in modules)
+
+    def returns(self, qualname: str) -> Optional[List[Tuple[str, Any, Tuple[str, ...]]]]:
+        """What the project def a call names returns (``ProjectIndex.returned``), for the name as
+        this file's resolver gives it (``data.make_dataset``, ``pkg.data.make_dataset``); None when
+        it is not a project def so summarised. The modules read go to ``deps``."""
+        if self.own_notebook and "." not in qualname:
+            return None
+        importer, package = self._importer()
+        result = self.index.resolve(0, qualname, importer, package, self.deps)
+        if result is None or result[0] != "project":
+            return None
+        return self.index.returned(result[1], self.deps)
 
     def loop_caller(self, name: str) -> Optional[str]:
         """The file (relative to the root) of the module (the first by name) that calls this
