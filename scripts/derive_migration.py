@@ -1,0 +1,881 @@
+"""Derive the Keras 2 -> Keras 3 / TF 1 -> TF 2 migration table, then execute every entry.
+
+Run by a developer with TensorFlow installed (never at lint time: the linter
+never imports TensorFlow):
+
+    python scripts/derive_migration.py            # writes tflint_gpu/semantic/data/keras3_migration.json
+    python scripts/derive_migration.py --check    # exit 1 when the committed file differs
+    python scripts/derive_migration.py --out -    # print it
+
+What it compares (Keras 2 is ``tf_keras`` 2.21, which is what ``tf.keras``
+was; Keras 3 is ``keras`` 3.x and ``tf.keras`` as TF 2.21 ships it):
+
+* ``module``: public module paths of ``tf_keras`` (``layers.experimental``,
+  ``preprocessing.text``...) that ``keras.X`` / ``tensorflow.keras.X`` no longer
+  has: ``import`` and attribute access executed per spelling.
+* ``name``: public names per module (``backend.eval``, ``utils.Sequence`` is
+  kept...), ``getattr`` and ``from M import N`` executed per spelling; the
+  replacement is the same Keras 2 object under another path that Keras 3 has
+  (exact: the rewrite is a no-op under Keras 2), else the same name in
+  another Keras 3 module such as ``keras.ops`` (not exact).
+* ``member``: public members (methods, properties) of the classes users
+  subclass or call (Model, Sequential, Layer, Metric, Loss, Optimizer,
+  LossScaleOptimizer, Callback, utils.Sequence and every layer, metric, loss,
+  optimizer and callback class), ``getattr`` on a Keras 3 instance executed.
+  A member only recorded on a base class (``Layer.add_update``) is not
+  repeated on its subclasses. Replacement: a Keras 2 alias (the same
+  function) or a one-line wrapper (``return self.reset_state()``) of a member
+  Keras 3 keeps (exact when Keras 3's has the same parameters).
+* ``keyword``: keyword parameters of constructors, methods and functions
+  that Keras 2 takes and Keras 3's signature lacks, including the names Keras
+  2's ``Layer`` takes through ``**kwargs`` (its ``allowed_kwargs``). Each is
+  executed: a call with only that keyword where Keras 3's signature has no
+  ``**kwargs`` (Python rejects it before the body runs), else a real
+  construction/call with the required arguments filled in, first without the
+  keyword (the baseline must run) then with it.
+* ``tf_name``: names ``tf.compat.v1.M`` has and ``tf.M`` lacks (modules to depth
+  3), ``getattr`` and ``from tensorflow.M import N`` executed; the replacement
+  is the same object published by TF 2 (exact), else ``tf.compat.v1.M.N`` (not
+  exact: TF 1 semantics such as graph mode).
+* ``tf_keyword``: arguments TF's deprecation decorators mark (``deprecated_args``,
+  ``deprecated_arg_values``) on TF 2 functions and methods, with the
+  instructions TF gives and the current spelling when the instructions name a
+  parameter of the same callable; a few are executed both ways and compared.
+
+Each entry's ``outcome`` is what executing it raised (``error`` class and
+``message``), a ``warning``, or nothing (``breaks`` false: not a breakage, kept
+for the record). The output is sorted and free of addresses, so two runs give
+the same file.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import importlib
+import inspect
+import io
+import json
+import logging
+import os
+import re
+import sys
+import tempfile
+import textwrap
+import types
+import warnings
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.pop("TF_USE_LEGACY_KERAS", None)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "tflint_gpu", "semantic", "data", "keras3_migration.json")
+FORMAT = 1
+
+SPELLINGS = ("keras", "tensorflow.keras")
+# Keras 2 modules that are not user API surface for this table.
+_SKIP_MODULES = ("protobuf", "src", "estimator", "dtensor", "api", "internal")
+_MAX_DEPTH = 4
+_TF_DEPTH = 3
+# Classes whose members are compared (Keras 2 path -> kind), besides every public class of these modules.
+_MEMBER_CLASSES = ("Model", "Sequential", "layers.Layer", "metrics.Metric", "losses.Loss", "optimizers.Optimizer",
+                   "mixed_precision.LossScaleOptimizer", "callbacks.Callback", "utils.Sequence")
+_MEMBER_MODULES = ("layers", "metrics", "losses", "optimizers", "callbacks")
+# Methods whose keyword arguments are compared, per member class.
+_METHOD_CLASSES = ("Model", "Sequential", "layers.Layer", "metrics.Metric", "optimizers.Optimizer",
+                   "callbacks.Callback")
+_MESSAGE_LIMIT = 300
+
+
+# -- outcomes -----------------------------------------------------------------
+def _clean(text: str) -> str:
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x…", str(text))
+    text = re.sub(r"/[^\s'\"]*site-packages/", "", text)
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/tmp\w+", "<tmp>", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    return text[:_MESSAGE_LIMIT]
+
+
+class _Captured:
+    def __init__(self) -> None:
+        self.error: Optional[BaseException] = None
+        self.warnings: List[str] = []
+        self.value: Any = None
+
+
+@contextlib.contextmanager
+def _capture():
+    """Run a block, keeping the error it raises and the warnings it gives."""
+    captured = _Captured()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    loggers = [logging.getLogger("tensorflow"), logging.getLogger("absl")]
+    for logger in loggers:
+        logger.addHandler(handler)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                yield captured
+        except Exception as error:  # noqa: BLE001 - recording what it raises is the point
+            captured.error = error
+    for logger in loggers:
+        logger.removeHandler(handler)
+    captured.warnings = [f"{w.category.__name__}: {w.message}" for w in caught
+                         if not issubclass(w.category, (ResourceWarning, ImportWarning))]
+    logged = [line for line in stream.getvalue().splitlines() if "deprecat" in line.lower()]
+    captured.warnings += [f"logged: {line}" for line in logged]
+
+
+def _outcome(captured: _Captured) -> Dict[str, Any]:
+    if captured.error is not None:
+        return {"breaks": True, "error": type(captured.error).__name__, "message": _clean(captured.error)}
+    if captured.warnings:
+        return {"breaks": False, "warning": _clean(captured.warnings[0])}
+    return {"breaks": False}
+
+
+def _run(fn, /, *args, **kwargs) -> Dict[str, Any]:
+    with _capture() as captured:
+        captured.value = fn(*args, **kwargs)
+    return _outcome(captured)
+
+
+# -- module trees --------------------------------------------------------------
+def _walk_modules(root: types.ModuleType, skip: Iterable[str] = _SKIP_MODULES,
+                  depth: int = _MAX_DEPTH) -> Dict[str, types.ModuleType]:
+    """Public submodules reachable as attributes, path ('' for the root) -> module."""
+    found: Dict[str, types.ModuleType] = {}
+    stack = [("", root)]
+    while stack:
+        path, module = stack.pop()
+        if path in found:
+            continue
+        found[path] = module
+        if path and path.count(".") + 1 >= depth:
+            continue
+        for name in sorted(dir(module)):
+            if name.startswith("_") or (not path and name in skip):
+                continue
+            try:
+                value = getattr(module, name)
+            except Exception:  # noqa: BLE001
+                continue
+            if isinstance(value, types.ModuleType) and getattr(value, "__name__", "").split(".")[0] in (
+                    root.__name__.split(".")[0], "keras", "tensorflow"):
+                stack.append((f"{path}.{name}" if path else name, value))
+    return found
+
+
+def _public(module: Any) -> List[str]:
+    return sorted(n for n in dir(module) if not n.startswith("_"))
+
+
+def _keras3_root(spelling: str):
+    if spelling == "keras":
+        import keras
+
+        return keras
+    import tensorflow as tf
+
+    return tf.keras
+
+
+def _chain(root: Any, path: str) -> Any:
+    value = root
+    for part in path.split(".") if path else ():
+        value = getattr(value, part)
+    return value
+
+
+def _module_outcomes(spelling: str, path: str) -> Dict[str, Any]:
+    root = _keras3_root(spelling)
+    return {
+        "import": _run(importlib.import_module, f"{spelling}.{path}"),
+        "attribute": _run(_chain, root, path),
+    }
+
+
+def _from_import(module: str, name: str) -> Dict[str, Any]:
+    def run():
+        namespace: Dict[str, Any] = {}
+        exec(f"from {module} import {name}", namespace)  # noqa: S102 - the entry, executed
+
+    return _run(run)
+
+
+# -- replacements ----------------------------------------------------------------
+def _object_paths(modules: Dict[str, types.ModuleType]) -> Dict[int, List[Tuple[str, str]]]:
+    paths: Dict[int, List[Tuple[str, str]]] = {}
+    for path, module in sorted(modules.items()):
+        for name in _public(module):
+            try:
+                value = getattr(module, name)
+            except Exception:  # noqa: BLE001
+                continue
+            if callable(value) or isinstance(value, types.ModuleType):
+                paths.setdefault(id(value), []).append((path, name))
+    return paths
+
+
+def _exists(spelling: str, path: str, name: str) -> bool:
+    try:
+        _chain(_keras3_root(spelling), f"{path}.{name}" if path else name)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _qual(path: str, name: str = "") -> str:
+    parts = ["keras"] + ([path] if path else []) + ([name] if name else [])
+    return ".".join(parts)
+
+
+def _experimental(path: str) -> bool:
+    return "experimental" in path.split(".") or "legacy" in path.split(".")
+
+
+def _name_replacement(path: str, name: str, value: Any, spelling: str, k2_paths, k3_names) -> Optional[Dict[str, Any]]:
+    """The Keras 2 object under another path Keras 3 keeps (exact), else the same name elsewhere in Keras 3."""
+    candidates = [(p, n) for p, n in k2_paths.get(id(value), ()) if (p, n) != (path, name)]
+    candidates.sort(key=lambda pn: (pn[1] != name, _experimental(pn[0]), pn[0].count("."), pn[0], pn[1]))
+    for other_path, other_name in candidates:
+        if _exists(spelling, other_path, other_name):
+            return {"qualname": _qual(other_path, other_name), "exact": True,
+                    "why": "the same object in Keras 2"}
+    elsewhere = sorted(k3_names.get(name, ()), key=lambda p: (p != "ops", _experimental(p), p.count("."), p))
+    for other_path in elsewhere:
+        if other_path != path and _exists(spelling, other_path, name):
+            return {"qualname": _qual(other_path, name), "exact": False,
+                    "why": "the same name in another Keras 3 module (a different implementation)"}
+    return None
+
+
+# -- instances and calls under Keras 3 -------------------------------------------
+_VALUES = {
+    "units": 2, "filters": 2, "kernel_size": 1, "rate": 0.5, "target_shape": (2,), "dims": (1,), "n": 2,
+    "input_dim": 4, "output_dim": 2, "num_heads": 1, "key_dim": 2, "size": 2, "cropping": 0, "padding": 1,
+    "axis": -1, "stddev": 0.1, "l1": 0.01, "l2": 0.01, "activation": "relu", "function": None,
+    "max_tokens": None, "num_bins": 2, "num_tokens": 2, "height": 2, "width": 2, "factor": 0.1,
+    "scale": 1.0, "mean": 0.0, "variance": 1.0, "vocabulary": ["a"], "bin_boundaries": [0.0],
+    "learning_rate": 0.01, "monitor": "loss", "filepath": "m.keras", "schedule": None, "root": ".",
+    "log_dir": "logs", "name": "m", "epsilon": 1e-3, "fn": None, "patience": 1, "groups": 1,
+    "depth_multiplier": 1, "upsampling": None, "output_mode": "int", "offset": 0.0, "value_range": (0, 1),
+    "thresholds": 0.5, "num_thresholds": 3, "top_k": None, "class_id": None, "num_classes": 2,
+    "inner_optimizer": None, "data_format": None, "strides": 1, "pool_size": 2, "threshold": 0.5,
+}
+
+
+def _required(sig: inspect.Signature) -> List[inspect.Parameter]:
+    return [p for name, p in list(sig.parameters.items())[1:]
+            if p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _fill(cls: type, keras) -> Optional[Dict[str, Any]]:
+    """Keyword values for the required parameters of a Keras 3 constructor, or None."""
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return {}
+    values: Dict[str, Any] = {}
+    for param in _required(sig):
+        name = param.name
+        if name in ("layer", "forward_layer"):
+            values[name] = keras.layers.LSTM(2) if "Bidirectional" in cls.__name__ else keras.layers.Dense(2)
+        elif name == "cell":
+            values[name] = keras.layers.LSTMCell(2)
+        elif name == "cells":
+            values[name] = [keras.layers.LSTMCell(2)]
+        elif name == "layers":
+            values[name] = [keras.layers.Dense(2)]
+        elif name == "inner_optimizer" or name == "optimizer":
+            values[name] = keras.optimizers.SGD()
+        elif name == "function" or name == "fn":
+            values[name] = lambda x: x
+        elif name == "schedule":
+            values[name] = lambda epoch: 0.01
+        elif name in _VALUES and _VALUES[name] is not None:
+            values[name] = _VALUES[name]
+        else:
+            return None
+    return values
+
+
+def _instance(path: str, keras, cache: Dict[str, Any]) -> Any:
+    """A Keras 3 instance of the class at ``path`` (None when it cannot be made)."""
+    if path in cache:
+        return cache[path]
+    made = None
+    try:
+        cls = _chain(keras, path)
+        if path in ("Model",):
+            inputs = keras.Input((2,))
+            made = keras.Model(inputs, keras.layers.Dense(1)(inputs))
+        elif path == "Sequential":
+            made = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        elif path == "utils.Sequence":
+            class _Seq(cls):  # abstract: a minimal subclass
+                def __len__(self):
+                    return 1
+
+                def __getitem__(self, i):
+                    return 0
+            made = _Seq()
+        elif inspect.isabstract(cls) or path in ("metrics.Metric", "losses.Loss", "optimizers.Optimizer"):
+            made = None
+            if path == "optimizers.Optimizer":
+                made = keras.optimizers.SGD()
+            elif path == "metrics.Metric":
+                made = keras.metrics.Mean()
+            elif path == "losses.Loss":
+                made = keras.losses.MeanSquaredError()
+        else:
+            values = _fill(cls, keras)
+            if values is not None:
+                with _capture() as captured:
+                    captured.value = cls(**values)
+                made = captured.value if captured.error is None else None
+    except Exception:  # noqa: BLE001
+        made = None
+    cache[path] = made
+    return made
+
+
+def _method_call(cls_path: str, method: str, keras, tmp: str):
+    """(callable, args, kwargs) running ``method`` for real on a fresh Keras 3 instance, or None."""
+    import numpy as np
+
+    x = np.ones((4, 2), "float32")
+    y = np.ones((4, 1), "float32")
+    if cls_path in ("Model", "Sequential"):
+        model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+        model.compile("sgd", "mse")
+        calls = {
+            "fit": ((x, y), {"epochs": 1, "verbose": 0}), "evaluate": ((x, y), {"verbose": 0}),
+            "predict": ((x,), {"verbose": 0}), "compile": (("sgd", "mse"), {}),
+            "train_on_batch": ((x, y), {}), "test_on_batch": ((x, y), {}), "predict_on_batch": ((x,), {}),
+            "save": ((os.path.join(tmp, "m.keras"),), {}), "save_weights": ((os.path.join(tmp, "m.weights.h5"),), {}),
+            "summary": ((), {}), "to_json": ((), {}), "get_config": ((), {}), "__call__": ((x,), {}),
+        }
+        if method == "load_weights":
+            model.save_weights(os.path.join(tmp, "l.weights.h5"))
+            return model.load_weights, (os.path.join(tmp, "l.weights.h5"),), {}
+        if method in calls:
+            args, kwargs = calls[method]
+            return getattr(model, method), args, kwargs
+        return None
+    if cls_path == "layers.Layer":
+        layer = keras.layers.Dense(2)
+        calls = {"add_weight": ((), {"shape": (1,)}), "__call__": ((x,), {}), "build": (((None, 2),), {})}
+        if method in calls:
+            args, kwargs = calls[method]
+            return getattr(layer, method), args, kwargs
+        return None
+    return None
+
+
+def _signature(fn: Any) -> Optional[inspect.Signature]:
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def _names(sig: inspect.Signature) -> List[str]:
+    return [p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+
+
+def _has_var_keyword(sig: inspect.Signature) -> bool:
+    return any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def _sample(param: Optional[inspect.Parameter], name: str) -> Any:
+    if param is not None and param.default is not inspect.Parameter.empty:
+        return param.default
+    return _KWARG_SAMPLES.get(name)
+
+
+_KWARG_SAMPLES = {"input_dim": 2, "input_shape": (2,), "batch_input_shape": (None, 2), "batch_size": None,
+                  "weights": None, "activity_regularizer": None, "autocast": True, "implementation": 1}
+
+
+def _allowed_kwargs(cls: type) -> List[str]:
+    """The names tf_keras's Layer.__init__ accepts through **kwargs (its `allowed_kwargs` set literal)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls.__init__)))
+    except (OSError, TypeError, SyntaxError):
+        return []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "allowed_kwargs"
+                                                for t in node.targets) and isinstance(node.value, ast.Set):
+            return sorted(e.value for e in node.value.elts if isinstance(e, ast.Constant))
+    return []
+
+
+# -- members -------------------------------------------------------------------------
+def _wrapper_target(cls: type, member: str) -> Optional[str]:
+    """B when Keras 2's member is `return self.B(<its own parameters>)` (or `self.B(...)`, or a property
+    returning `self.B`), else None."""
+    raw = inspect.getattr_static(cls, member, None)
+    fn = raw.fget if isinstance(raw, property) else getattr(raw, "__func__", raw)
+    if not isinstance(fn, types.FunctionType):
+        return None
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = tree.body[0]
+    if not isinstance(func, ast.FunctionDef):
+        return None
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], (ast.Return, ast.Expr)) or body[0].value is None:
+        return None
+    value = body[0].value
+    params = [a.arg for a in func.args.args[1:]]
+    if isinstance(raw, property):
+        if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+            return value.attr
+        return None
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == "self"):
+        return None
+    passed = [a.id for a in value.args if isinstance(a, ast.Name)]
+    if len(passed) != len(value.args) or value.keywords and any(
+            k.arg is None or not isinstance(k.value, ast.Name) or k.arg != k.value.id for k in value.keywords):
+        return None
+    if passed + [k.arg for k in value.keywords] != params or func.args.vararg or func.args.kwarg:
+        return None
+    return value.func.attr
+
+
+def _member_replacement(cls2: type, cls3: type, member: str) -> Optional[Dict[str, Any]]:
+    value = inspect.getattr_static(cls2, member, None)
+    for other in _public(cls2):
+        if other != member and hasattr(cls3, other) and value is not None \
+                and inspect.getattr_static(cls2, other, None) is value:
+            return {"member": other, "exact": True, "why": "the same function in Keras 2"}
+    target = _wrapper_target(cls2, member)
+    if target is not None and target != member and hasattr(cls3, target):
+        sig2 = _signature(getattr(cls2, target, None))
+        sig3 = _signature(getattr(cls3, target, None))
+        exact = sig2 is not None and sig3 is not None and _names(sig2) == _names(sig3)
+        return {"member": target, "exact": exact,
+                "why": "Keras 2's member only calls it" + ("" if exact else " (Keras 3's takes other parameters)")}
+    return None
+
+
+# -- the derivation -----------------------------------------------------------------
+def derive() -> Dict[str, Any]:
+    import tensorflow as tf
+    import keras
+    import tf_keras
+
+    keras.utils.set_random_seed(0)
+    entries: List[Dict[str, Any]] = []
+    k2_modules = {p: m for p, m in _walk_modules(tf_keras).items()}
+    k2_paths = _object_paths(k2_modules)
+    k3_modules = _walk_modules(keras)
+    k3_names: Dict[str, List[str]] = {}
+    for path, module in k3_modules.items():
+        for name in _public(module):
+            k3_names.setdefault(name, []).append(path)
+
+    # modules and names
+    for path in sorted(k2_modules):
+        module2 = k2_modules[path]
+        gone: Dict[str, Dict[str, Any]] = {}
+        if path:
+            outcomes = {s: _module_outcomes(s, path) for s in SPELLINGS}
+            gone = {s: o for s, o in outcomes.items() if o["import"]["breaks"] or o["attribute"]["breaks"]}
+            if gone:
+                entries.append({"kind": "module", "qualname": _qual(path), "spellings": outcomes,
+                                "breaks": sorted(gone)})
+        if path.startswith("protobuf"):
+            continue
+        for name in _public(module2):
+            try:
+                value = getattr(module2, name)
+            except Exception:  # noqa: BLE001
+                continue
+            if isinstance(value, types.ModuleType):
+                continue  # a module entry of its own
+            outcomes = {}
+            broken = []
+            for spelling in SPELLINGS:
+                if spelling in gone:
+                    outcomes[spelling] = {"via_module": True, "attribute": gone[spelling]["attribute"],
+                                          "import": gone[spelling]["import"]}
+                    broken.append(spelling)
+                    continue
+                if _exists(spelling, path, name):
+                    continue
+                outcomes[spelling] = {
+                    "attribute": _run(_chain, _keras3_root(spelling), f"{path}.{name}" if path else name),
+                    "import": _from_import(f"{spelling}.{path}" if path else spelling, name),
+                }
+                if outcomes[spelling]["attribute"]["breaks"] or outcomes[spelling]["import"]["breaks"]:
+                    broken.append(spelling)
+            if not outcomes:
+                continue
+            entry = {"kind": "name", "qualname": _qual(path, name), "spellings": outcomes, "breaks": sorted(broken)}
+            replacements = {}
+            for spelling in outcomes:
+                found = _name_replacement(path, name, value, spelling, k2_paths, k3_names)
+                if found is not None:
+                    replacements[spelling] = found
+            if replacements:
+                entry["replacement"] = replacements
+            entries.append(entry)
+
+    # members
+    cache: Dict[str, Any] = {}
+    member_classes = set(_MEMBER_CLASSES)
+    for module_path in _MEMBER_MODULES:
+        for name in _public(k2_modules.get(module_path)):
+            if inspect.isclass(getattr(k2_modules[module_path], name)):
+                member_classes.add(f"{module_path}.{name}")
+    removed_on: Dict[int, set] = {}  # id(Keras 2 class) -> members recorded for it
+    classes2 = []
+    for cls_path in sorted(member_classes):
+        try:
+            cls2 = _chain(tf_keras, cls_path)
+            cls3 = _chain(keras, cls_path)
+        except Exception:  # noqa: BLE001
+            continue
+        if inspect.isclass(cls2) and inspect.isclass(cls3):
+            classes2.append((len(cls2.__mro__), cls_path, cls2, cls3))
+    for _depth, cls_path, cls2, cls3 in sorted(classes2):
+        missing = [m for m in _public(cls2) if not hasattr(cls3, m)]
+        inherited = set()
+        for base in cls2.__mro__[1:]:
+            inherited |= removed_on.get(id(base), set())
+        removed_on[id(cls2)] = set(missing) | inherited
+        instance = _instance(cls_path, keras, cache)
+        for member in missing:
+            if member in inherited:
+                continue
+            target = instance if instance is not None else cls3
+            outcome = _run(getattr, target, member)
+            entry = {"kind": "member", "qualname": _qual(cls_path), "member": member,
+                     "on": "instance" if instance is not None else "class", "outcome": outcome}
+            replacement = _member_replacement(cls2, cls3, member)
+            if replacement is not None:
+                entry["replacement"] = replacement
+            entries.append(entry)
+
+    # keywords
+    entries.extend(_keywords(tf_keras, keras, k2_modules, classes2))
+    # TensorFlow
+    entries.extend(_tf_names(tf))
+    entries.extend(_tf_keywords(tf))
+
+    entries.sort(key=lambda e: (e["kind"], e["qualname"], e.get("member", ""), e.get("keyword", "")))
+    classes = {_qual(path): _keras3_bases(cls3, keras) for _d, path, _c2, cls3 in classes2}
+    return {
+        "classes": classes,
+        "format": FORMAT,
+        "generated_by": "scripts/derive_migration.py",
+        "versions": {"tensorflow": tf.__version__, "keras": keras.__version__, "tf_keras": tf_keras.__version__},
+        "entries": entries,
+    }
+
+
+def _keras3_bases(cls3: type, keras) -> List[str]:
+    """Public Keras 3 paths of the class's bases that are member classes (Layer, Model, Metric...)."""
+    found = []
+    for path in _MEMBER_CLASSES:
+        try:
+            base = _chain(keras, path)
+        except Exception:  # noqa: BLE001
+            continue
+        if inspect.isclass(base) and base is not cls3 and issubclass(cls3, base):
+            found.append(_qual(path))
+    return sorted(found)
+
+
+def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
+    entries: List[Dict[str, Any]] = []
+    callables: List[Tuple[str, Any, Any, str]] = []  # (qualname, keras 2 fn, keras 3 fn, what)
+    for path in sorted(k2_modules):
+        if path.startswith("protobuf"):
+            continue
+        module2 = k2_modules[path]
+        for name in _public(module2):
+            value2 = getattr(module2, name, None)
+            if isinstance(value2, types.ModuleType) or not callable(value2) or not _exists("keras", path, name):
+                continue
+            value3 = _chain(keras, f"{path}.{name}" if path else name)
+            if inspect.isclass(value2) != inspect.isclass(value3):
+                continue
+            callables.append((_qual(path, name), value2, value3, "class" if inspect.isclass(value2) else "function"))
+    for _depth, cls_path, cls2, cls3 in classes2:
+        if cls_path not in _METHOD_CLASSES:
+            continue
+        for member in _public(cls2):
+            fn2 = inspect.getattr_static(cls2, member, None)
+            if not isinstance(fn2, types.FunctionType) or not hasattr(cls3, member):
+                continue
+            fn3 = getattr(cls3, member)
+            if callable(fn3):
+                callables.append((f"{_qual(cls_path)}.{member}", getattr(cls2, member), fn3, "method"))
+    seen = set()
+    layer2 = tf_keras.layers.Layer
+    allowed = _allowed_kwargs(layer2)
+    with tempfile.TemporaryDirectory() as tmp:
+        for qualname, fn2, fn3, what in sorted(callables, key=lambda c: c[0]):
+            if qualname in seen:
+                continue
+            seen.add(qualname)
+            sig2 = _signature(fn2.__init__ if what == "class" else fn2)
+            sig3 = _signature(fn3.__init__ if what == "class" else fn3)
+            if sig2 is None or sig3 is None:
+                continue
+            names3 = set(_names(sig3))
+            params2 = {p.name: p for p in sig2.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD,
+                                                                                p.KEYWORD_ONLY)}
+            params2.pop("self", None)
+            extra = []
+            if what == "class" and inspect.isclass(fn2) and issubclass(fn2, layer2) and _has_var_keyword(sig2):
+                extra = [k for k in allowed if k not in params2]
+            for keyword in sorted(set(params2) | set(extra)):
+                if keyword in names3:
+                    continue
+                value = _sample(params2.get(keyword), keyword)
+                entry = {"kind": "keyword", "qualname": qualname, "keyword": keyword, "callable": what,
+                         "value": _clean(repr(value)), "through_kwargs": keyword not in params2}
+                if not _has_var_keyword(sig3):
+                    entry["outcome"] = _call_with_only(fn3, keyword, value)
+                    entry["executed"] = "call with only this keyword (Keras 3 has no **kwargs)"
+                else:
+                    entry.update(_execute_keyword(qualname, what, fn3, keyword, value, keras, tmp))
+                replacement = _keyword_replacement(keyword, sig2, sig3, entry.get("outcome"))
+                if replacement is not None:
+                    entry["replacement"] = replacement
+                entries.append(entry)
+    return entries
+
+
+def _keyword_replacement(keyword: str, sig2: inspect.Signature, sig3: inspect.Signature,
+                         outcome: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The Keras 3 parameter that Keras 3's own message names (`Use negative_slope instead`), else the one
+    at the same position, required in both, under a name Keras 2 did not have (`to_categorical(y)` -> `x`); never exact."""
+    names2, names3 = _names(sig2), _names(sig3)
+    text = " ".join(str((outcome or {}).get(k, "")) for k in ("message", "warning"))
+    for word in re.findall(r"`?([A-Za-z_][A-Za-z_0-9]*)`?", text):
+        if word in names3 and word not in names2 and word != keyword and re.search(
+                rf"[Uu]se `?{word}\b", text):
+            return {"keyword": word, "exact": False, "why": "named by Keras 3's message"}
+    params2, params3 = list(sig2.parameters.values()), list(sig3.parameters.values())
+    if keyword in names2:
+        index = names2.index(keyword)
+        required = index < len(params2) and index < len(params3) and all(
+            p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD
+            for p in (params2[index], params3[index]))
+        if required and names3[index] not in names2 and names3[index] != "self":
+            return {"keyword": names3[index], "exact": False, "why": "Keras 3's parameter at the same position"}
+    return None
+
+
+def _call_with_only(fn: Any, keyword: str, value: Any) -> Dict[str, Any]:
+    return _run(fn, **{keyword: value})
+
+
+def _execute_keyword(qualname: str, what: str, fn3: Any, keyword: str, value: Any, keras, tmp: str):
+    if what == "class":
+        values = _fill(fn3, keras)
+        if values is None:
+            return {"outcome": None, "executed": "not executed: required arguments unknown"}
+        baseline = _run(fn3, **values)
+        if baseline["breaks"]:
+            return {"outcome": None, "executed": "not executed: the baseline construction fails"}
+        return {"outcome": _run(fn3, **values, **{keyword: value}), "executed": "constructed with it"}
+    if what == "method":
+        cls_path, method = qualname[len("keras."):].rsplit(".", 1)
+        call = _method_call(cls_path, method, keras, tmp)
+        if call is None:
+            return {"outcome": None, "executed": "not executed: no recipe for this method"}
+        fn, args, kwargs = call
+        baseline = _run(fn, *args, **kwargs)
+        if baseline["breaks"]:
+            return {"outcome": None, "executed": "not executed: the baseline call fails"}
+        call = _method_call(cls_path, method, keras, tmp)
+        fn, args, kwargs = call
+        return {"outcome": _run(fn, *args, **kwargs, **{keyword: value}), "executed": "called with it"}
+    return {"outcome": None, "executed": "not executed: Keras 3 takes **kwargs"}
+
+
+# -- TensorFlow ------------------------------------------------------------------------
+def _tf_tree(tf) -> Dict[str, types.ModuleType]:
+    return _walk_modules(tf, skip=("compat", "keras", "estimator", "contrib", "python", "core", "tools",
+                                   "experimental", "summary", "losses", "metrics", "optimizers",
+                                   "initializers"), depth=_TF_DEPTH)
+
+
+def _tf_names(tf) -> List[Dict[str, Any]]:
+    v1 = tf.compat.v1
+    v1_modules = _walk_modules(v1, skip=("compat", "keras", "estimator"), depth=_TF_DEPTH)
+    tf2 = _tf_tree(tf)
+    tf2_paths = _object_paths(tf2)
+    entries = []
+    for path in sorted(v1_modules):
+        module1 = v1_modules[path]
+        if path and ".".join(["tensorflow", path]).count(".") > _TF_DEPTH:
+            continue
+        try:
+            module2 = _chain(tf, path)
+        except Exception:  # noqa: BLE001
+            continue  # recorded as a removed name of its parent
+        if not isinstance(module2, types.ModuleType) and not hasattr(module2, "__getattr__"):
+            continue
+        names2 = set(dir(module2))
+        for name in _public(module1):
+            if name in names2:
+                continue
+            try:
+                value = getattr(module1, name)
+            except Exception:  # noqa: BLE001
+                continue
+            qualname = ".".join(["tensorflow"] + ([path] if path else []) + [name])
+            module_name = ".".join(["tensorflow"] + ([path] if path else []))
+            entry = {"kind": "tf_name", "qualname": qualname,
+                     "is_module": isinstance(value, types.ModuleType),
+                     "outcome": {"attribute": _run(getattr, module2, name),
+                                 "import": _from_import(module_name, name)}}
+            entry["breaks"] = entry["outcome"]["attribute"]["breaks"]
+            replacement = None
+            if callable(value) or isinstance(value, types.ModuleType):
+                same = sorted(tf2_paths.get(id(value), ()), key=lambda pn: (pn[1] != name, pn[0].count("."), pn))
+                if same:
+                    other_path, other_name = same[0]
+                    replacement = {"qualname": ".".join(["tensorflow"] + ([other_path] if other_path else [])
+                                                        + [other_name]),
+                                   "exact": True, "why": "the same object in TensorFlow 2"}
+            if replacement is None:
+                replacement = {"qualname": ".".join(["tensorflow.compat.v1"] + ([path] if path else []) + [name]),
+                               "exact": False, "why": "tf.compat.v1 keeps it (TensorFlow 1 semantics)"}
+            entry["replacement"] = replacement
+            entries.append(entry)
+    return entries
+
+
+_DEPRECATED_ARGS = re.compile(r"SOME ARGUMENTS ARE DEPRECATED: `\((.*?)\)`")
+_DEPRECATED_VALUES = re.compile(r"SOME ARGUMENT VALUES ARE DEPRECATED: `\((.*?)\)`")
+_INSTRUCTIONS = re.compile(r"Instructions for updating:\n(.*?)(?:\n\n|\Z)", re.S)
+_USE = re.compile(r"[Uu]se `?([A-Za-z_][A-Za-z_0-9]*)`?(?:=\S*)? instead|[Uu]se `?([A-Za-z_][A-Za-z_0-9]*)`?")
+
+# (qualname, old, new): executed both ways, outputs compared.
+_VERIFY = {
+    ("tensorflow.map_fn", "dtype", "fn_output_signature"):
+        "out = tf.map_fn(lambda v: tf.cast(v, tf.float32) * 2.0, tf.range(3), {kw}=tf.float32)",
+    ("tensorflow.data.Dataset.from_generator", "output_types", "output_signature"): None,
+    ("tensorflow.while_loop", "back_prop", None): None,
+}
+
+
+def _callables(tf) -> List[Tuple[str, Any]]:
+    found = []
+    for path, module in sorted(_tf_tree(tf).items()):
+        for name in _public(module):
+            value = getattr(module, name, None)
+            qualname = ".".join(["tensorflow"] + ([path] if path else []) + [name])
+            if inspect.isclass(value):
+                for member in sorted(vars(value)):
+                    if member.startswith("_") and member != "__init__":
+                        continue
+                    raw = vars(value)[member]
+                    fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+                    if callable(fn):
+                        found.append((f"{qualname}.{member}" if member != "__init__" else qualname, fn))
+            elif callable(value):
+                found.append((qualname, value))
+    return found
+
+
+def _tf_keywords(tf) -> List[Dict[str, Any]]:
+    from tensorflow.python.util import tf_decorator
+
+    entries = []
+    seen = set()
+    for qualname, fn in _callables(tf):
+        decorators, target = tf_decorator.unwrap(fn)
+        for decorator in decorators:
+            if decorator.decorator_name != "deprecated":
+                continue
+            doc = decorator.decorator_doc or fn.__doc__ or ""
+            for pattern, kind in ((_DEPRECATED_ARGS, "argument"), (_DEPRECATED_VALUES, "value")):
+                match = pattern.search(doc)
+                if match is None:
+                    continue
+                instructions = _INSTRUCTIONS.search(doc[match.end():])
+                text = _clean(instructions.group(1)) if instructions else ""
+                sig = _signature(target)
+                params = set(_names(sig)) if sig is not None else set()
+                for part in match.group(1).split(","):
+                    keyword = part.strip().split("=")[0].strip()
+                    if not keyword or (qualname, keyword) in seen:
+                        continue
+                    seen.add((qualname, keyword))
+                    new = None
+                    for use in _USE.finditer(text):
+                        word = use.group(1) or use.group(2)
+                        if word in params and word != keyword:
+                            new = word
+                            break
+                    entry = {"kind": "tf_keyword", "qualname": qualname, "keyword": keyword,
+                             "deprecated": kind, "instructions": text}
+                    if new is not None:
+                        entry["replacement"] = {"keyword": new, "exact": False,
+                                                "why": "named by TensorFlow's instructions"}
+                    verdict = _verify_tf(tf, qualname, keyword, new)
+                    entry["outcome"] = verdict["outcome"]
+                    entry["executed"] = verdict["executed"]
+                    if verdict.get("exact") and new is not None:
+                        entry["replacement"].update(exact=True, why="executed both ways: identical outputs")
+                    entries.append(entry)
+    return entries
+
+
+def _verify_tf(tf, qualname: str, old: str, new: Optional[str]) -> Dict[str, Any]:
+    snippet = _VERIFY.get((qualname, old, new))
+    if snippet is None:
+        return {"outcome": {"breaks": False, "deprecated": True},
+                "executed": "not executed: a deprecation marker (the argument is still accepted)"}
+    import numpy as np
+
+    results = {}
+    outcome = None
+    for kw in (old, new):
+        namespace: Dict[str, Any] = {"tf": tf}
+        with _capture() as captured:
+            exec(snippet.format(kw=kw), namespace)  # noqa: S102
+        if kw == old:
+            outcome = _outcome(captured)
+        results[kw] = None if captured.error is not None else np.asarray(namespace["out"])
+    same = all(r is not None for r in results.values()) and np.array_equal(results[old], results[new]) \
+        and results[old].dtype == results[new].dtype
+    return {"outcome": outcome, "executed": "executed with the old and the new keyword", "exact": same}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=DEFAULT_OUT, help="where to write the table ('-': stdout)")
+    parser.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
+    args = parser.parse_args(argv)
+    text = json.dumps(derive(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    if args.check:
+        with open(args.out, encoding="utf-8") as handle:
+            same = handle.read() == text
+        print("up to date" if same else f"{args.out} differs from a fresh derivation")
+        return 0 if same else 1
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        os.makedirs(os.path.dirname(args.out), exist_ok=True)
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

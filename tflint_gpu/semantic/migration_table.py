@@ -1,0 +1,197 @@
+"""The derived Keras 3 / TensorFlow 2 migration table (``data/keras3_migration.json``).
+
+``scripts/derive_migration.py`` compares Keras 2 (``tf_keras`` 2.21) with Keras 3
+as TensorFlow 2.21 ships it, and ``tf.compat.v1`` with ``tf``, then executes
+every entry under Keras 3 and records what it raised. This module reads that
+file on first use only (a rule asks; start-up stays light) and answers by
+normalized qualified name:
+
+* ``removed_module("keras.layers.experimental", spelling)``;
+* ``removed_name("keras.backend", "eval", spelling)``;
+* ``removed_member("keras.metrics.Mean", "reset_states")`` (through the bases
+  the table records: a member removed from ``keras.layers.Layer`` is removed
+  from ``keras.layers.Dense``);
+* ``removed_keyword("keras.Model.fit", "workers")``;
+* ``removed_tf_name("tensorflow.Session")``;
+* ``deprecated_tf_keyword("tensorflow.map_fn", "dtype")``.
+
+Each answers a ``Removal`` (the error class and message executing it raised,
+and the replacement when there is one, with whether it is exact) or None:
+None also for an entry whose execution raised nothing (not a breakage) or
+that was not executed. ``spelling`` is how the code reaches Keras:
+``"keras"`` (standalone Keras 3) or ``"tensorflow.keras"`` (``tf.keras`` under
+TF 2.16+, which keeps some of Keras 2's modules, ``preprocessing.text`` for
+one); ``spelling_of(raw)`` tells it from a raw qualified name.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Tuple
+
+DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "keras3_migration.json")
+KERAS = "keras"
+TF_KERAS_SPELLING = "tensorflow.keras"
+_TF_KERAS_PREFIXES = ("tensorflow.keras", "tensorflow.compat.v2.keras", "tensorflow.compat.v1.keras")
+
+
+@dataclass(frozen=True)
+class Removal:
+    kind: str  # module, name, member, keyword, tf_name, tf_keyword
+    qualname: str  # what the entry is about (normalized; the callable for a keyword, the class for a member)
+    error: Optional[str]  # ImportError, AttributeError, TypeError, ValueError...; None for a deprecation
+    message: str
+    replacement: Optional[str] = None  # a qualified name, a member or a keyword, by kind
+    exact: bool = False  # the replacement is a safe rewrite (same object / verified identical outputs)
+    why: str = ""  # how the replacement was found
+
+
+def spelling_of(raw: Optional[str]) -> Optional[str]:
+    """``"keras"`` or ``"tensorflow.keras"`` for a raw Keras 3 qualified name, else None."""
+    if raw is None:
+        return None
+    if raw == "keras" or (raw.startswith("keras.") and not raw.startswith("keras.src.")):
+        return KERAS
+    for prefix in _TF_KERAS_PREFIXES:
+        if raw == prefix or raw.startswith(prefix + "."):
+            return TF_KERAS_SPELLING
+    return None
+
+
+class MigrationTable:
+    def __init__(self, data: Dict[str, Any]) -> None:
+        self.data = data
+        self.versions: Dict[str, str] = data.get("versions", {})
+        self.classes: Dict[str, list] = data.get("classes", {})
+        self._modules: Dict[str, dict] = {}
+        self._names: Dict[str, dict] = {}
+        self._members: Dict[Tuple[str, str], dict] = {}
+        self._keywords: Dict[Tuple[str, str], dict] = {}
+        self._tf_names: Dict[str, dict] = {}
+        self._tf_keywords: Dict[Tuple[str, str], dict] = {}
+        for entry in data.get("entries", ()):
+            kind = entry["kind"]
+            if kind == "module":
+                self._modules[entry["qualname"]] = entry
+            elif kind == "name":
+                self._names[entry["qualname"]] = entry
+            elif kind == "member":
+                self._members[(entry["qualname"], entry["member"])] = entry
+            elif kind == "keyword":
+                self._keywords[(entry["qualname"], entry["keyword"])] = entry
+            elif kind == "tf_name":
+                self._tf_names[entry["qualname"]] = entry
+            elif kind == "tf_keyword":
+                self._tf_keywords[(entry["qualname"], entry["keyword"])] = entry
+
+    # -- counts ---------------------------------------------------------------
+    def entries(self):
+        return list(self.data.get("entries", ()))
+
+    # -- Keras modules and names ---------------------------------------------
+    def removed_module(self, qualname: str, spelling: str, how: str = "import") -> Optional[Removal]:
+        """``how``: ``"import"`` (an import statement) or ``"attribute"`` (``tf.keras.x.y``)."""
+        entry = self._modules.get(qualname)
+        if entry is None:
+            return None
+        outcome = entry["spellings"].get(spelling, {}).get(how)
+        if not outcome or not outcome.get("breaks"):
+            return None
+        return Removal("module", qualname, outcome["error"], outcome["message"])
+
+    def removed_name(self, module: str, name: str, spelling: str, how: str = "attribute") -> Optional[Removal]:
+        """A public Keras 2 name ``module.name`` that Keras 3 lacks under ``spelling``; ``how``:
+        ``"attribute"`` (``keras.backend.eval``) or ``"import"`` (``from keras.backend import eval``).
+        Also answers names of removed modules (``via_module``), with their replacement."""
+        qualname = f"{module}.{name}"
+        entry = self._names.get(qualname)
+        if entry is None:
+            return None
+        outcomes = entry["spellings"].get(spelling)
+        if not outcomes:
+            return None
+        outcome = outcomes.get(how)
+        if not outcome or not outcome.get("breaks"):
+            return None
+        replacement = entry.get("replacement", {}).get(spelling)
+        return Removal("name", qualname, outcome["error"], outcome["message"],
+                       replacement["qualname"] if replacement else None,
+                       bool(replacement and replacement.get("exact")),
+                       replacement.get("why", "") if replacement else "")
+
+    def is_module_name(self, qualname: str) -> bool:
+        return qualname in self._modules
+
+    # -- class members ----------------------------------------------------------
+    def known_class(self, qualname: str) -> bool:
+        return qualname in self.classes
+
+    def removed_member(self, cls: str, member: str) -> Optional[Removal]:
+        """A member Keras 2's class ``cls`` (or a base the table records) had and executing
+        it on a Keras 3 instance raised for."""
+        for owner in [cls] + list(self.classes.get(cls, ())):
+            entry = self._members.get((owner, member))
+            if entry is None:
+                continue
+            outcome = entry.get("outcome") or {}
+            if not outcome.get("breaks"):
+                return None
+            replacement = entry.get("replacement") or {}
+            return Removal("member", owner, outcome["error"], outcome["message"], replacement.get("member"),
+                           bool(replacement.get("exact")), replacement.get("why", ""))
+        return None
+
+    # -- keywords -----------------------------------------------------------------
+    def removed_keyword(self, callable_qualname: str, keyword: str) -> Optional[Removal]:
+        """A keyword Keras 2's callable took that Keras 3's rejects (executed: TypeError/ValueError)."""
+        entry = self._keywords.get((callable_qualname, keyword))
+        if entry is None:
+            return None
+        outcome = entry.get("outcome") or {}
+        if not outcome.get("breaks"):
+            return None
+        replacement = entry.get("replacement") or {}
+        return Removal("keyword", callable_qualname, outcome["error"], outcome["message"],
+                       replacement.get("keyword"), bool(replacement.get("exact")), replacement.get("why", ""))
+
+    def keyword_entry(self, callable_qualname: str, keyword: str) -> Optional[dict]:
+        """The raw entry (also for keywords that only warn or were not executed)."""
+        return self._keywords.get((callable_qualname, keyword))
+
+    # -- TensorFlow --------------------------------------------------------------
+    def removed_tf_name(self, qualname: str, how: str = "attribute") -> Optional[Removal]:
+        """``tensorflow.M.N`` that ``tf.compat.v1`` keeps and TF 2 removed (``how``: attribute/import)."""
+        entry = self._tf_names.get(qualname)
+        if entry is None:
+            return None
+        outcome = entry["outcome"].get(how) or {}
+        if not outcome.get("breaks"):
+            return None
+        replacement = entry.get("replacement") or {}
+        return Removal("tf_name", qualname, outcome["error"], outcome["message"], replacement.get("qualname"),
+                       bool(replacement.get("exact")), replacement.get("why", ""))
+
+    def is_tf_module(self, qualname: str) -> bool:
+        entry = self._tf_names.get(qualname)
+        return bool(entry and entry.get("is_module"))
+
+    def deprecated_tf_keyword(self, callable_qualname: str, keyword: str) -> Optional[Removal]:
+        entry = self._tf_keywords.get((callable_qualname, keyword))
+        if entry is None:
+            return None
+        replacement = entry.get("replacement") or {}
+        return Removal("tf_keyword", callable_qualname, None, entry.get("instructions", ""),
+                       replacement.get("keyword"), bool(replacement.get("exact")), replacement.get("why", ""))
+
+
+_TABLE: Optional[MigrationTable] = None
+
+
+def table() -> MigrationTable:
+    """The committed table, read on first use."""
+    global _TABLE
+    if _TABLE is None:
+        with open(DATA_FILE, encoding="utf-8") as handle:
+            _TABLE = MigrationTable(json.load(handle))
+    return _TABLE
