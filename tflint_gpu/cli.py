@@ -24,7 +24,7 @@ from tflint_gpu.rules.base import REGISTRY, all_rules
 from tflint_gpu.verify import command as verify_command
 from tflint_gpu.verify.harness import default_examples_dir
 
-COMMANDS = ("check", "rule", "rules", "verify")
+COMMANDS = ("check", "rule", "rules", "verify", "upgrade")
 
 
 def _check_parser(sub) -> None:
@@ -53,6 +53,11 @@ def _check_parser(sub) -> None:
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
+    p.add_argument("--target-version", metavar="TARGET",
+                   help="the TensorFlow/Keras the code runs under: tf2.15 (Keras 2), tf2.16 (Keras 3), "
+                        "tf2.16-keras2 (tf_keras), latest (default: read from the project's pins)")
+    p.add_argument("--show-settings", action="store_true",
+                   help="print the settings used for each path (target and why, rules) and exit")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -70,7 +75,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "json"), default="text")
     p = sub.add_parser("verify", help="run each rule's before/after examples under TensorFlow")
     verify_command.add_arguments(p)
+    _upgrade_parser(sub)
     return parser
+
+
+def _upgrade_parser(sub) -> None:
+    p = sub.add_parser("upgrade", help="what an upgrade to TF 2.16+ / Keras 3 would break",
+                       description="Report what an upgrade to TF 2.16+ / Keras 3 would break: the findings of "
+                                   "the migration rules by rule and by file, the share safe fixes rewrite, "
+                                   "and the command that applies them. Exit 1 when something would break.")
+    p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .)")
+    p.add_argument("--target-version", metavar="TARGET", default="latest",
+                   help="the target to upgrade to (a Keras 3 one; default: latest)")
+    p.add_argument("--select", action="append", metavar="CODES",
+                   help="only these migration rules (default: every migration rule)")
+    p.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text")
+    p.add_argument("--exit-zero", action="store_true", help="exit 0 even when something would break")
+    p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
+    p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
+    p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")
+    p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
+    p.add_argument("--extend-include", action="append", metavar="PATTERNS", help="also check these files")
+    p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly too")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -89,6 +117,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules(args.format)
         if args.command == "verify":
             return verify_command.run(args)
+        if args.command == "upgrade":
+            from tflint_gpu import upgrade
+
+            return upgrade.main(args)
         return _check(args)
     except config.ConfigError as error:
         print(f"tflint-gpu: error: {error}", file=sys.stderr)
@@ -118,9 +150,12 @@ def _check(args: argparse.Namespace) -> int:
             extend_include=args.extend_include,
             cache_dir=args.cache_dir,
             per_file_ignores=args.per_file_ignores,
+            target_version=args.target_version,
         ),
         start,
     )
+    if args.show_settings:
+        return _show_settings(args, settings, paths)
     fix = args.fix if args.fix is not None else settings.fix
     mode = run.DIFF if args.diff else (run.FIX if fix else run.CHECK)
     errors: List[str] = []
@@ -130,9 +165,13 @@ def _check(args: argparse.Namespace) -> int:
     else:
         files, missing = discover(paths, settings, args.force_exclude)
         errors.extend(f"{path}: no such file or directory" for path in missing)
+        prepare_targets(settings, files)
         results = run.run_files(files, settings.rules_for, mode, unsafe=settings.unsafe_fixes,
                                 jobs=max(1, args.jobs), cache_dir=None if args.no_cache else settings.cache_dir,
-                                cache_key=settings.fingerprint(), project_root=settings.project_root(paths))
+                                cache_key=settings.fingerprint(), project_root=settings.project_root(paths),
+                                target_for=settings.target_for)
+        if args.format == "text" and not args.quiet:
+            _target_notes(settings, files)
         # As in Ruff: a warning, exit 0, and no "All checks passed!" (nothing was checked).
         no_files = not files and not missing
         if no_files and not args.quiet:
@@ -169,7 +208,97 @@ def _check(args: argparse.Namespace) -> int:
     return 0
 
 
+def prepare_targets(settings: config.Settings, files: Sequence[str]) -> None:
+    """Read every file's target before the run (``TF_USE_LEGACY_KERAS`` set in them
+    included), so that the cache key tells the targets apart."""
+    settings.scan_code(files)
+    for path in files:
+        settings.target_for(path)
+
+
+def _target_notes(settings: config.Settings, files: Sequence[str]) -> None:
+    """One line on stderr for each target read from a project that silenced migration rules."""
+    seen = {}
+    for path in files:
+        silenced = settings.silenced_for(path)
+        target = settings.target_for(path)
+        if silenced and target.source == "project":
+            seen.setdefault((target.spelling, target.why), (target, set()))[1].update(r.code for r in silenced)
+    for target, codes in seen.values():
+        print(f"tflint-gpu: note: target {target.spelling} ({target.describe()}: {'; '.join(target.why)}): "
+              f"the Keras 3 migration rules ({', '.join(sorted(codes))}) are silent; `tflint-gpu upgrade` lists "
+              f"what TF 2.16+ would break", file=sys.stderr)
+
+
+def settings_report(settings: config.Settings, path: str) -> dict:
+    """What ``--show-settings`` prints for ``path``."""
+    target = settings.target_for(path)
+    return {
+        "path": path,
+        "config-file": str(settings.config_file) if settings.config_file else None,
+        "root": str(settings.root),
+        "target-version": target.spelling,
+        "target": target.describe(),
+        "target-source": target.source,
+        "target-why": list(target.why),
+        "target-folder": settings.target_folder(path) if settings.target_version is None else None,
+        "rules": [r.code for r in settings.rules_for(path)],
+        "silenced-by-target": [r.code for r in settings.silenced_for(path)],
+        "per-file-ignored": sorted(r.code for r in set(settings.rules) - set(settings._ignoring(path))),
+        "unsafe-fixes": settings.unsafe_fixes,
+        "fix": settings.fix,
+        "include": list(settings.include),
+        "exclude": list(settings.exclude),
+        "cache-dir": str(settings.cache_dir) if settings.cache_dir else None,
+    }
+
+
+def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: List[str]) -> int:
+    shown = []
+    for path in paths:
+        if path == "-":
+            path = args.stdin_filename or os.path.join(os.getcwd(), "-")
+        if os.path.isfile(path):
+            settings.scan_code([path])
+        elif os.path.isdir(path):
+            files, _ = discover([path], settings, args.force_exclude)
+            settings.scan_code(files)
+        shown.append(settings_report(settings, path))
+    if args.format == "json":
+        print(json.dumps(shown, indent=2))
+        return 0
+    for item in shown:
+        why = item["target-why"] or ["(no reason recorded)"]
+        lines = [f"Settings for: {item['path']}",
+                 f"  config file     : {item['config-file'] or '(none: defaults)'}",
+                 f"  root            : {item['root']}",
+                 f"  target-version  : {item['target-version']} ({item['target']}; {item['target-source']})"]
+        lines += [f"    because       : {reason}" for reason in why]
+        if item["target-folder"]:
+            lines.append(f"    read from     : {item['target-folder']}")
+        lines.append(f"  rules ({len(item['rules'])})      : {', '.join(item['rules']) or '(none)'}")
+        if item["silenced-by-target"]:
+            lines.append(f"  off for target  : {', '.join(item['silenced-by-target'])} (Keras 3 migration rules; "
+                         f"see `tflint-gpu upgrade` or --target-version latest)")
+        if item["per-file-ignored"]:
+            lines.append(f"  per-file ignored: {', '.join(item['per-file-ignored'])}")
+        lines += [f"  unsafe-fixes    : {str(item['unsafe-fixes']).lower()}",
+                  f"  fix             : {str(item['fix']).lower()}",
+                  f"  include         : {', '.join(item['include'])}",
+                  f"  exclude         : {', '.join(item['exclude'])}",
+                  f"  cache-dir       : {item['cache-dir']}"]
+        print("\n".join(lines))
+    return 0
+
+
 def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
+    from tflint_gpu.engine.lint import using_target
+
+    with using_target(settings.target_for(args.stdin_filename or os.path.join(os.getcwd(), "-"))):
+        return _stdin_run(args, settings, mode)
+
+
+def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
     from tflint_gpu.files import decode
 
     data = sys.stdin.buffer.read()
@@ -228,6 +357,7 @@ def _rules(fmt: str) -> int:
                 "summary": r.summary(),
                 "default": r.default_enabled,
                 "fix": r.fix_safety.value if r.fix_safety else None,
+                "migration": bool(getattr(r, "migration", False)),
             }
             for r in rules
         ]

@@ -22,6 +22,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from tflint_gpu.rules.base import Rule, all_rules
+from tflint_gpu.semantic import target as targets
+from tflint_gpu.semantic.target import Target, TargetError
 
 SECTION = "tflint-gpu"
 # Ruff's default `exclude`, plus our cache. Not `env` or `build`: those are
@@ -70,6 +72,7 @@ _KNOWN_KEYS = {
     "unsafe-fixes",
     "fix",
     "cache-dir",
+    "target-version",
 }
 
 
@@ -88,13 +91,78 @@ class Settings:
     fix: bool = False
     cache_dir: Optional[Path] = None
     config_file: Optional[Path] = None
+    # ``target-version`` (or ``--target-version``): the target of every file; None: each
+    # file's is read from its project (``semantic.target``).
+    target_version: Optional[Target] = None
+    # Targets read from the project, per folder (``target_for``), and what files set in code.
+    _targets: Dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def codes(self) -> FrozenSet[str]:
         return frozenset(rule.code for rule in self.rules)
 
+    # -- the target ---------------------------------------------------------------
+    def target_folder(self, path: str) -> Optional[str]:
+        """The folder ``path``'s target is read from (``semantic.target.target_folder``), or None."""
+        folders = self._targets.setdefault("folders", {})
+        start = os.path.abspath(path)
+        start = start if os.path.isdir(start) else os.path.dirname(start)
+        if start not in folders:
+            folders[start] = targets.target_folder(start)
+        return folders[start]
+
+    def target_for(self, path: str) -> Target:
+        """The target of the file ``path``: the setting, else read from its project
+        (the nearest folder upward with dependency files, a Dockerfile or a README;
+        ``TF_USE_LEGACY_KERAS`` set in a checked file of that project counts,
+        ``scan_code``), else the newest release."""
+        if self.target_version is not None:
+            return self.target_version
+        folder = self.target_folder(path)
+        resolved = self._targets.setdefault("resolved", {})
+        if folder not in resolved:
+            evidence = targets.read_folder(folder) if folder is not None else []
+            evidence += self._targets.get("code", {}).get(folder, [])
+            resolved[folder] = targets.relative_why(targets.resolve(evidence), folder)
+        return resolved[folder]
+
+    def scan_code(self, paths: Sequence[str]) -> None:
+        """Read ``TF_USE_LEGACY_KERAS`` set in these files (it makes ``tf.keras`` Keras 2 for
+        the whole program): evidence for their project's target. Call it before
+        ``target_for`` and ``fingerprint`` (the command line does, with the files it checks)."""
+        if self.target_version is not None:
+            return
+        code = self._targets.setdefault("code", {})
+        for path in paths:
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read(8 * 1024 * 1024)
+            except OSError:
+                continue
+            if b"TF_USE_LEGACY_KERAS" not in data:
+                continue
+            folder = self.target_folder(path)
+            name = os.path.relpath(os.path.abspath(path), folder) if folder else path
+            found = targets.from_code(data.decode("utf-8", errors="replace"), Path(name).as_posix())
+            if found:
+                code.setdefault(folder, []).extend(found)
+                self._targets.get("resolved", {}).pop(folder, None)
+
+    def silenced_for(self, path: str) -> Tuple[Type[Rule], ...]:
+        """The selected rules ``path``'s target silences (migration rules under Keras 2)."""
+        if self.target_for(path).keras3:
+            return ()
+        return tuple(r for r in self._ignoring(path) if getattr(r, "migration", False))
+
     def rules_for(self, path: str) -> Tuple[Type[Rule], ...]:
-        """The selected rules minus the per-file ignores matching ``path``."""
+        """The selected rules minus the per-file ignores matching ``path``, and minus
+        the migration rules (``Rule.migration``) where the file's target is Keras 2."""
+        rules = self._ignoring(path)
+        if any(getattr(r, "migration", False) for r in rules) and not self.target_for(path).keras3:
+            rules = tuple(r for r in rules if not getattr(r, "migration", False))
+        return rules
+
+    def _ignoring(self, path: str) -> Tuple[Type[Rule], ...]:
         if not self.per_file_ignores:
             return self.rules
         relative = _relative(path, self.root)
@@ -123,7 +191,14 @@ class Settings:
         return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.include)
 
     def fingerprint(self) -> str:
-        return repr((sorted(self.codes), self.per_file_ignores))
+        """What decides the results besides the files: the selection, per-file
+        ignores and the targets (the setting, or every target read so far: call
+        ``target_for`` for the files first)."""
+        if self.target_version is not None:
+            used = [("", self.target_version.spelling)]
+        else:
+            used = sorted((folder or "", t.spelling) for folder, t in self._targets.get("resolved", {}).items())
+        return repr((sorted(self.codes), self.per_file_ignores, used))
 
     def project_root(self, paths: Sequence[str]) -> Optional[str]:
         """Where the project's modules are named from (the project index): the
@@ -276,6 +351,10 @@ def validate_table(table: object, path: Path) -> Dict:
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: expected a string, got {_describe(value)}")
             result[key] = value
+        elif key == "target-version":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: expected a string such as \"tf2.15\", got {_describe(value)}")
+            result[key] = target_setting(value, where, f"target-version = {json.dumps(value)} in {path}")
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes], got {_describe(value)}")
@@ -343,6 +422,7 @@ class Overrides:
     extend_include: Optional[List[str]] = None
     cache_dir: Optional[str] = None
     per_file_ignores: Optional[List[str]] = field(default=None)
+    target_version: Optional[str] = None
 
 
 def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Settings:
@@ -371,6 +451,9 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
     include += _split(overrides.extend_include) or []
 
     unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else table.get("unsafe-fixes", False)
+    target = table.get("target-version")
+    if overrides.target_version is not None:
+        target = target_setting(overrides.target_version, "--target-version", "--target-version")
     cache_dir = overrides.cache_dir or table.get("cache-dir")
     return Settings(
         root=root,
@@ -382,4 +465,13 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
         fix=table.get("fix", False),
         cache_dir=(root / cache_dir) if cache_dir else root / ".tflint_gpu_cache",
         config_file=config_path,
+        target_version=target,
     )
+
+
+def target_setting(value: str, where: str, why: str) -> Target:
+    """The target a ``target-version`` value names; a ConfigError naming ``where`` if none."""
+    try:
+        return targets.parse_target(value, targets.SETTING, why)
+    except TargetError as error:
+        raise ConfigError(f"{where}: {error}") from None

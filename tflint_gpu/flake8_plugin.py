@@ -77,7 +77,8 @@ class Flake8Plugin:
             return
         try:
             findings = lint_source(source, self.filename, rules, noqa=False,
-                                   project=_project_for(self.filename, settings)).findings
+                                   project=_project_for(self.filename, settings),
+                                   target=settings.target_for(self.filename)).findings
         except ParseError:
             return  # flake8 reports syntax errors itself (E999)
         for finding in findings:

@@ -1,0 +1,452 @@
+"""The project's target (semantic/target.py): pins read as a person reads them,
+the target-version setting, --show-settings, migration rules silent for a
+Keras 2 project, the upgrade report, and the cache keyed on the target."""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tflint_gpu import cli, config
+from tflint_gpu.engine import run
+from tflint_gpu.engine.lint import lint_source, using_target
+from tflint_gpu.rules.base import REGISTRY, all_rules
+from tflint_gpu.semantic import target as t
+from tflint_gpu.semantic.target import (
+    NEWEST, Target, TargetError, from_code, from_dockerfile, from_dotenv, from_environment_yml, from_pipfile,
+    from_pyproject, from_readme, from_requirements, from_setup_cfg, from_setup_py, newest_allowed, parse_target,
+    requirement, resolve,
+)
+
+BREAKS = textwrap.dedent("""\
+    import tensorflow as tf
+
+    opt = tf.keras.optimizers.Adam(lr=0.01)
+    m = tf.keras.metrics.Mean()
+    m.reset_states()
+""")
+
+
+def project(tmp_path: Path, files: dict) -> Path:
+    (tmp_path / ".git").mkdir(parents=True, exist_ok=True)  # the search for the project's files ends here
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def target_of(files: dict, tmp_path: Path) -> Target:
+    root = project(tmp_path, files)
+    found, folder = t.project_target(str(root))
+    return found
+
+
+# -- specifiers -----------------------------------------------------------------
+
+@pytest.mark.parametrize("spec, newest", [
+    ("==2.15.0", (2, 15)), ("==2.15", (2, 15)), ("==2.15.*", (2, 15)), ("===2.4.1", (2, 4)),
+    ("~=2.12.0", (2, 12)), ("~=2.12", None), (">=2.10,<2.16", (2, 15)), (">=2.10, <2.16.0", (2, 15)),
+    ("<2.16.0rc0", (2, 15)), ("<2.15.1", (2, 15)), ("<=2.15", (2, 15)), ("<3", None), (">=2.16", None),
+    ("!=2.16.0", None), ("", None), ("*", None), ("^2.12", None), ("~2.12", (2, 12)), ("2.15.0", (2, 15)),
+    ("(>=2.10,<2.16)", (2, 15)), ("^2.12 || ^1.15", None), ("==2.16.0rc1", (2, 16)),
+])
+def test_the_newest_tensorflow_a_specifier_allows(spec, newest):
+    assert t._bound(t.TENSORFLOW, newest_allowed(spec)) == newest
+    if spec[:1] in "=~<>!(" or not spec:
+        evidence = requirement("tensorflow" + spec, "requirements.txt:1")
+        assert evidence is not None and evidence.upper == newest
+
+
+def test_an_unreadable_specifier_is_no_evidence():
+    assert newest_allowed("junk") is False
+    assert requirement("tensorflow junk", "x:1") is None
+    assert requirement("tensorflow keras", "x:1") is None  # a sentence, not a requirement
+    assert requirement("tensorflow-text==2.15", "x:1") is None  # another package
+
+
+@pytest.mark.parametrize("line, kind, newest", [
+    ("tensorflow-gpu==2.4", t.TENSORFLOW, (2, 4)),
+    ("tensorflow[and-cuda]", t.TENSORFLOW, None),
+    ("tensorflow[and-cuda]==2.15.1 ; python_version > '3.9'", t.TENSORFLOW, (2, 15)),
+    ("Tensorflow_CPU==2.11.0", t.TENSORFLOW, (2, 11)),
+    ("tf-nightly==2.17.0.dev20240101", t.TENSORFLOW, None),
+    ("tensorflow @ https://example.com/tensorflow-2.15.0-cp311-cp311-manylinux_2_17_x86_64.whl", t.TENSORFLOW,
+     (2, 15)),
+    ("keras<3", t.KERAS, (2, t.ANY_MINOR)),
+    ("keras==2.15.0", t.KERAS, (2, 15)),
+    ("keras>=3", t.KERAS, None),
+    ("tf_keras", t.TF_KERAS, None),
+    ("tf-keras~=2.16.0", t.TF_KERAS, (2, 16)),
+])
+def test_requirement_kinds(line, kind, newest):
+    evidence = requirement(line, "requirements.txt:1")
+    assert evidence.kind == kind and evidence.upper == newest
+
+
+def test_conda_specifiers():
+    assert requirement("tensorflow=2.15", "e:1", conda=True).upper == (2, 15)
+    assert requirement("tensorflow=2.15.0=gpu_py39h", "e:1", conda=True).upper == (2, 15)
+    assert requirement("conda-forge::tensorflow 2.12.*", "e:1", conda=True).upper == (2, 12)
+
+
+# -- readers ------------------------------------------------------------------------
+
+def test_requirements_txt():
+    text = "# pinned\n-r base.txt\nnumpy\ntensorflow==2.15.0 --hash=sha256:abc \\\n    --hash=sha256:def\n"
+    (found,) = from_requirements(text, "requirements.txt")
+    assert str(found) == "requirements.txt:4: tensorflow==2.15.0" and found.upper == (2, 15)
+    assert t.requirements_includes(text) == ["base.txt"]
+
+
+def test_pyproject_pep621_and_poetry():
+    text = """\
+        [project]
+        dependencies = [
+          "numpy",
+          "tensorflow>=2.10,<2.16",
+        ]
+        [project.optional-dependencies]
+        gpu = ["tensorflow[and-cuda]==2.14.0"]
+        [tool.poetry.dependencies]
+        tensorflow = "^2.12"
+        tf-keras = {version = "~2.16"}
+    """
+    found = from_pyproject(textwrap.dedent(text), "pyproject.toml")
+    assert [(str(e), e.upper) for e in found] == [
+        ("pyproject.toml:4: tensorflow>=2.10,<2.16", (2, 15)),
+        ("pyproject.toml:7: tensorflow[and-cuda]==2.14.0", (2, 14)),
+        ('pyproject.toml:9: tensorflow = "^2.12"', None),
+        ('pyproject.toml:10: tf-keras = "~2.16"', (2, 16)),
+    ]
+    assert from_pyproject("not [toml", "pyproject.toml") == []
+
+
+def test_setup_cfg():
+    text = "[options]\ninstall_requires =\n    numpy\n    tensorflow~=2.12.0\n"
+    (found,) = from_setup_cfg(text, "setup.cfg")
+    assert str(found) == "setup.cfg:4: tensorflow~=2.12.0" and found.upper == (2, 12)
+
+
+def test_setup_py_is_read_not_run(tmp_path):
+    marker = tmp_path / "ran"
+    text = textwrap.dedent(f"""\
+        from setuptools import setup
+        open({str(marker)!r}, "w").write("ran")
+        REQUIRED = ["tensorflow>=2.4,<2.16", "numpy"]
+        setup(name="tf_keras", keywords="tensorflow keras", install_requires=REQUIRED,
+              extras_require={{"legacy": ["keras<3"]}})
+    """)
+    found = from_setup_py(text, "setup.py")
+    assert [str(e) for e in found] == ["setup.py:3: tensorflow>=2.4,<2.16", "setup.py:5: keras<3"]
+    assert not marker.exists()
+    assert from_setup_py("def (:", "setup.py") == []
+
+
+def test_environment_yml_with_conda_and_pip_items():
+    text = "dependencies:\n  - python=3.10\n  - tensorflow=2.13\n  - pip\n  - pip:\n    - keras<3\n"
+    found = from_environment_yml(text, "environment.yml")
+    assert [(str(e), e.upper) for e in found] == [("environment.yml:3: tensorflow=2.13", (2, 13)),
+                                                   ("environment.yml:6: keras<3", (2, t.ANY_MINOR))]
+
+
+def test_pipfile():
+    text = '[packages]\ntensorflow = "==2.15.0"\nkeras = {version = "<3"}\n[dev-packages]\npytest = "*"\n'
+    found = from_pipfile(text, "Pipfile")
+    assert [str(e) for e in found] == ['Pipfile:2: tensorflow = "==2.15.0"', 'Pipfile:3: keras = "<3"']
+
+
+def test_dockerfile():
+    text = ("FROM --platform=linux/amd64 tensorflow/tensorflow:2.15.0-gpu AS base\n"
+            "RUN pip install --no-cache-dir tensorflow-addons tf_keras\n"
+            "ENV TF_USE_LEGACY_KERAS=1\n")
+    found = from_dockerfile(text, "Dockerfile")
+    assert [(e.kind, e.upper, e.where) for e in found] == [
+        (t.TENSORFLOW, (2, 15), "Dockerfile:1"), (t.TF_KERAS, None, "Dockerfile:2"),
+        (t.LEGACY_ENV, None, "Dockerfile:3")]
+    (latest,) = from_dockerfile("FROM tensorflow/tensorflow:latest-gpu\n", "Dockerfile")
+    assert latest.upper is None
+
+
+def test_readme_commands():
+    text = textwrap.dedent("""\
+        # Setup
+        ```
+        pip install -r requirements.txt
+        pip install tensorflow-gpu==2.4.0 numpy
+        ```
+        Or with conda: `conda install tensorflow=2.3`.
+    """)
+    found = from_readme(text, "README.md")
+    assert [(str(e), e.upper) for e in found] == [("README.md:4: tensorflow-gpu==2.4.0", (2, 4)),
+                                                  ("README.md:6: tensorflow=2.3", (2, 3))]
+    # The README's commands are alternatives: the newest is what it supports.
+    assert resolve(found).tf == (2, 4)
+
+
+def test_tf_use_legacy_keras_set_in_code_dotenv_and_notebooks():
+    code = textwrap.dedent("""\
+        import os
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        os.environ.setdefault('TF_USE_LEGACY_KERAS', 'True')
+        os.environ.update({"TF_USE_LEGACY_KERAS": "1"})
+    """)
+    assert [e.where for e in from_code(code, "train.py")] == ["train.py:2", "train.py:3", "train.py:4"]
+    notebook = json.dumps({"cells": [{"source": ['os.environ["TF_USE_LEGACY_KERAS"] = "1"\n']}]})
+    assert len(from_code(notebook, "a.ipynb")) == 1
+    assert len(from_code('{"source": ["%env TF_USE_LEGACY_KERAS=1"]}', "a.ipynb")) == 1
+    assert [e.text for e in from_dotenv("A=2\nexport TF_USE_LEGACY_KERAS=true\n", ".env")] == \
+        ["export TF_USE_LEGACY_KERAS=true"]
+
+
+def test_reads_and_comments_do_not_set_tf_use_legacy_keras():
+    code = textwrap.dedent("""\
+        import os
+        if os.environ.get("TF_USE_LEGACY_KERAS", "1") == "1":
+            pass
+        legacy = os.getenv("TF_USE_LEGACY_KERAS") == "1"
+        # os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        os.environ["TF_USE_LEGACY_KERAS"] = "0"
+    """)
+    assert from_code(code, "train.py") == []
+
+
+# -- deciding ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("files, spelling, why", [
+    ({"requirements.txt": "tensorflow==2.15.0\n"}, "tf2.15", ["requirements.txt:1: tensorflow==2.15.0"]),
+    ({"requirements.txt": "tensorflow~=2.12\n"}, "latest", ["requirements.txt:1: tensorflow~=2.12"]),
+    ({"requirements.txt": "tensorflow>=2.10,<2.16\n"}, "tf2.15", ["requirements.txt:1: tensorflow>=2.10,<2.16"]),
+    ({"requirements.txt": "tensorflow-gpu==2.4\n"}, "tf2.4", ["requirements.txt:1: tensorflow-gpu==2.4"]),
+    ({"requirements.txt": "tensorflow[and-cuda]\n"}, "latest", ["requirements.txt:1: tensorflow[and-cuda]"]),
+    ({"requirements.txt": "tensorflow>=2.12\nkeras<3\n"}, "tf2.15",
+     ["requirements.txt:1: tensorflow>=2.12", "requirements.txt:2: keras<3 (TF 2.16 requires Keras 3)"]),
+    ({"requirements.txt": "keras>=3\ntensorflow\n"}, "latest", ["requirements.txt:2: tensorflow"]),
+    ({"requirements.txt": "tensorflow>=2.16\ntf_keras\n"}, "latest-keras2",
+     ["requirements.txt:1: tensorflow>=2.16", "requirements.txt:2: tf_keras"]),
+    ({"requirements.txt": "tensorflow==2.17.0\n", ".env": "TF_USE_LEGACY_KERAS=1\n"}, "tf2.17-keras2",
+     ["requirements.txt:1: tensorflow==2.17.0", ".env:1: TF_USE_LEGACY_KERAS=1"]),
+    ({"pyproject.toml": '[project]\ndependencies = ["tensorflow==2.13.1"]\n'}, "tf2.13",
+     ["pyproject.toml:2: tensorflow==2.13.1"]),
+    ({"Dockerfile": "FROM tensorflow/tensorflow:2.14.0-gpu\n"}, "tf2.14",
+     ["Dockerfile:1: FROM tensorflow/tensorflow:2.14.0-gpu"]),
+    # What is declared to install wins over the image and the README.
+    ({"requirements.txt": "tensorflow==2.16.1\n", "Dockerfile": "FROM tensorflow/tensorflow:2.10.0\n",
+      "README.md": "pip install tensorflow==2.4\n"}, "tf2.16", ["requirements.txt:1: tensorflow==2.16.1"]),
+    # Files installed together: the tightest bound wins.
+    ({"requirements.txt": "-r requirements/base.txt\ntensorflow>=2.10\n",
+      "requirements/base.txt": "tensorflow<2.14\n"}, "tf2.13", ["requirements/base.txt:1: tensorflow<2.14"]),
+    ({"README.md": "Install: `pip install tensorflow==2.11.0`\n"}, "tf2.11",
+     ["README.md:1: tensorflow==2.11.0"]),
+    ({"requirements.txt": "numpy\n"}, "latest", ["no TensorFlow pin found: the newest release"]),
+])
+def test_the_target_read_from_a_project(tmp_path, files, spelling, why):
+    found = target_of(files, tmp_path)
+    assert (found.spelling, list(found.why)) == (spelling, why)
+
+
+def test_a_project_without_any_file_gets_the_newest(tmp_path):
+    found = target_of({"src/a.py": "import tensorflow\n"}, tmp_path / "p")
+    assert found == NEWEST and found.keras3 and found.at_least((2, 21))
+
+
+def test_the_search_goes_up_to_the_project_and_stops_at_the_repository(tmp_path):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15\n", "pkg/sub/a.py": ""})
+    assert t.target_folder(str(tmp_path / "pkg" / "sub")) == str(tmp_path)
+    inner = tmp_path / "inner"
+    (inner / ".git").mkdir(parents=True)
+    (inner / "src").mkdir()
+    assert t.target_folder(str(inner / "src")) is None  # not the requirements of the repository around it
+
+
+# -- the setting ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("value, spelling, tf, keras", [
+    ("tf2.15", "tf2.15", (2, 15), 2), ("tf2.16", "tf2.16", (2, 16), 3), ("tf2.16-keras2", "tf2.16-keras2", (2, 16), 2),
+    ("tf2.21-keras3", "tf2.21", (2, 21), 3), ("tf2.4-keras2", "tf2.4", (2, 4), 2), ("latest", "latest", None, 3),
+    ("latest-keras2", "latest-keras2", None, 2),
+])
+def test_target_version_spellings(value, spelling, tf, keras):
+    found = parse_target(value)
+    assert (found.spelling, found.tf, found.keras) == (spelling, tf, keras)
+    assert parse_target(found.spelling) == Target(tf, keras, (), t.SETTING)
+
+
+@pytest.mark.parametrize("value, says", [
+    ("2.15", "did you mean `tf2.15`?"), ("TF2.15", "did you mean `tf2.15`?"), ("tf2.15.1", "did you mean `tf2.15`?"),
+    ("tf2.15-keras3", "tf.keras is Keras 2 before TF 2.16"), ("tf1.15", "checks TensorFlow 2 code"),
+    ("keras3", "expected tf2.N"), ("", "expected tf2.N"),
+])
+def test_bad_target_versions(value, says):
+    with pytest.raises(TargetError, match=says.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        parse_target(value)
+
+
+def test_a_bad_target_version_is_a_one_line_configuration_error(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"a.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--target-version", "tf2.15.0", "a.py"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.splitlines()) == 1
+    assert err.startswith("tflint-gpu: error: --target-version: invalid target version `tf2.15.0`")
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu]\ntarget-version = "keras2"\n')
+    assert cli.main(["a.py"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "pyproject.toml: target-version: invalid target version `keras2`" in err
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu]\ntarget-version = 2.15\n')
+    assert cli.main(["a.py"]) == 2
+    assert 'target-version: expected a string such as "tf2.15", got float 2.15' in capsys.readouterr().err
+
+
+def test_the_setting_overrides_the_pins_and_the_command_line_overrides_the_setting(tmp_path):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "a.py": BREAKS})
+    settings = config.load_settings(config.Overrides(), tmp_path)
+    assert settings.target_for(str(tmp_path / "a.py")).spelling == "tf2.15"
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu]\ntarget-version = "tf2.16"\n')
+    settings = config.load_settings(config.Overrides(), tmp_path)
+    found = settings.target_for(str(tmp_path / "a.py"))
+    assert found.spelling == "tf2.16" and found.source == t.SETTING and "target-version = \"tf2.16\"" in found.why[0]
+    settings = config.load_settings(config.Overrides(target_version="tf2.16-keras2"), tmp_path)
+    assert settings.target_for(str(tmp_path / "a.py")).spelling == "tf2.16-keras2"
+
+
+# -- the rules -----------------------------------------------------------------------
+
+def codes(out: str):
+    return [line.split()[1] for line in out.splitlines() if ": TFG" in line]
+
+
+def test_migration_rules_are_marked():
+    marked = {r.code for r in all_rules() if r.migration}
+    assert {"TFG901", "TFG902"} <= marked
+    assert not REGISTRY["TFG201"].migration
+
+
+def test_a_keras2_project_is_silent_until_the_target_is_overridden(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "src/train.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "src"]) == 0
+    out, err = capsys.readouterr()
+    assert "All checks passed!" in out
+    assert err.startswith("tflint-gpu: note: target tf2.15 (TF 2.15, Keras 2: requirements.txt:1: "
+                          "tensorflow==2.15.0): the Keras 3 migration rules (TFG901, TFG902")
+    assert "`tflint-gpu upgrade`" in err
+    assert cli.main(["--no-cache", "--target-version", "tf2.16", "src"]) == 1
+    out, err = capsys.readouterr()
+    assert codes(out) == ["TFG901", "TFG902"] and err == ""
+    assert cli.main(["--no-cache", "--quiet", "src"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no note
+
+
+def test_tf_use_legacy_keras_set_in_one_file_silences_the_others(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"README.md": "# x\n", "main.py": 'import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\n',
+                       "model.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "."]) == 0
+    err = capsys.readouterr().err
+    assert "target latest-keras2" in err and "main.py:2: os.environ" in err
+    assert cli.main(["--no-cache", "model.py"]) == 1  # alone, nothing sets it
+    assert codes(capsys.readouterr().out) == ["TFG901", "TFG902"]
+
+
+def test_a_tf_keras_project_and_a_keras3_project(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"a/requirements.txt": "tensorflow\ntf_keras\n", "a/m.py": BREAKS,
+                       "b/requirements.txt": "tensorflow>=2.16\n", "b/m.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "a", "b"]) == 1
+    out, err = capsys.readouterr()
+    assert {line.split(":")[0] for line in out.splitlines() if ": TFG" in line} == {"b/m.py"}
+    assert "a/requirements.txt:2: tf_keras" in err
+
+
+def test_the_cache_does_not_reuse_results_across_targets(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "train.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["train.py"]) == 0
+    assert cli.main(["--target-version", "latest", "train.py"]) == 1
+    assert cli.main(["train.py"]) == 0
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.16.1\n")  # train.py itself is unchanged
+    assert cli.main(["train.py"]) == 1
+    capsys.readouterr()
+    settings = config.load_settings(config.Overrides(), tmp_path)
+    before = settings.fingerprint()
+    settings.target_for("train.py")
+    assert settings.fingerprint() != before
+
+
+def test_the_target_reaches_rule_context(tmp_path):
+    seen = []
+
+    class Probe:
+        code, name, message, needs, node_types, reads_index = "TFG999", "probe", "probe", (), ("Call",), ()
+
+        def visit_Call(self, node, ctx):
+            seen.append(ctx.target.spelling)
+
+    lint_source("import tensorflow as tf\ntf.zeros(1)\n", "a.py", [Probe])
+    lint_source("import tensorflow as tf\ntf.zeros(1)\n", "a.py", [Probe], target=parse_target("tf2.15"))
+    with using_target(parse_target("tf2.16-keras2")):
+        lint_source("import tensorflow as tf\ntf.zeros(1)\n", "a.py", [Probe])
+    path = tmp_path / "a.py"
+    path.write_text("import tensorflow as tf\ntf.zeros(1)\n")
+    run.run_files([str(path)], lambda p: (Probe,), run.CHECK, target_for=lambda p: parse_target("tf2.12"))
+    run.run_files([str(path)], lambda p: (Probe,), run.FIX, target_for=lambda p: parse_target("tf2.13"))
+    assert seen == ["latest", "tf2.15", "tf2.16-keras2", "tf2.12", "tf2.13"]
+
+
+# -- --show-settings -----------------------------------------------------------------
+
+def test_show_settings(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "src/train.py": BREAKS,
+                       "pyproject.toml": '[tool.tflint-gpu]\nextend-select = ["TFG401"]\n'
+                                         '[tool.tflint-gpu.per-file-ignores]\n"src/*" = ["TFG2"]\n'})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--show-settings", "src/train.py"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Settings for: src/train.py\n")
+    assert "  target-version  : tf2.15 (TF 2.15, Keras 2; project)\n" in out
+    assert "    because       : requirements.txt:1: tensorflow==2.15.0\n" in out
+    assert "TFG401" in out and "  off for target  : TFG901, TFG902" in out and "per-file ignored: TFG201" in out
+    assert cli.main(["--show-settings", "--target-version", "latest", "--format", "json", "src/train.py"]) == 0
+    (shown,) = json.loads(capsys.readouterr().out)
+    assert shown["target-version"] == "latest" and shown["target-source"] == "setting"
+    assert shown["target-why"] == ["--target-version"] and shown["silenced-by-target"] == []
+    assert "TFG901" in shown["rules"] and "TFG201" not in shown["rules"]
+
+
+# -- upgrade ----------------------------------------------------------------------------
+
+def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"requirements.txt": "numpy\ntensorflow==2.15.0\n", "src/train.py": BREAKS,
+                       "src/more.py": BREAKS.replace("opt = tf.keras.optimizers.Adam(lr=0.01)\n", "")
+                       + "m.reset_states()\nmodel = tf.keras.Sequential()\nmodel.fit_generator(g)\n",
+                       "src/clean.py": "import tensorflow as tf\n"})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["upgrade", "--no-cache", "src"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[:2] == [
+        "Upgrade to latest (the newest TF (2.16+), Keras 3)",
+        "  now: tf2.15 (TF 2.15, Keras 2), 3 files: requirements.txt:2: tensorflow==2.15.0"]
+    assert "  4  TFG902  removed-keras-method    4 safe fixes" in out
+    assert "  1  TFG901  removed-keras-argument  1 safe fix" in out
+    assert "5 breakages in 2 files (3 checked); 5 fixable by safe fixes (100%), 0 by hand." in out
+    assert "Pins to change: requirements.txt:2: tensorflow==2.15.0" in out
+    command = "tflint-gpu --fix --target-version latest --select TFG901,TFG902 src"
+    assert out.rstrip().endswith(f"Apply the safe fixes: {command}")
+
+    assert cli.main(["upgrade", "--no-cache", "--format", "json", "src"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert (report["total"], report["safe_fixes"], report["by_hand"], report["fixable_share"]) == (5, 5, 0, 1.0)
+    assert [(f["path"], f["count"]) for f in report["files"]] == [("src/more.py", 3), ("src/train.py", 2)]
+    assert [(r["code"], r["count"]) for r in report["rules"]] == [("TFG902", 4), ("TFG901", 1)]
+    assert report["from"][0]["target-version"] == "tf2.15" and report["command"] == command
+
+    # The command it prints fixes them; then nothing is left to break.
+    assert cli.main(command.split()[1:] + ["--no-cache"]) == 0
+    capsys.readouterr()
+    assert cli.main(["upgrade", "--no-cache", "src"]) == 0
+    assert "Nothing the migration rules know of would break (3 files checked)." in capsys.readouterr().out
+    assert cli.main(["upgrade", "--target-version", "tf2.15", "src"]) == 2
+    assert "keeps Keras 2" in capsys.readouterr().err

@@ -1,0 +1,172 @@
+"""``tflint-gpu upgrade PATH...``: what an upgrade to TF 2.16+ / Keras 3 would break.
+
+Runs the migration rules (``Rule.migration``) with the target set to a Keras 3
+one (``latest`` unless ``--target-version`` names another), whatever the
+project pins now, and reports: the target each project has now and why (the
+pins to change), the findings per rule, the share safe fixes rewrite, the
+files to touch, and the command that applies those fixes. The configuration's
+``select``/``ignore`` do not hide a breakage here (a project that turned a
+migration rule off still learns what the upgrade breaks); its per-file
+ignores and ``# noqa`` comments still apply.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Dict, List, Sequence
+
+from tflint_gpu import config
+from tflint_gpu.engine import run as runner
+from tflint_gpu.files import discover
+from tflint_gpu.findings import Finding, Safety
+from tflint_gpu.rules.base import all_rules
+
+
+def migration_rules(select: Sequence[str] = ()) -> tuple:
+    """The migration rules, narrowed to the ``select`` prefixes if any."""
+    rules = [r for r in all_rules() if getattr(r, "migration", False)]
+    if not select:
+        return tuple(rules)
+    prefixes = config._selectors(list(select), "--select") or []
+    chosen = tuple(r for r in rules if any(config._prefix_matches(p, r.code) for p in prefixes))
+    if not chosen:
+        raise config.ConfigError(f"--select: no migration rule matches {', '.join(prefixes)} "
+                                 f"(migration rules: {', '.join(r.code for r in rules)})")
+    return chosen
+
+
+def main(args: argparse.Namespace) -> int:
+    """The ``upgrade`` command (``args`` from ``cli``'s parser)."""
+    from tflint_gpu.cli import prepare_targets
+
+    paths: List[str] = args.paths or ["."]
+    if "-" in paths:
+        raise config.ConfigError("upgrade: stdin (`-`) is not supported; name the files or folders")
+    start = Path(paths[0]) if Path(paths[0]).exists() else Path.cwd()
+    overrides = config.Overrides(config=args.config, exclude=args.exclude, extend_exclude=args.extend_exclude,
+                                 extend_include=args.extend_include, cache_dir=args.cache_dir)
+    now = config.load_settings(overrides, start)  # the targets the projects have now
+    destination = config.target_setting(args.target_version, "--target-version", "--target-version")
+    if not destination.keras3:
+        raise config.ConfigError(f"--target-version: `{args.target_version}` keeps Keras 2; upgrade reports what "
+                                 f"Keras 3 breaks (use tf2.16 or later, or latest)")
+    rules = migration_rules(args.select or ())
+    settings = dataclasses.replace(now, rules=rules, target_version=destination, _targets={})
+    files, missing = discover(paths, settings, args.force_exclude)
+    errors = [f"{path}: no such file or directory" for path in missing]
+    prepare_targets(now, files)
+    results = runner.run_files(files, settings.rules_for, runner.CHECK, jobs=max(1, args.jobs),
+                               cache_dir=None if args.no_cache else settings.cache_dir,
+                               cache_key=settings.fingerprint(), project_root=settings.project_root(paths),
+                               target_for=settings.target_for)
+    errors.extend(r.error for r in results if r.error)
+    findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
+    report = build_report(findings, files, now, destination, paths, errors)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    for error in errors:
+        print(f"tflint-gpu: error: {error}", file=sys.stderr)
+    if errors:
+        return 2
+    return 1 if findings and not args.exit_zero else 0
+
+
+def _fixable(finding: Finding, safety: Safety) -> bool:
+    return finding.fix is not None and finding.fix.safety is safety
+
+
+def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.Settings, destination,
+                 paths: Sequence[str], errors: Sequence[str] = ()) -> Dict:
+    """The upgrade report as data (the JSON output; the text is made from it)."""
+    current: Dict[str, Dict] = {}
+    for path in files:
+        target = now.target_for(path)
+        key = now.target_folder(path) or ""
+        entry = current.setdefault(key, {"folder": key or None, "target-version": target.spelling,
+                                         "target": target.describe(), "source": target.source,
+                                         "why": list(target.why), "files": 0,
+                                         "keras2": not target.keras3})
+        entry["files"] += 1
+    rules: Dict[str, Dict] = {}
+    by_file: Dict[str, Dict] = {}
+    for finding in findings:
+        rule = rules.setdefault(finding.code, {"code": finding.code, "name": finding.name, "count": 0,
+                                               "safe_fixes": 0, "unsafe_fixes": 0})
+        entry = by_file.setdefault(finding.path, {"path": finding.path, "count": 0, "safe_fixes": 0,
+                                                  "unsafe_fixes": 0, "codes": []})
+        for item in (rule, entry):
+            item["count"] += 1
+            item["safe_fixes"] += _fixable(finding, Safety.SAFE)
+            item["unsafe_fixes"] += _fixable(finding, Safety.UNSAFE)
+        if finding.code not in entry["codes"]:
+            entry["codes"].append(finding.code)
+    total = len(findings)
+    safe = sum(_fixable(f, Safety.SAFE) for f in findings)
+    unsafe = sum(_fixable(f, Safety.UNSAFE) for f in findings)
+    codes = sorted(rules)
+    command = None
+    if codes:
+        command = " ".join(["tflint-gpu", "--fix", "--target-version", destination.spelling,
+                            "--select", ",".join(codes)] + [shlex.quote(p) for p in paths])
+    return {
+        "to": {"target-version": destination.spelling, "target": destination.describe()},
+        "from": sorted(current.values(), key=lambda e: e["folder"] or ""),
+        "pins": sorted({w for e in current.values() if e["keras2"] and e["source"] == "project" for w in e["why"]}),
+        "total": total,
+        "safe_fixes": safe,
+        "unsafe_fixes": unsafe,
+        "by_hand": total - safe,
+        "fixable_share": round(safe / total, 3) if total else None,
+        "rules": sorted(rules.values(), key=lambda r: (-r["count"], r["code"])),
+        "files": sorted(by_file.values(), key=lambda e: (-e["count"], e["path"])),
+        "checked_files": len(files),
+        "command": command,
+        "errors": list(errors),
+    }
+
+
+def render_text(report: Dict) -> str:
+    to = report["to"]
+    out = [f"Upgrade to {to['target-version']} ({to['target']})"]
+    for entry in report["from"]:
+        where = f" in {entry['folder']}" if entry["folder"] and len(report["from"]) > 1 else ""
+        out.append(f"  now{where}: {entry['target-version']} ({entry['target']}), {entry['files']} "
+                   f"file{'s' if entry['files'] != 1 else ''}: {'; '.join(entry['why'])}")
+    total = report["total"]
+    if not total:
+        out.append(f"Nothing the migration rules know of would break ({report['checked_files']} files checked).")
+        if report["pins"]:
+            out.append("Pins to change: " + "; ".join(report["pins"]))
+        return "\n".join(out) + "\n"
+    out.append("")
+    out.append("Breakages by rule:")
+    width = max(len(str(r["count"])) for r in report["rules"])
+    name_width = max(len(r["name"]) for r in report["rules"])
+    for rule in report["rules"]:
+        fixes = f"{rule['safe_fixes']} safe fix{'es' if rule['safe_fixes'] != 1 else ''}"
+        if rule["unsafe_fixes"]:
+            fixes += f", {rule['unsafe_fixes']} unsafe"
+        out.append(f"  {rule['count']:>{width}}  {rule['code']}  {rule['name']:<{name_width}}  {fixes}")
+    files = report["files"]
+    share = f"{100 * report['safe_fixes'] / total:.0f}%"
+    out.append(f"{total} breakage{'s' if total != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
+               f" ({report['checked_files']} checked); {report['safe_fixes']} fixable by safe fixes ({share}), "
+               f"{report['by_hand']} by hand" + (f" ({report['unsafe_fixes']} of them with an unsafe fix)"
+                                                  if report["unsafe_fixes"] else "") + ".")
+    out.append("")
+    out.append("Files to touch:")
+    path_width = max(len(f["path"]) for f in files)
+    for entry in files:
+        out.append(f"  {entry['path']:<{path_width}}  {entry['count']:>{width}}  ({entry['safe_fixes']} fixable; "
+                   f"{', '.join(entry['codes'])})")
+    if report["pins"]:
+        out.append("Pins to change: " + "; ".join(report["pins"]))
+    out.append("")
+    out.append(f"Apply the safe fixes: {report['command']}")
+    return "\n".join(out) + "\n"
