@@ -1,0 +1,545 @@
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.semantic.migration import KERAS3, raw_flavour
+from tflint_gpu.semantic.model import IMPORT, dotted_name, lookup
+from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+
+# Reported by TFG902 (removed methods) with their own messages and fixes.
+_ELSEWHERE = frozenset({"keras.backend.learning_phase", "keras.backend.set_learning_phase"})
+# What a removed module or name raises, and the handlers that catch it.
+_CATCHES = {
+    "import": frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}),
+    "attribute": frozenset({"AttributeError", "Exception", "BaseException"}),
+}
+
+
+def _short(raw: str) -> str:
+    """``tf.keras.layers.X`` for ``tensorflow.keras.layers.X``; ``tf.X`` for ``tensorflow.X``."""
+    return "tf." + raw[len("tensorflow."):] if raw.startswith("tensorflow.") else raw
+
+
+def _table():
+    from tflint_gpu.semantic.migration_table import table
+
+    return table()
+
+
+def _spelling(raw: str) -> Tuple[Optional[str], str]:
+    """(``"keras"``/``"tensorflow.keras"``/``"tensorflow"``, the part of ``raw`` that spelling's root
+    is written as), or (None, "") for anything else: tf_keras, ``keras.src`` internals,
+    ``tf.compat.v1`` (which keeps TF 1's names on purpose)."""
+    from tflint_gpu.semantic.migration_table import spelling_of
+
+    keras = spelling_of(raw)
+    if keras is not None:
+        if keras == "keras":
+            return keras, "keras"
+        cut = raw.index("keras") + len("keras")
+        return keras, raw[:cut]
+    if raw.startswith("tensorflow.compat.v1") or not (raw == "tensorflow" or raw.startswith("tensorflow.")):
+        return None, ""
+    if raw.startswith("tensorflow.compat.v2."):
+        return "tensorflow", "tensorflow.compat.v2"
+    if raw.startswith("tensorflow.compat"):
+        return None, ""
+    return "tensorflow", "tensorflow"
+
+
+def _normal(raw: str, root: str, spelling: str) -> str:
+    """The table's name for ``raw``: ``keras.…`` for Keras, ``tensorflow.…`` for TensorFlow."""
+    return ("keras" if spelling != "tensorflow" else "tensorflow") + raw[len(root):]
+
+
+def _lookup(qualname: str, spelling: str, how: str):
+    """The removal the table records for this module or name, or None."""
+    table = _table()
+    if spelling == "tensorflow":
+        return table.removed_tf_name(qualname, how)
+    if qualname in _ELSEWHERE:
+        return None
+    found = table.removed_module(qualname, spelling, how)
+    if found is not None:
+        return found
+    module, _, name = qualname.rpartition(".")
+    return table.removed_name(module, name, spelling, how) if module else None
+
+
+def _message(raw: str, removal, spelling: str) -> str:
+    what = "TensorFlow 2" if spelling == "tensorflow" else "Keras 3"
+    text = f"{what} has no `{_short(raw)}` ({removal.error})"
+    if removal.replacement:
+        if spelling == "tensorflow":
+            new = _short(removal.replacement)
+        else:
+            new = ("tf." if spelling == "tensorflow.keras" else "") + removal.replacement
+        if removal.exact:
+            text += f": use `{new}` (the same object)"
+        elif spelling == "tensorflow":
+            text += f": `{new}` keeps it, with TensorFlow 1's semantics"
+        else:
+            text += f"; the closest is `{new}` (a different implementation: check its arguments)"
+    return text
+
+
+class RemovedApiName(Rule):
+    """A module or name Keras 3 or TensorFlow 2 removed: `keras.layers.experimental`, `K.eval`, `tf.Session`...
+
+    ## What it does
+    Finds imports and attribute uses of Keras 2 modules and names that Keras
+    3 (what `tf.keras` is under TensorFlow 2.16+) no longer has, and of
+    TensorFlow 1 names that TensorFlow 2 removed from `tf` (`tf.compat.v1`
+    keeps them), as the derived migration table records them
+    (`scripts/derive_migration.py`, `tflint_gpu/semantic/data/keras3_migration.json`):
+
+    * `import keras.preprocessing.text`, `from
+      tensorflow.keras.layers.experimental.preprocessing import Rescaling`,
+      `tf.keras.layers.experimental.preprocessing.Rescaling(...)`;
+    * `from keras import backend as K` then `K.eval(x)` (standalone Keras 3;
+      `tf.keras.backend` keeps `eval`), `keras.losses.mse`, `from
+      tensorflow.keras.utils import OrderedEnqueuer`;
+    * `tf.Session()`, `tf.placeholder(...)`, `tf.random_normal(...)`,
+      `tf.train.AdamOptimizer`, `from tensorflow import Session`.
+
+    `tf.keras` and `keras` differ: TensorFlow 2.21's `tf.keras` still has
+    `preprocessing.text` and the legacy backend functions; the table records
+    each spelling, and the finding follows the one the code uses.
+
+    Not reported: `tf_keras` (Keras 2) and, in a file that mentions
+    `TF_USE_LEGACY_KERAS`, `tf.keras` (Keras 2 there); `keras.src` internals;
+    `tf.compat.v1.*` and `import tensorflow.compat.v1 as tf`; names used under
+    `if hasattr(module, "name"):`, in a `try` whose `except` catches the error
+    (`ImportError`/`ModuleNotFoundError` for imports, `AttributeError` for
+    attributes, or `Exception`), in an `except AttributeError:` fallback, in a
+    branch of a TensorFlow/Keras version comparison that does not run under
+    TF 2.16+, and in code a test expects to raise. `K.learning_phase()` and
+    `mixed_precision.experimental` are TFG902's.
+
+    ## Why is this bad?
+    Measured under TensorFlow 2.21, Keras 3.15 (the table's `outcome` of each
+    entry, executed by the derivation script): `ModuleNotFoundError: No
+    module named 'tensorflow.keras.layers.experimental'`, `AttributeError:
+    module 'keras.backend' has no attribute 'eval'`, `AttributeError: module
+    'tensorflow' has no attribute 'Session'`, `ImportError: cannot import
+    name 'Session' from 'tensorflow'`.
+
+    ## Example
+    ```python
+    import tensorflow as tf
+
+    scale = tf.keras.layers.experimental.preprocessing.Rescaling(1 / 255)
+    noise = tf.random_normal((2, 2))
+    ```
+
+    Use instead:
+    ```python
+    import tensorflow as tf
+
+    scale = tf.keras.layers.Rescaling(1 / 255)
+    noise = tf.random.normal((2, 2))
+    ```
+
+    ## Fix safety
+    Safe, and only where the table says the replacement is exact: the same
+    Keras 2 object published under another path that Keras 3 keeps
+    (`layers.experimental.preprocessing.Rescaling` is `layers.Rescaling` in
+    tf_keras 2.21; `keras.losses.mse` is `losses.mean_squared_error`), or the
+    same TensorFlow object under its TF 2 name (`tf.random_normal` is
+    `tf.random.normal`, `tf.diag` is `tf.linalg.tensor_diag`). The original
+    raises under Keras 3 / TF 2 and the fix-execution tests run the fixed code.
+    An import is rewritten when every name it imports moves to the same module.
+    Otherwise no fix: the message names `tf.compat.v1.X` (TensorFlow 1
+    semantics: sessions, placeholders need graph mode) or the closest Keras 3
+    name (`keras.ops.sum` for `K.sum`: a different function).
+
+    ## Measured effect
+    TensorFlow 2.21, Keras 3.15, CPU: each entry's error as recorded in the
+    table; examples/TFG903 (`tflint-gpu verify --rule TFG903`): fixes-error,
+    `AttributeError` before, the fixed preprocessing and noise run after.
+    """
+
+    code = "TFG903"
+    name = "removed-api-name"
+    message = "Keras 3 or TensorFlow 2 removed this name"
+    needs = (("keras", "tensorflow"),)
+    fix_safety = Safety.SAFE
+    migration = True
+
+    def __init__(self) -> None:
+        self._done: set = set()
+
+    # -- guards ------------------------------------------------------------------
+    def _guarded(self, node: cst.CSTNode, ctx, how: str, raw: str) -> bool:
+        if ctx.migration.guarded(node, ctx.scope):
+            return True
+        for obj, name, has in ctx.migration.hasattr_guards(node, ctx.scope):
+            owner = ctx.resolver.raw_qualname(obj, ctx.scope)
+            if has and owner is not None and raw.startswith(f"{owner}.{name}"):
+                return True
+        return self._in_try(node, ctx, how)
+
+    @staticmethod
+    def _in_try(node: cst.CSTNode, ctx, how: str) -> bool:
+        """Is ``node`` in the body of a ``try`` one of whose handlers catches what it raises?"""
+        caught = _CATCHES[how]
+        current, where = node, ctx.scope
+        while True:
+            child = current
+            for parent in where.ancestors(current):
+                if isinstance(parent, cst.Try) and child is parent.body:
+                    for handler in parent.handlers:
+                        if handler.type is None:
+                            return True
+                        items = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) \
+                            else [handler.type]
+                        if any(isinstance(i, cst.Name) and i.value in caught
+                               or isinstance(i, cst.Attribute) and i.attr.value in caught for i in items):
+                            return True
+                child = parent
+            if where.parent is None:
+                return False
+            current, where = where.node, where.parent
+
+    def _keras_ok(self, raw: str, spelling: str, ctx) -> bool:
+        if spelling == "tensorflow":
+            return True
+        return raw_flavour(raw, ctx.migration.legacy_env) == KERAS3
+
+    # -- imports -------------------------------------------------------------------
+    def visit_Import(self, node: cst.Import, ctx) -> None:
+        for alias in node.names:
+            raw = dotted_name(alias.name)
+            if raw is None:
+                continue
+            spelling, root = _spelling(raw)
+            if spelling is None or not self._keras_ok(raw, spelling, ctx):
+                continue
+            # the shortest removed prefix of the dotted module
+            parts = raw.split(".")
+            for end in range(2, len(parts) + 1):
+                prefix = ".".join(parts[:end])
+                if len(prefix) <= len(root):
+                    continue
+                removal = _lookup(_normal(prefix, root, spelling), spelling, "import")
+                if removal is not None:
+                    if not self._guarded(node, ctx, "import", prefix):
+                        ctx.report(alias, _message(prefix, removal, spelling))
+                    break
+
+    def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
+        if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+            return
+        module = dotted_name(node.module)
+        if module is None:
+            return
+        spelling, root = _spelling(module)
+        if spelling is None or not self._keras_ok(module, spelling, ctx):
+            return
+        parts = module.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            if len(prefix) <= len(root):
+                continue
+            removal = _lookup(_normal(prefix, root, spelling), spelling, "import")
+            if removal is not None:
+                if not self._guarded(node, ctx, "import", prefix):
+                    ctx.report(node, _message(prefix, removal, spelling),
+                               self._module_fix(node, module, root, spelling))
+                return
+        normal_module = _normal(module, root, spelling)
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            if name is None:
+                continue
+            removal = _lookup(f"{normal_module}.{name}", spelling, "import")
+            if removal is None or self._guarded(node, ctx, "import", f"{module}.{name}"):
+                continue
+            fix = None
+            if len(node.names) == 1 and removal.exact and removal.replacement \
+                    and removal.replacement.rsplit(".", 1)[1] == name:
+                new_module = root + removal.replacement.rsplit(".", 1)[0][len(_normal(root, root, spelling)):]
+                fix = Fix(f"Import from `{_short(new_module)}`", Safety.SAFE,
+                          {node.module: cst.parse_expression(new_module)})
+            ctx.report(alias, _message(f"{module}.{name}", removal, spelling), fix)
+
+    def _module_fix(self, node: cst.ImportFrom, module: str, root: str, spelling: str) -> Optional[Fix]:
+        """Every imported name moves, as itself, to one module Keras 3 keeps: import from it."""
+        normal = _normal(module, root, spelling)
+        targets = set()
+        for alias in node.names:
+            name = dotted_name(alias.name)
+            removal = _lookup(f"{normal}.{name}", spelling, "import") if name else None
+            if removal is None or not removal.exact or not removal.replacement \
+                    or removal.replacement.rsplit(".", 1)[1] != name:
+                return None
+            targets.add(removal.replacement.rsplit(".", 1)[0])
+        if len(targets) != 1:
+            return None
+        target = targets.pop()
+        base = _normal(root, root, spelling)
+        new_module = root + target[len(base):]
+        return Fix(f"Import from `{_short(new_module)}`", Safety.SAFE, {node.module: cst.parse_expression(new_module)})
+
+    # -- attribute chains -------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        if id(node) in self._done:
+            return
+        chain = self._chain(node)
+        for inner in chain:
+            self._done.add(id(inner))
+        # chain: innermost first, up to node; report at the shortest removed prefix
+        root_name = chain[0].value
+        if not isinstance(root_name, cst.Name):
+            return
+        base_raw = ctx.resolver.raw_qualname(root_name, ctx.scope)
+        if base_raw is None or not base_raw.startswith(("keras", "tensorflow")) \
+                or not self._plain_root(root_name, ctx):
+            return
+        raws = [ctx.resolver.raw_qualname(part, ctx.scope) for part in chain]
+        if raws[-1] is None:
+            return
+        spelling, root = _spelling(raws[-1])
+        if spelling is None or not self._keras_ok(raws[-1], spelling, ctx):
+            return
+        base_spelling, _ = _spelling(base_raw)
+        if base_spelling is not None and len(base_raw) > len(root) and \
+                _lookup(_normal(base_raw, root, spelling), spelling, "import") is not None:
+            return  # the import that bound the root is reported
+        for index, (part, raw) in enumerate(zip(chain, raws)):
+            if raw is None or len(raw) <= len(root):
+                continue
+            removal = _lookup(_normal(raw, root, spelling), spelling, "attribute")
+            if removal is None:
+                continue
+            if self._guarded(part, ctx, "attribute", raw) or isinstance(
+                    next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
+                return  # guarded, or the module of an import statement (reported as an import)
+            target, fixed = self._attribute_fix(chain, raws, index, root, spelling)
+            message_raw = raw if fixed is None else raws[target]
+            message_removal = removal if fixed is None else _lookup(
+                _normal(raws[target], root, spelling), spelling, "attribute")
+            ctx.report(chain[target] if fixed is not None else part,
+                       _message(message_raw, message_removal, spelling), fixed)
+            return
+
+    @staticmethod
+    def _chain(node: cst.Attribute) -> List[cst.Attribute]:
+        chain = []
+        current: cst.BaseExpression = node
+        while isinstance(current, cst.Attribute):
+            chain.append(current)
+            current = current.value
+        return list(reversed(chain))
+
+    @staticmethod
+    def _plain_root(name: cst.Name, ctx) -> bool:
+        """The chain's root is an import bound once (not `tf = tf.compat.v1` after `import tensorflow as tf`)."""
+        found = lookup(name.value, ctx.scope)
+        if found is None:
+            return True  # a star import, resolved by the resolver
+        if found.kind != IMPORT:
+            return True  # an alias assigned once (the resolver follows it)
+        return not found.scope.assigned.get(name.value) and name.value not in found.scope.globals
+
+    def _attribute_fix(self, chain, raws, index: int, root: str, spelling: str):
+        """(index of the chain part reported, Fix or None): the longest part whose table entry has an
+        exact replacement, rewritten onto the longest live prefix of that replacement."""
+        for target in range(len(chain) - 1, index - 1, -1):
+            raw = raws[target]
+            if raw is None:
+                continue
+            removal = _lookup(_normal(raw, root, spelling), spelling, "attribute")
+            if removal is None or not removal.exact or not removal.replacement:
+                continue
+            base = "keras" if spelling != "tensorflow" else "tensorflow"
+            new_raw = root + removal.replacement[len(base):]
+            for keep in range(index - 1, -1, -1):
+                kept = raws[keep]
+                if kept is not None and new_raw.startswith(kept + "."):
+                    tail = new_raw[len(kept) + 1:].split(".")
+                    expr: cst.BaseExpression = chain[keep]
+                    for attr in tail:
+                        expr = cst.Attribute(value=expr, attr=cst.Name(attr))
+                    return target, Fix(f"Use `{_short(new_raw)}`", Safety.SAFE, {chain[target]: expr})
+            root_node = chain[0].value
+            root_raw = raws[0].rsplit(".", 1)[0] if raws[0] else None
+            if root_raw is not None and new_raw.startswith(root_raw + "."):
+                expr = root_node
+                for attr in new_raw[len(root_raw) + 1:].split("."):
+                    expr = cst.Attribute(value=expr, attr=cst.Name(attr))
+                return target, Fix(f"Use `{_short(new_raw)}`", Safety.SAFE, {chain[target]: expr})
+            return index, None
+        return index, None
+
+    cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            scale = tf.keras.layers.experimental.preprocessing.Rescaling(1 / 255)
+            images = scale(np.full((1, 2, 2, 1), 255.0, "float32"))
+            tf.random.set_seed(0)
+            noise = tf.random_normal((2, 2), seed=1)
+            diagonal = tf.diag([1.0, 2.0])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            scale = tf.keras.layers.Rescaling(1 / 255)
+            images = scale(np.full((1, 2, 2, 1), 255.0, "float32"))
+            tf.random.set_seed(0)
+            noise = tf.random.normal((2, 2), seed=1)
+            diagonal = tf.linalg.tensor_diag([1.0, 2.0])
+            """,
+            at=[(4, 9, "Keras 3 has no `tf.keras.layers.experimental.preprocessing.Rescaling` (AttributeError): "
+                       "use `tf.keras.layers.Rescaling` (the same object)"),
+                (7, 9, "TensorFlow 2 has no `tf.random_normal` (AttributeError): use `tf.random.normal`"),
+                (8, 12, "TensorFlow 2 has no `tf.diag` (AttributeError): use `tf.linalg.tensor_diag`")],
+            effect=FIXES_ERROR,
+            note="a Keras 2 alias Keras 3 keeps under its core path; TF 1 names that are the same objects as TF 2's",
+        ),
+        flagged(
+            """
+            import numpy as np
+            from tensorflow.keras.layers.experimental.preprocessing import Normalization, Rescaling
+
+            norm = Normalization(mean=0.0, variance=1.0)
+            out = Rescaling(0.5)(norm(np.ones((2, 1), "float32")))
+            """,
+            fixed="""
+            import numpy as np
+            from tensorflow.keras.layers import Normalization, Rescaling
+
+            norm = Normalization(mean=0.0, variance=1.0)
+            out = Rescaling(0.5)(norm(np.ones((2, 1), "float32")))
+            """,
+            at=[(2, 1, "Keras 3 has no `tf.keras.layers.experimental` (ModuleNotFoundError)")],
+            effect=FIXES_ERROR,
+            note="every imported name moves to tf.keras.layers: the import is rewritten; the uses are not reported "
+                 "again",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import keras
+
+            loss = keras.losses.mse(np.ones((2, 1), "float32"), np.zeros((2, 1), "float32"))
+            """,
+            fixed="""
+            import numpy as np
+            import keras
+
+            loss = keras.losses.mean_squared_error(np.ones((2, 1), "float32"), np.zeros((2, 1), "float32"))
+            """,
+            at=[(4, 8, "Keras 3 has no `keras.losses.mse` (AttributeError): use `keras.losses.mean_squared_error`")],
+            effect=FIXES_ERROR,
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+            import keras
+            from keras import backend as K
+            from keras.preprocessing.text import Tokenizer
+            import keras.preprocessing.text
+            from tensorflow import Session
+
+            sess = tf.Session()
+            x = tf.placeholder(tf.float32, (None, 2))
+            value = K.eval(x)
+            opt = tf.train.AdamOptimizer(0.1)
+            enq = keras.utils.OrderedEnqueuer
+            total = K.sum(x)
+            """,
+            at=[(4, 1, "Keras 3 has no `keras.preprocessing.text` (ModuleNotFoundError)"),
+                (5, 8, "Keras 3 has no `keras.preprocessing.text` (ModuleNotFoundError)"),
+                (6, 24, "TensorFlow 2 has no `tf.Session` (ImportError): `tf.compat.v1.Session` keeps it"),
+                (8, 8, "TensorFlow 2 has no `tf.Session` (AttributeError): `tf.compat.v1.Session` keeps it"),
+                (9, 5, "TensorFlow 2 has no `tf.placeholder` (AttributeError)"),
+                (10, 9, "Keras 3 has no `keras.backend.eval` (AttributeError)"),
+                (11, 7, "TensorFlow 2 has no `tf.train.AdamOptimizer` (AttributeError)"),
+                (12, 7, "Keras 3 has no `keras.utils.OrderedEnqueuer` (AttributeError)"),
+                (13, 9, "Keras 3 has no `keras.backend.sum` (AttributeError); the closest is `keras.ops.sum`")],
+            note="no exact replacement: tf.compat.v1 (graph-mode semantics), keras.ops (a different function), "
+                 "none",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import keras
+            from tensorflow.keras.preprocessing.text import Tokenizer
+            from tensorflow.keras import backend as K
+
+            scale = keras.layers.Rescaling(1 / 255)
+            noise = tf.random.normal((2, 2))
+            tok = tf.keras.preprocessing.text.Tokenizer()
+            value = K.eval(tf.ones(2))
+            loss = tf.keras.losses.MSE
+            """,
+            note="Keras 3 code already migrated; tf.keras under TF 2.21 keeps preprocessing.text, the legacy "
+                 "backend's eval and losses.MSE (standalone keras has none of them)",
+        ),
+        clean(
+            """
+            import tf_keras
+            import tensorflow.compat.v1 as tf1
+            from tf_keras.layers.experimental import preprocessing
+            from keras.src import backend
+            from keras.src.legacy.preprocessing import text
+
+            scale = tf_keras.layers.experimental.preprocessing.Rescaling(1 / 255)
+            sess = tf1.Session()
+            x = tf1.placeholder(tf1.float32)
+            value = backend.eval
+            """,
+            note="tf_keras (Keras 2) keeps them; tf.compat.v1 keeps TF 1's names; keras.src internals",
+        ),
+        clean(
+            """
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
+            scale = tf.keras.layers.experimental.preprocessing.Rescaling(1 / 255)
+            """,
+            note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 here",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            try:
+                from keras.preprocessing.text import Tokenizer
+            except ImportError:
+                from tensorflow.keras.preprocessing.text import Tokenizer
+            try:
+                Rescaling = tf.keras.layers.experimental.preprocessing.Rescaling
+            except AttributeError:
+                Rescaling = tf.keras.layers.Rescaling
+            if hasattr(tf, "Session"):
+                sess = tf.Session()
+            if tf.__version__.startswith("1."):
+                x = tf.placeholder(tf.float32)
+            else:
+                x = tf.keras.Input((2,))
+            if hasattr(tf.keras.layers, "experimental"):
+                scale = tf.keras.layers.experimental.preprocessing.Rescaling(0.5)
+            """,
+            note="guards: a try whose except catches the error, hasattr, a version test for TF 1",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            if tf.__version__ < "2":
+                pass
+            tf = tf.compat.v1
+            sess = tf.Session()
+            """,
+            note="the module name rebound to tf.compat.v1: the file's tf is TF 1's API",
+        ),
+    ]
