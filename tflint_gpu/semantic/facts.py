@@ -225,6 +225,18 @@ class RuleContext:
             facts = self._migration = Migration(self.model, self.resolver, self.graphs)
         return facts
 
+    @property
+    def symbolic(self):
+        """Keras 3 symbolic tensors of this file (``keras.Input`` and the layer
+        calls a functional model is built from), built on first use: an
+        ``semantic.symbolic.SymbolicTensors``."""
+        facts = getattr(self, "_symbolic", None)
+        if facts is None:
+            from tflint_gpu.semantic.symbolic import SymbolicTensors
+
+            facts = self._symbolic = SymbolicTensors(self.resolver, self.graphs, self.tensors, self.migration)
+        return facts
+
     def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):

@@ -1,0 +1,142 @@
+"""Keras 3 breakages a table diff cannot see: the engine facts behind TFG907 and up.
+
+semantic/symbolic.py: which expressions are Keras 3 symbolic tensors (KerasTensor) and
+semantic/symbolic_ops.py: which TensorFlow functions were measured to reject one.
+"""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+from tflint_gpu.semantic.symbolic_ops import ACCEPTS, RAISES
+
+
+def probes(source: str):
+    """``is_symbolic`` of the argument of every ``probe(...)`` call, in source order."""
+    module = cst.parse_module(textwrap.dedent(source).lstrip("\n"))
+    ctx = analyse(module, [])
+    found = []
+    for call, scope in ctx.model.index.get("Call", ()):
+        if isinstance(call.func, cst.Name) and call.func.value == "probe":
+            found.append(ctx.symbolic.is_symbolic(call.args[0].value, scope))
+    return found
+
+
+def test_keras_input_and_layer_calls_are_symbolic():
+    assert probes("""
+        import tensorflow as tf
+        import keras
+        inputs = keras.Input((4,))
+        probe(inputs)
+        h = keras.layers.Dense(3)(inputs)
+        probe(h)
+        probe(tf.keras.Input((2,)))
+        probe(keras.layers.Input(shape=(2,)))
+        probe(h * 2 + 1)
+        probe(h[:, 0])
+        probe(-h)
+        probe(keras.ops.sum(h))
+        probe(keras.layers.concatenate([h, inputs]))
+        probe(keras.layers.Concatenate()([h, inputs]))
+    """) == [True] * 10
+
+
+def test_flow_rebinding_unpacking_iteration():
+    assert probes("""
+        import keras
+        x = keras.Input((4,))
+        x = keras.layers.Dense(3)(x)
+        probe(x)
+        out, state = keras.layers.GRU(2, return_state=True)(keras.Input((5, 3)))
+        probe(out)
+        probe(state)
+        for t in [x, out]:
+            probe(t)
+        pair = [x, out]
+        probe(pair[0])
+        x = 3
+        probe(x)
+    """) == [True, True, True, True, True, False]
+
+
+def test_model_outputs_and_helpers():
+    assert probes("""
+        import keras
+
+        base = keras.applications.MobileNetV2(include_top=False, weights=None)
+        probe(base.output)
+        probe(base.input)
+        probe(base.outputs[0])
+
+        def block(x):
+            y = keras.layers.Dense(3)(x)
+            probe(y)
+            return y
+
+        def head(x):
+            probe(x)
+            return keras.layers.Dense(1)(x)
+
+        feature = block(keras.Input((4,)))
+        probe(feature)
+        head(keras.Input((3,)))
+        head(keras.Input((5,)))
+    """) == [True, True, True, True, True, True]
+
+
+def test_not_symbolic():
+    assert probes("""
+        import numpy as np
+        import tensorflow as tf
+        import tf_keras
+        import keras
+
+        probe(tf.ones((2, 2)))
+        probe(tf_keras.Input((2,)))
+        probe(keras.Input(tensor=tf.ones((1, 2))))
+        layer = keras.layers.Dense(3)
+        probe(layer(np.ones((1, 2))))
+
+        class Block(keras.layers.Layer):
+            def call(self, x):
+                probe(x)
+                probe(self.input)
+                return x
+
+        def helper(x):
+            probe(x)
+            return x
+
+        helper(keras.Input((2,)))
+        helper(tf.ones((2,)))
+        lam = keras.layers.Lambda(lambda t: probe(t))
+        inputs = keras.Input((2,))
+        if np.random.rand() > 0.5:
+            inputs = tf.ones((1, 2))
+        probe(inputs)
+        probe(inputs is None)
+    """) == [False] * 10
+
+
+def test_legacy_env_makes_tf_keras_input_undecided():
+    assert probes("""
+        import os
+        os.environ["TF_USE_LEGACY_KERAS"] = "1"
+        import tensorflow as tf
+        import keras
+        probe(tf.keras.Input((2,)))
+        probe(keras.Input((2,)))
+    """) == [False, True]
+
+
+def test_measured_op_lists():
+    # What scripts/derive_symbolic_ops.py recorded under TF 2.21 / Keras 3.15 (re-run it to regenerate).
+    for name in ("split", "concat", "reshape", "expand_dims", "reduce_mean", "nn.relu", "image.resize",
+                 "nn.max_pool2d", "nn.conv2d", "strings.split", "shape", "cast", "math.l2_normalize"):
+        assert "tensorflow." + name in RAISES, name
+    for name in ("print", "is_tensor", "get_static_value"):
+        assert "tensorflow." + name in ACCEPTS and "tensorflow." + name not in RAISES
+    assert not RAISES & ACCEPTS
+    assert len(RAISES) > 500

@@ -1,0 +1,368 @@
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.semantic.symbolic_ops import RAISES
+from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+
+# tf op -> (keras.ops name, the op's parameter names in order, keras.ops's names for them).
+# Only ops whose keras.ops twin computes the same thing for the same arguments.
+_UNARY = ("x",)
+_OPS: Dict[str, Tuple[str, Tuple[str, ...], Tuple[str, ...]]] = {
+    "concat": ("concatenate", ("values", "axis"), ("xs", "axis")),
+    "stack": ("stack", ("values", "axis"), ("x", "axis")),
+    "reshape": ("reshape", ("tensor", "shape"), ("x", "newshape")),
+    "expand_dims": ("expand_dims", ("input", "axis"), ("x", "axis")),
+    "squeeze": ("squeeze", ("input", "axis"), ("x", "axis")),
+    "transpose": ("transpose", ("a", "perm"), ("x", "axes")),
+    "tile": ("tile", ("input", "multiples"), ("x", "repeats")),
+    "cast": ("cast", ("x", "dtype"), ("x", "dtype")),
+    "matmul": ("matmul", ("a", "b"), ("x1", "x2")),
+    "add": ("add", ("x", "y"), ("x1", "x2")),
+    "subtract": ("subtract", ("x", "y"), ("x1", "x2")),
+    "multiply": ("multiply", ("x", "y"), ("x1", "x2")),
+    "maximum": ("maximum", ("x", "y"), ("x1", "x2")),
+    "minimum": ("minimum", ("x", "y"), ("x1", "x2")),
+    "reduce_sum": ("sum", ("input_tensor", "axis", "keepdims"), ("x", "axis", "keepdims")),
+    "reduce_mean": ("mean", ("input_tensor", "axis", "keepdims"), ("x", "axis", "keepdims")),
+    "reduce_max": ("max", ("input_tensor", "axis", "keepdims"), ("x", "axis", "keepdims")),
+    "reduce_min": ("min", ("input_tensor", "axis", "keepdims"), ("x", "axis", "keepdims")),
+    "reduce_prod": ("prod", ("input_tensor", "axis", "keepdims"), ("x", "axis", "keepdims")),
+    "split": ("split", ("value", "num_or_size_splits", "axis"), ("x", "indices_or_sections", "axis")),
+}
+for _name in ("abs", "exp", "sqrt", "square", "sigmoid", "tanh", "relu", "log", "sin", "cos", "negative"):
+    _OPS[_name] = (_name, ("x",), _UNARY)
+# The module a spelling may use for each op (tf.reduce_sum is tf.math.reduce_sum).
+_MODULES = ("tensorflow.", "tensorflow.math.", "tensorflow.nn.")
+_NN_ONLY = frozenset({"relu"})
+
+
+def _op(qualname: str) -> Optional[str]:
+    for prefix in _MODULES:
+        if qualname.startswith(prefix):
+            name = qualname[len(prefix):]
+            if name in _OPS and (prefix == "tensorflow.nn." or name not in _NN_ONLY):
+                return name
+    return None
+
+
+def _short(qualname: str) -> str:
+    return "tf." + qualname[len("tensorflow."):]
+
+
+class Keras3TfOpOnSymbolicTensor(Rule):
+    """A TensorFlow op applied to a Keras 3 symbolic tensor while building a functional model: `tf.split(inputs, 2)`.
+
+    ## What it does
+    Finds calls of TensorFlow functions (`tf.split`, `tf.concat`,
+    `tf.reshape`, `tf.expand_dims`, `tf.nn.relu`, `tf.image.resize`...) that
+    are given a Keras 3 symbolic tensor (a `KerasTensor`): the result of
+    `keras.Input(...)` (or `tf.keras.Input` under TF 2.16+), of a Keras layer
+    or model called on one (`Dense(4)(x)`, `base(x)`, a same-module layer
+    class), a model's `.output`/`.outputs`/`.input`/`.inputs`, `keras.ops`
+    and merge helpers (`keras.layers.concatenate`) applied to one, arithmetic
+    and subscripts of one, through names (every binding that reaches the
+    read), unpacking and list displays, and parameters of same-module
+    functions every call of which passes one (`def block(x): ...;
+    block(inputs)`). The engine fact is `semantic.symbolic`.
+
+    Only the TensorFlow functions measured to raise on a KerasTensor are
+    reported: `scripts/derive_symbolic_ops.py` calls every public function
+    of `tf`, `tf.math`, `tf.nn`, `tf.linalg`, `tf.image`, `tf.signal`,
+    `tf.random`, `tf.bitwise` and `tf.strings` on a `keras.Input` and lists
+    the 549 that raise (`semantic/symbolic_ops.py`); the 9 that accept one
+    (`tf.print`, `tf.is_tensor`, `tf.get_static_value`...) and the ones no
+    call could reach are not reported.
+
+    Not reported: tf_keras code (`tf_keras.Input`, or `tf.keras` in a file
+    that mentions `TF_USE_LEGACY_KERAS`), where the op became a
+    `TFOpLambda` layer; code inside a `Lambda` function or a layer's `call`,
+    which gets real tensors; `tf.print`; Python operators (`x + 1`,
+    `x[:, 0]`), which KerasTensor supports; `keras.Input(tensor=...)`;
+    code in a branch that never runs under Keras 3 (version guards, `except
+    ValueError:` fallbacks) or a test that expects the error.
+
+    ## Why is this bad?
+    Measured under TensorFlow 2.21 with Keras 3.15: `tf.split(keras.Input((4,
+    6)), 2, axis=-1)` raises `ValueError: A KerasTensor cannot be used as
+    input to a TensorFlow function. A KerasTensor is a symbolic placeholder
+    for a shape and dtype, used when constructing Keras Functional models or
+    Keras Functions. You can only use it as input to a Keras layer or a
+    Keras operation`. Of the 549 functions that raise, 335 ran under tf_keras
+    2.21 in the same script (Keras 2 wrapped each into a `TFOpLambda`
+    layer): model-building code written for Keras 2 fails at the first such
+    line under TF 2.16+.
+
+    ## Example
+    ```python
+    inputs = tf.keras.Input((32, 32, 6))
+    left, right = tf.split(inputs, 2, axis=-1)
+    merged = tf.concat([tf.keras.layers.Conv2D(8, 3)(left), right[:, 1:-1, 1:-1]], axis=-1)
+    ```
+
+    Use instead:
+    ```python
+    inputs = tf.keras.Input((32, 32, 6))
+    left, right = keras.ops.split(inputs, 2, axis=-1)
+    merged = keras.ops.concatenate([tf.keras.layers.Conv2D(8, 3)(left), right[:, 1:-1, 1:-1]], axis=-1)
+    ```
+    or wrap the TensorFlow code in a `keras.layers.Lambda` or a layer's
+    `call`.
+
+    ## Fix safety
+    Safe, for the ops whose `keras.ops` twin takes the same arguments and
+    computes the same result (`concat`→`concatenate`, `stack`, `reshape`,
+    `expand_dims`, `squeeze`, `transpose`, `tile`, `cast`, `matmul`, `add`,
+    `subtract`, `multiply`, `maximum`, `minimum`, `reduce_sum`→`sum`,
+    `reduce_mean`→`mean`, `reduce_max`/`min`/`prod`, `split` with a literal
+    number of equal parts, and element-wise `abs`, `exp`, `sqrt`, `square`,
+    `sigmoid`, `tanh`, `log`, `sin`, `cos`, `negative`, `tf.nn.relu`): the
+    call is renamed and its keywords mapped to `keras.ops`'s names. No fix
+    with `name=`, `*args`, `split` by a list of sizes (`keras.ops.split`
+    takes indices), or any other op (wrap it in a layer). The tests run the
+    original, which raises the ValueError, and the fixed model, which must
+    build and predict.
+
+    ## Measured effect
+    TensorFlow 2.21, Keras 3.15, CPU: the ValueError above, at model
+    construction; `tf.keras.Input` is the same KerasTensor. tf_keras 2.21: the
+    same lines build a model (`tf.split`, `tf.concat`, `tf.reduce_mean` on
+    `model.output`, `tf.nn.max_pool2d`, `tf.image.resize`: `TFOpLambda`
+    layers). examples/TFG907 (`tflint-gpu verify --rule TFG907`):
+    fixes-error, `ValueError` before, the fixed model builds and predicts
+    after.
+    """
+
+    code = "TFG907"
+    name = "keras3-tf-op-on-symbolic-tensor"
+    message = "A Keras 3 KerasTensor cannot be passed to a TensorFlow function"
+    needs = (("Input", ".output", ".input"),)
+    fix_safety = Safety.SAFE
+    migration = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        if not node.args:
+            return
+        qualname = ctx.call_name(node)
+        if qualname is None or qualname not in RAISES:
+            return
+        graph = ctx.graph()
+        if graph is not None:
+            return  # traced code gets real tensors
+        if ctx.symbolic.symbolic_argument(node, ctx.scope) is None:
+            return
+        if ctx.migration.guarded(node, ctx.scope):
+            return
+        name = _short(qualname)
+        op = _op(qualname)
+        if op is not None:
+            target = _OPS[op][0]
+            message = (f"A Keras 3 KerasTensor cannot be passed to `{name}` (ValueError): use "
+                       f"`keras.ops.{target}` or wrap it in a layer")
+        else:
+            message = (f"A Keras 3 KerasTensor cannot be passed to `{name}` (ValueError): use `keras.ops` or "
+                       f"wrap it in a `keras.layers.Lambda` or a layer's `call`")
+        ctx.report(node, message, self._fix(node, op, ctx) if op is not None else None)
+
+    @staticmethod
+    def _fix(node: cst.Call, op: str, ctx) -> Optional[Fix]:
+        target, params, names = _OPS[op]
+        mapping = dict(zip(params, names))
+        args: List[cst.Arg] = []
+        for position, arg in enumerate(node.args):
+            if arg.star:
+                return None
+            if arg.keyword is None:
+                if position >= len(params):
+                    return None
+                args.append(arg)
+                continue
+            new = mapping.get(arg.keyword.value)
+            if new is None:
+                return None
+            args.append(arg.with_changes(keyword=cst.Name(new)))
+        if op == "split":
+            sections = next((a.value for i, a in enumerate(node.args)
+                             if (a.keyword is None and i == 1)
+                             or (a.keyword is not None and a.keyword.value == "num_or_size_splits")), None)
+            if not isinstance(sections, cst.Integer):
+                return None
+        found = ctx.module_expr("keras", f"ops.{target}")
+        if found is None:
+            return None
+        func, imports = found
+        return Fix(f"Use `keras.ops.{target}`", Safety.SAFE, {node: node.with_changes(func=func, args=args)},
+                   imports)
+
+    cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            inputs = tf.keras.Input((4, 6))
+            left, right = tf.split(inputs, 2, axis=-1)
+            h = tf.keras.layers.Dense(3)(left)
+            merged = tf.concat([h, right], axis=-1)
+            flat = tf.reshape(merged, (-1, 24))
+            pooled = tf.reduce_mean(flat, axis=-1, keepdims=True)
+            model = tf.keras.Model(inputs, tf.expand_dims(pooled, 1))
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            inputs = tf.keras.Input((4, 6))
+            left, right = keras.ops.split(inputs, 2, axis=-1)
+            h = tf.keras.layers.Dense(3)(left)
+            merged = keras.ops.concatenate([h, right], axis=-1)
+            flat = keras.ops.reshape(merged, (-1, 24))
+            pooled = keras.ops.mean(flat, axis=-1, keepdims=True)
+            model = tf.keras.Model(inputs, keras.ops.expand_dims(pooled, 1))
+            """,
+            at=[(5, 15, "A Keras 3 KerasTensor cannot be passed to `tf.split` (ValueError): use `keras.ops.split`"),
+                (7, 10, "A Keras 3 KerasTensor cannot be passed to `tf.concat`"),
+                (8, 8, "A Keras 3 KerasTensor cannot be passed to `tf.reshape`"),
+                (9, 10, "A Keras 3 KerasTensor cannot be passed to `tf.reduce_mean`"),
+                (10, 32, "A Keras 3 KerasTensor cannot be passed to `tf.expand_dims`")],
+            run="""
+            y = model.predict(np.ones((2, 4, 6), np.float32), verbose=0)
+            """,
+            effect=FIXES_ERROR,
+            note="the issue's own example: unpacking a split, a layer call, a list of symbolic tensors, a rebinding",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import keras
+            import tensorflow as tf
+            from keras import layers
+
+            def block(x, filters):
+                y = layers.Conv2D(filters, 3, padding="same")(x)
+                y = tf.nn.relu(y)
+                return tf.add(x, y)
+
+            def build():
+                base = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(3, 1)])
+                x = base.output
+                x = block(x, 3)
+                out = layers.Dense(1)(layers.Flatten()(x))
+                return keras.Model(base.input, tf.sigmoid(out))
+            """,
+            fixed="""
+            import numpy as np
+            import keras
+            import tensorflow as tf
+            from keras import layers
+
+            def block(x, filters):
+                y = layers.Conv2D(filters, 3, padding="same")(x)
+                y = keras.ops.relu(y)
+                return keras.ops.add(x, y)
+
+            def build():
+                base = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(3, 1)])
+                x = base.output
+                x = block(x, 3)
+                out = layers.Dense(1)(layers.Flatten()(x))
+                return keras.Model(base.input, keras.ops.sigmoid(out))
+            """,
+            at=[(8, 9, "A Keras 3 KerasTensor cannot be passed to `tf.nn.relu`"),
+                (9, 12, "A Keras 3 KerasTensor cannot be passed to `tf.add`"),
+                (16, 36, "A Keras 3 KerasTensor cannot be passed to `tf.sigmoid`")],
+            run="""
+            y = build().predict(np.ones((2, 8, 8, 3), np.float32), verbose=0)
+            """,
+            effect=FIXES_ERROR,
+            note="a model's .output; a helper whose every call passes a symbolic tensor",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            inputs = keras.Input((8, 8, 6))
+            small = tf.image.resize(inputs, (4, 4))
+            a, b = tf.split(small, [2, 4], axis=-1)
+            c = tf.concat([a, b], -1, name="merged")
+            """,
+            at=[(5, 9, "A Keras 3 KerasTensor cannot be passed to `tf.image.resize` (ValueError): use `keras.ops` or "
+                       "wrap it"),
+                (6, 8, "A Keras 3 KerasTensor cannot be passed to `tf.split`"),
+                (7, 5, "A Keras 3 KerasTensor cannot be passed to `tf.concat`")],
+            note="no exact rewrite: an op with no keras.ops twin, split by sizes (keras.ops.split takes indices), name=",
+        ),
+        clean(
+            """
+            import numpy as np
+            import keras
+            import tensorflow as tf
+
+            inputs = keras.Input((4, 6))
+            left, right = keras.ops.split(inputs, 2, axis=-1)
+            scaled = inputs * 2.0 + 1.0
+            first = inputs[:, 0]
+            halves = keras.layers.Lambda(lambda t: tf.split(t, 2, axis=-1))(inputs)
+            tf.print(inputs)
+
+            class Block(keras.layers.Layer):
+                def call(self, x):
+                    return tf.concat(tf.split(x, 2, axis=-1), axis=-1)
+
+            def helper(x):
+                return tf.reduce_sum(x)
+
+            out = Block()(inputs)
+            total = helper(tf.ones((2, 2)))
+            model = keras.Model(inputs, out)
+            y = tf.concat([tf.ones((1, 2)), tf.zeros((1, 2))], axis=0)
+            """,
+            note="Keras 3 code already migrated (keras.ops, operators, subscripts, a Lambda, a layer's call), tf.print; "
+                 "a helper called with a real tensor; ops on real tensors",
+        ),
+        clean(
+            """
+            import tf_keras
+            import tensorflow as tf
+
+            inputs = tf_keras.Input((4, 6))
+            left, right = tf.split(inputs, 2, axis=-1)
+            model = tf_keras.Model(inputs, tf.concat([left, right], axis=-1))
+            """,
+            note="tf_keras: the ops become TFOpLambda layers (measured: builds)",
+        ),
+        clean(
+            """
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
+            inputs = tf.keras.Input((4, 6))
+            out = tf.reduce_sum(inputs, axis=-1)
+            """,
+            note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 here",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            inputs = tf.keras.Input((4, 6))
+            tf_version = tuple(int(part) for part in tf.__version__.split(".")[:2])
+            if tf_version < (2, 16):
+                out = tf.reduce_sum(inputs, axis=-1)
+            try:
+                out = tf.keras.ops.sum(inputs, axis=-1)
+            except AttributeError:
+                out = tf.reduce_sum(inputs, axis=-1)
+
+            @tf.function
+            def step(x):
+                return tf.reduce_sum(x)
+            """,
+            note="a branch for TF older than 2.16; an except fallback; graph code gets real tensors",
+        ),
+    ]

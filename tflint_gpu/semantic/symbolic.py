@@ -1,0 +1,261 @@
+"""Keras 3 symbolic tensors: the ``KerasTensor`` a functional model is built from.
+
+``SymbolicTensors.is_symbolic(expr, scope)`` answers "is this a Keras 3
+``KerasTensor``?" (a placeholder for a shape and a dtype, not a tensor):
+
+* a call of ``keras.Input(...)`` / ``keras.layers.Input(...)`` in Keras 3
+  spelling (``keras``, ``tf.keras`` under TF 2.16+; not ``tf_keras``, and
+  not ``tf.keras`` in a file that mentions ``TF_USE_LEGACY_KERAS``);
+* the ``.output``/``.outputs``/``.input``/``.inputs`` of a Keras 3 model or
+  layer object (``base = keras.applications.ResNet50(...); base.output``),
+  read outside the class's own methods;
+* a call of a Keras layer or model (``Dense(4)(x)``, ``encoder(x)``, a
+  same-module Layer subclass) or of a Keras functional helper
+  (``keras.layers.concatenate``, ``keras.ops.*``) with a symbolic argument
+  (in a list too: ``Concatenate()([a, b])``); also a TensorFlow op given
+  one (``tf.split(inputs, 2)``: it raises under Keras 3, and what replaces
+  it, a ``keras.ops`` call or a layer, gives a KerasTensor, so the code after
+  it is read as the model it builds);
+* ``+``, ``-``, ``*``... and subscripts of one (``x[:, 0]``, ``outputs[0]``);
+* a name whose every binding reaching the read is one of these (flow-aware:
+  ``x = Dense(4)(x)`` rebinds it), including an element unpacked from one
+  (``h, state = GRU(4, return_state=True)(x)``) or taken by iteration from a
+  list display of them; a parameter of a same-module function whose every
+  call in the module passes a symbolic tensor there (``def block(x): ...``
+  called as ``block(inputs)``).
+
+Code inside a ``Lambda`` function or a layer's ``call`` never sees a
+KerasTensor by this fact: its parameters are real tensors when it runs.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from tflint_gpu.semantic import tensors
+from tflint_gpu.semantic.migration import KERAS3
+from tflint_gpu.semantic.symbolic_ops import RAISES
+from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, UNPACKED, ScopeInfo, lookup
+
+_INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
+_SYMBOLIC_ATTRIBUTES = frozenset({"output", "outputs", "input", "inputs"})
+# keras.layers functions that build a merge layer and call it.
+_FUNCTIONAL_HELPERS = frozenset({
+    "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
+})
+_ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
+               cst.MatrixMultiply)
+_DEPTH = 12
+
+
+class SymbolicTensors:
+    def __init__(self, resolver, graphs, tensor_inference, migration) -> None:
+        self.resolver = resolver
+        self.graphs = graphs
+        self.tensors = tensor_inference
+        self.migration = migration
+        self._cache: Dict[Tuple[int, int], bool] = {}
+        self._calls: Optional[Dict[int, List[Tuple[cst.Call, ScopeInfo]]]] = None
+
+    def is_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        key = (id(expr), id(scope))
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._symbolic(expr, scope, set(), 0)
+        return found
+
+    def symbolic_argument(self, call: cst.Call, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
+        """The first argument of ``call`` that is (or is a list/tuple display
+        holding) a symbolic tensor, or None."""
+        for arg in call.args:
+            if arg.star == "**":
+                continue
+            if self._holds(arg.value, scope, set(), 0):
+                return arg.value
+        return None
+
+    # -- the fact ------------------------------------------------------------
+    def _holds(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return any(self._holds(e.value, scope, seen, depth + 1) for e in expr.elements)
+        return self._symbolic(expr, scope, seen, depth)
+
+    def _symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        if depth > _DEPTH:
+            return False
+        if isinstance(expr, cst.Call):
+            return self._call(expr, scope, seen, depth)
+        if isinstance(expr, cst.BinaryOperation):
+            return isinstance(expr.operator, _ARITHMETIC) and (
+                self._symbolic(expr.left, scope, seen, depth + 1) or self._symbolic(expr.right, scope, seen, depth + 1))
+        if isinstance(expr, cst.UnaryOperation):
+            return not isinstance(expr.operator, cst.Not) and self._symbolic(expr.expression, scope, seen, depth + 1)
+        if isinstance(expr, cst.Subscript):
+            return self._symbolic(expr.value, scope, seen, depth + 1) or self._list_of_symbolic(
+                expr.value, scope, seen, depth + 1)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr, scope)
+        if isinstance(expr, cst.Name):
+            return self._name(expr, scope, seen, depth)
+        return False
+
+    def _call(self, call: cst.Call, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        func = call.func
+        qualname = self.resolver.qualname(func, scope)
+        if qualname in _INPUTS:
+            return self.migration.api_flavour(func, scope) == KERAS3 and not any(
+                a.keyword is not None and a.keyword.value == "tensor" for a in call.args)
+        if qualname is not None:
+            parts = qualname.split(".")
+            # A TensorFlow op on one raises in Keras 3; what it stands for (its keras.ops twin, a
+            # layer wrapping it) is symbolic, so the code after it is read as the model it builds.
+            helper = (qualname.startswith("keras.ops.") or qualname in RAISES
+                      or (len(parts) == 3 and parts[:2] == ["keras", "layers"] and parts[2] in _FUNCTIONAL_HELPERS))
+            return helper and self._any_argument(call, scope, seen, depth)
+        # A Keras layer or model called: Dense(4)(x), encoder(x), self.block(x) outside `call`.
+        kind = self.tensors.object_kind(func, scope)
+        if kind is None and isinstance(func, cst.Call):
+            # keras.layers.GRU(4, return_state=True)(x): a layer, whose call gives a list of them.
+            kind = tensors.base_kind(self.resolver.qualname(func.func, scope))
+        if kind in (tensors.KERAS, tensors.KERAS_SEQUENCE):
+            return self._any_argument(call, scope, seen, depth)
+        target = self.graphs.function_scope(func, scope)
+        if target is not None and isinstance(target.node, cst.FunctionDef) and target.enclosing_class is None:
+            return self._returns_symbolic(target, seen, depth)
+        return False
+
+    def _any_argument(self, call: cst.Call, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        return any(arg.star != "**" and self._holds(arg.value, scope, seen, depth + 1) for arg in call.args)
+
+    def _attribute(self, expr: cst.Attribute, scope: ScopeInfo) -> bool:
+        if expr.attr.value not in _SYMBOLIC_ATTRIBUTES:
+            return False
+        owner = expr.value
+        if isinstance(owner, cst.Name) and owner.value == "self":
+            return False
+        if self.tensors.object_kind(owner, scope) not in (tensors.KERAS, tensors.KERAS_SEQUENCE):
+            return False
+        return self.migration.object_flavour(owner, scope) == KERAS3
+
+    def _name(self, expr: cst.Name, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        found = lookup(expr.value, scope, expr if id(expr) in scope.flow_order().pre else None)
+        if found is None or found.kind != ASSIGNED or expr.value in found.scope.globals or found.writers:
+            return False
+        values = found.own_values
+        if not values:
+            return False
+        key = (expr.value, id(found.scope), tuple(id(v) for v in values))
+        if key in seen:
+            return False
+        seen.add(key)
+        try:
+            return all(self._value(value, found.scope, seen, depth + 1) for value in values)
+        finally:
+            seen.discard(key)
+
+    def _value(self, value, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        if isinstance(value, cst.BaseExpression):
+            return self._symbolic(value, scope, seen, depth)
+        if isinstance(value, tuple):
+            if value[0] == UNPACKED and isinstance(value[1], cst.BaseExpression):
+                return self._symbolic(value[1], scope, seen, depth) or self._list_of_symbolic(
+                    value[1], scope, seen, depth)
+            if value[0] == ITERATED and isinstance(value[1], cst.BaseExpression):
+                return self._list_of_symbolic(value[1], scope, seen, depth) or self._symbolic(
+                    value[1], scope, seen, depth)
+            if value[0] == PARAM:
+                return self._parameter(value[1], value[2], scope, seen, depth)
+        return False
+
+    def _list_of_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        """Is ``expr`` a list/tuple display (or a name bound once to one) of symbolic tensors?"""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return bool(expr.elements) and all(
+                not isinstance(e, cst.StarredElement) and self._symbolic(e.value, scope, seen, depth + 1)
+                for e in expr.elements)
+        if isinstance(expr, cst.Name):
+            found = lookup(expr.value, scope, None)
+            if found is None or found.kind != ASSIGNED or found.rebound:
+                return False
+            value = found.single_value
+            return isinstance(value, (cst.List, cst.Tuple)) and self._list_of_symbolic(value, found.scope, seen,
+                                                                                         depth + 1)
+        return False
+
+    # -- same-module functions -------------------------------------------------
+    def _returns_symbolic(self, function: ScopeInfo, seen: Set, depth: int) -> bool:
+        node = function.node
+        if not isinstance(node.body, cst.IndentedBlock):
+            return False
+        key = ("returns", id(function))
+        if key in seen:
+            return False
+        values = []
+        for stmt in _returns(node.body):
+            if stmt.value is None:
+                return False
+            values.append(stmt.value)
+        if not values:
+            return False
+        seen.add(key)
+        try:
+            return all(self._symbolic(v, function, seen, depth + 1) for v in values)
+        finally:
+            seen.discard(key)
+
+    def _parameter(self, param: cst.Param, position: int, function: ScopeInfo, seen: Set, depth: int) -> bool:
+        """Does every call of this same-module function pass a symbolic tensor for ``param``?"""
+        if function.enclosing_class is not None or not isinstance(function.node, cst.FunctionDef):
+            return False
+        calls = self._calls_of(function)
+        if not calls:
+            return False
+        key = ("param", id(param))
+        if key in seen:
+            return False
+        seen.add(key)
+        try:
+            for call, where in calls:
+                arg = _argument_for(call, param, position)
+                if arg is None or not self._symbolic(arg, where, seen, depth + 1):
+                    return False
+            return True
+        finally:
+            seen.discard(key)
+
+    def _calls_of(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:
+        if self._calls is None:
+            self._calls = {}
+            for call, where in self.graphs.model.index.get("Call", ()):
+                if isinstance(call.func, cst.Name):
+                    target = self.graphs.function_scope(call.func, where)
+                    if target is not None:
+                        self._calls.setdefault(id(target), []).append((call, where))
+        return self._calls.get(id(function), [])
+
+
+def _returns(block: cst.IndentedBlock):
+    """The ``return`` statements of a function body (not of nested functions or classes)."""
+    stack: List[cst.CSTNode] = [block]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Return):
+            yield node
+            continue
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        stack.extend(reversed(node.children))
+
+
+def _argument_for(call: cst.Call, param: cst.Param, position: int) -> Optional[cst.BaseExpression]:
+    name = param.name.value
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            return arg.value
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional[:position + 1]):
+        return None
+    if position < len(positional):
+        return positional[position].value
+    return None
