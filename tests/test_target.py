@@ -450,3 +450,36 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     assert "Nothing the migration rules know of would break (3 files checked)." in capsys.readouterr().out
     assert cli.main(["upgrade", "--target-version", "tf2.15", "src"]) == 2
     assert "keeps Keras 2" in capsys.readouterr().err
+
+
+def test_a_message_that_mentions_tf_use_legacy_keras_sets_nothing():
+    code = textwrap.dedent('''\
+        raise ImportError(
+            "To use Keras 2, set the environment variable `TF_USE_LEGACY_KERAS=True` to "
+            "configure TensorFlow to use tf_keras")
+    ''')
+    assert from_code(code, "optimizers/__init__.py") == []
+    assert len(from_readme("Set `TF_USE_LEGACY_KERAS=True` before you run it.\n", "README.md")) == 1
+
+
+def test_an_installed_package_is_no_project(tmp_path):
+    site = tmp_path / "lib" / "site-packages"
+    (site / "pkg" / "sub").mkdir(parents=True)
+    (site / "README.txt").write_text("This directory exists so that 3rd party packages can be installed here.\n")
+    (tmp_path / "requirements.txt").write_text("tensorflow==2.4\n")
+    assert t.target_folder(str(site / "pkg" / "sub")) is None
+
+
+def test_the_flake8_plugin_reads_the_same_target(tmp_path):
+    from tflint_gpu.flake8_plugin import Flake8Plugin
+
+    root = project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "keras2/train.py": BREAKS,
+                              "keras3/requirements.txt": "tensorflow>=2.16\n", "keras3/train.py": BREAKS})
+
+    def found(name):
+        path = root / name
+        lines = path.read_text().splitlines(keepends=True)
+        return [message.split()[0] for _, _, message, _ in Flake8Plugin(None, str(path), lines).run()]
+
+    assert found("keras2/train.py") == []
+    assert found("keras3/train.py") == ["TFG901", "TFG902"]

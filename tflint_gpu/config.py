@@ -106,10 +106,9 @@ class Settings:
         """The folder ``path``'s target is read from (``semantic.target.target_folder``), or None."""
         folders = self._targets.setdefault("folders", {})
         start = os.path.abspath(path)
-        start = start if os.path.isdir(start) else os.path.dirname(start)
         if start not in folders:
-            folders[start] = targets.target_folder(start)
-        return folders[start]
+            start = start if os.path.isdir(start) else os.path.dirname(start)
+        return folders[start] if start in folders else targets.target_folder(start, folders)
 
     def target_for(self, path: str) -> Target:
         """The target of the file ``path``: the setting, else read from its project

@@ -531,24 +531,33 @@ def from_environment_yml(text: str, name: str) -> List[Evidence]:
     return found
 
 
-_LEGACY_SET = re.compile(
-    r"TF_USE_LEGACY_KERAS(?:\\?[\"'])?\s*(?:\]\s*=|,|:|=|[ \t]+)\s*(?:\\?[\"'])?\s*(1|true|yes|on)\b",
-    re.IGNORECASE)
+_QUOTE = r"""\\?["']"""
+_TRUE = r"""(?:\\?["'])?\s*(1|true|yes|on)\b"""
+# Loose (a shell, a .env file, a Dockerfile, prose): `TF_USE_LEGACY_KERAS=1`, `ENV TF_USE_LEGACY_KERAS 1`.
+_LEGACY_SET = re.compile(r"TF_USE_LEGACY_KERAS" + r"(?:" + _QUOTE + r")?\s*(?:\]\s*=|,|:|=|[ \t]+)\s*" + _TRUE,
+                         re.IGNORECASE)
+# In Python code and notebooks: the name as a string key set to a true value (`os.environ["..."] = "1"`,
+# `setdefault("...", "1")`, `putenv`, `{"...": "1"}`) or IPython's `%env ...=1`; not a message that
+# mentions `TF_USE_LEGACY_KERAS=True` in its text.
+_LEGACY_CODE = re.compile(r"(?:" + _QUOTE + r"TF_USE_LEGACY_KERAS" + _QUOTE + r"\s*(?:\]\s*=|,|:)\s*"
+                          r"|%(?:set_)?env\s+TF_USE_LEGACY_KERAS\s*=?\s*)" + _TRUE, re.IGNORECASE)
 
 
 def legacy_env(text: str, name: str, tier: int = CODE, comments: str = "#") -> List[Evidence]:
     """Places that set ``TF_USE_LEGACY_KERAS`` to a true value (``os.environ[...] =
     "1"``, ``setdefault``, ``%env``, ``export``, ``ENV``, ``.env`` lines); not
-    reads (``os.environ.get(..., "1")``, ``getenv``) nor comments."""
+    reads (``os.environ.get(..., "1")``, ``getenv``) nor comments. In code
+    (``tier`` CODE) only the forms that set it from Python or IPython."""
     if "TF_USE_LEGACY_KERAS" not in text:
         return []
+    pattern = _LEGACY_CODE if tier == CODE else _LEGACY_SET
     found = []
     for number, line in enumerate(text.splitlines(), 1):
-        for match in _LEGACY_SET.finditer(line):
+        for match in pattern.finditer(line):
             before = line[:match.start()]
             if comments and comments in before and not before.lstrip().startswith('"'):
                 continue  # in a comment (a notebook's JSON line starts with a quote)
-            if re.search(r"(?:\bget|getenv)\(\s*\\?[\"']?$", before):
+            if re.search(r"(?:\bget|getenv)\(\s*$", before):
                 continue  # a read with a default
             found.append(Evidence(LEGACY_ENV, None, f"{name}:{number}", " ".join(line.strip().split())[:120],
                                   tier))
@@ -681,6 +690,7 @@ _DOCKERFILE = re.compile(r"^(?:Dockerfile(?:[.-][\w.-]+)?|[\w.-]+\.[Dd]ockerfile
 _README = re.compile(r"^readme(?:\.(?:md|rst|txt|markdown))?$", re.IGNORECASE)
 _ENVIRONMENT = re.compile(r"^(?:environment|conda|env)(?:[\w.-]*)\.ya?ml$", re.IGNORECASE)
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", ".env")
+_INSTALLED = ("site-packages", "dist-packages")
 MAX_BYTES = 1024 * 1024
 
 
@@ -689,24 +699,38 @@ def _is_marker(name: str) -> bool:
             or bool(_README.match(name)) or bool(_ENVIRONMENT.match(name)))
 
 
-def target_folder(start: str, stop: Optional[str] = None) -> Optional[str]:
+def target_folder(start: str, cache: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
     """The nearest folder from ``start`` upward that holds a dependency
     declaration, a Dockerfile or a README; the search ends at a repository's
-    root (a folder with ``.git``), at ``stop`` and at the file system's root."""
+    root (a folder with ``.git``), at an installed package's folder
+    (``site-packages``: its README is no project's) and at the file system's
+    root. ``cache``: answers per folder, shared between calls."""
+    cache = cache if cache is not None else {}
     current = os.path.abspath(start)
-    stop = os.path.abspath(stop) if stop else None
+    walked: List[str] = []
+    found: Optional[str] = None
     while True:
+        if current in cache:
+            found = cache[current]
+            break
+        walked.append(current)
+        if os.path.basename(current) in _INSTALLED:
+            break
         try:
             names = os.listdir(current)
         except OSError:
             names = []
-        if any(_is_marker(n) for n in names) or "requirements" in names and os.path.isdir(
-                os.path.join(current, "requirements")):
-            return current
+        if any(_is_marker(n) for n in names) or ("requirements" in names and os.path.isdir(
+                os.path.join(current, "requirements"))):
+            found = current
+            break
         parent = os.path.dirname(current)
-        if ".git" in names or current == stop or parent == current:
-            return None
+        if ".git" in names or parent == current:
+            break
         current = parent
+    for folder in walked:
+        cache[folder] = found
+    return found
 
 
 def _read(path: str) -> Optional[str]:
