@@ -1,0 +1,335 @@
+from __future__ import annotations
+
+from typing import Optional
+
+import libcst as cst
+
+from tflint_gpu.semantic import values
+from tflint_gpu.semantic.api import exact_argument, keyword
+from tflint_gpu.semantic.migration import KERAS3
+from tflint_gpu.rules.base import Rule, clean, flagged
+
+_SAVE_FUNCTIONS = frozenset({"keras.models.save_model", "keras.saving.save_model"})
+_LOAD_FUNCTIONS = frozenset({"keras.models.load_model", "keras.saving.load_model"})
+_CHECKPOINT = "keras.callbacks.ModelCheckpoint"
+# Endings that name a TensorFlow SavedModel directory or checkpoint, never a Keras 3 file.
+_TF_SUFFIXES = (".ckpt", ".tf", ".pb", ".savedmodel", ".model", ".index")
+_MODEL_FILES = (".keras", ".h5", ".hdf5")
+
+
+def _tf_format(ending: str) -> Optional[str]:
+    """What a path ending names when Keras 3 cannot read or write it: "a SavedModel
+    directory" (no suffix: a directory or a checkpoint prefix; or a TF suffix)."""
+    last = ending.rstrip("/").rsplit("/", 1)[-1].lower()
+    if ending.endswith("/") or "." not in last:
+        return "a SavedModel directory or checkpoint prefix"
+    if last.endswith(_TF_SUFFIXES):
+        return f"a `{last[last.rindex('.'):]}` TensorFlow path"
+    return None
+
+
+class Keras3UnsupportedSavePath(Rule):
+    """Keras 2 saving to (or loading from) a SavedModel directory or TF checkpoint: `model.save("saved_model")`.
+
+    ## What it does
+    Finds, in Keras 3 code (`keras`, or `tf.keras` under TensorFlow 2.16+),
+    saving and loading calls whose path is known (a literal, `os.path.join`,
+    `+`, an f-string, `pathlib` `/`, through names) to name a TensorFlow
+    SavedModel directory or checkpoint instead of a Keras file:
+
+    * `model.save(path)`, `keras.models.save_model(model, path)` with a path
+      that has no suffix, ends in `/`, or ends in `.ckpt`, `.tf`, `.pb`...;
+    * `keras.models.load_model(path)` on such a path;
+    * `model.save_weights(path)` with any path not ending in `.weights.h5`
+      (`w.ckpt`, `weights`, `w.h5`);
+    * `model.load_weights(path)` on a checkpoint path (no suffix, `.ckpt`);
+    * `keras.callbacks.ModelCheckpoint(path)`: with `save_weights_only=True`,
+      a path not ending in `.weights.h5`; without, one not ending in `.keras`
+      or `.h5` (`{epoch:02d}.hdf5` too).
+
+    The model's Keras is that of the call that made it, else the file's; a
+    receiver made by a non-Keras call (`tf.train.Checkpoint(...).save(prefix)`,
+    a PIL image) is not a model. A call that passes `save_format=` is left to
+    TFG901. Not reported: tf_keras code, a path whose ending cannot be read,
+    branches that never run under Keras 3 (version guards, `except
+    ValueError:` fallbacks) and code a test expects to raise.
+
+    ## Why is this bad?
+    Measured under TensorFlow 2.21 with Keras 3.15 (tf_keras 2.21 runs each):
+    * `model.save("saved")` / `save_model(model, "m.tf")`: `ValueError: Invalid
+      filepath extension for saving. Please add either a `.keras` extension
+      for the native Keras format (recommended) or a `.h5` extension. Use
+      `model.export(filepath)` if you want to export a SavedModel`;
+    * `load_model("saved")`: `ValueError: File format not supported ... Note
+      that the legacy SavedModel format is not supported by `load_model()` in
+      Keras 3` (a directory written by `model.export` too);
+    * `save_weights("w.ckpt")` (also `"weights"`, `"w.h5"`): `ValueError: The
+      filename must end in `.weights.h5``;
+    * `load_weights("w.ckpt")`: `ValueError: File format not supported`;
+    * `ModelCheckpoint("cp.ckpt", save_weights_only=True)`: `ValueError: When
+      using `save_weights_only=True` in `ModelCheckpoint`, the filepath
+      provided must end in `.weights.h5``; `ModelCheckpoint("cp")` or
+      `"cp.hdf5"`: `ValueError: The filepath provided must end in `.keras``.
+    Each is raised at the call, before anything is written.
+
+    ## Example
+    ```python
+    model.save("export/model")
+    model.save_weights("checkpoints/ckpt")
+    restored = tf.keras.models.load_model("export/model")
+    ```
+
+    Use instead:
+    ```python
+    model.save("export/model.keras")            # or model.export("export/model") for serving
+    model.save_weights("checkpoints/ckpt.weights.h5")
+    restored = tf.keras.models.load_model("export/model.keras")
+    ```
+
+    ## Fix safety
+    No fix: the file name changes, so does every place that reads it, and a
+    SavedModel written for TF Serving is `model.export(path)` (read back with
+    `keras.layers.TFSMLayer(path, call_endpoint="serving_default")`, not
+    `load_model`).
+
+    ## Measured effect
+    TensorFlow 2.21, Keras 3.15, CPU: the ValueErrors above; `save("m.keras")`,
+    `save("m.h5")`, `save("m.hdf5")`, `save_weights("w.weights.h5")`,
+    `load_weights` of `.keras`/`.weights.h5`, `ModelCheckpoint("cp.keras")`,
+    `ModelCheckpoint("cp-{epoch:02d}.h5")` and `ModelCheckpoint("w.weights.h5",
+    save_weights_only=True)` run. tf_keras 2.21 runs every call above.
+    examples/TFG908 (`tflint-gpu verify --rule TFG908`): fixes-error,
+    `ValueError` before, the `.keras`/`.weights.h5` round trip after.
+    """
+
+    code = "TFG908"
+    name = "keras3-unsupported-save-path"
+    message = "Keras 3 cannot save to or load from this path"
+    needs = (("save", "load_", "ModelCheckpoint"),)
+    migration = True
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        qualname = ctx.call_name(node)
+        if qualname is not None:
+            if qualname in _SAVE_FUNCTIONS or qualname in _LOAD_FUNCTIONS or qualname == _CHECKPOINT:
+                if ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
+                    self._function(node, qualname, ctx)
+            return
+        if not isinstance(node.func, cst.Attribute):
+            return
+        method = node.func.attr.value
+        if method not in ("save", "save_weights", "load_weights") or keyword(node, "save_format") is not None:
+            return
+        path = exact_argument(node, 0, "filepath")
+        if path is None:
+            return
+        ending = ctx.path_ending(path)
+        if ending is None or not self._keras3_model(node.func.value, ctx):
+            return
+        if method == "save":
+            what = _tf_format(ending)
+            if what is not None:
+                self._report(ctx, path, f"Keras 3 `save()` raises ValueError on {what}: end the path in `.keras` "
+                                        f"(or `.h5`), or write a SavedModel with `model.export(path)`")
+        elif method == "save_weights":
+            if not ending.endswith(".weights.h5"):
+                self._report(ctx, path, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
+                                        "`.weights.h5` (no TF checkpoints)")
+        else:
+            what = _tf_format(ending)
+            if what is not None:
+                self._report(ctx, path, f"Keras 3 `load_weights()` raises ValueError on {what}: it reads "
+                                        f"`.weights.h5`, `.keras` and `.h5` files only")
+
+    def _function(self, node: cst.Call, qualname: str, ctx) -> None:
+        if keyword(node, "save_format") is not None:
+            return
+        if qualname == _CHECKPOINT:
+            self._checkpoint(node, ctx)
+            return
+        save = qualname in _SAVE_FUNCTIONS
+        path = exact_argument(node, 1 if save else 0, "filepath")
+        ending = ctx.path_ending(path) if path is not None else None
+        what = _tf_format(ending) if ending is not None else None
+        if what is None:
+            return
+        if save:
+            self._report(ctx, path, f"Keras 3 `save_model()` raises ValueError on {what}: end the path in "
+                                    f"`.keras` (or `.h5`), or write a SavedModel with `model.export(path)`")
+        else:
+            self._report(ctx, path, f"Keras 3 `load_model()` raises ValueError on {what}: it reads `.keras` "
+                                    f"and `.h5` files; wrap an exported SavedModel in "
+                                    f"`keras.layers.TFSMLayer(path, call_endpoint=\"serving_default\")`")
+
+    def _checkpoint(self, node: cst.Call, ctx) -> None:
+        path = exact_argument(node, 0, "filepath")
+        ending = ctx.path_ending(path) if path is not None else None
+        if ending is None:
+            return
+        weights_arg = exact_argument(node, 3, "save_weights_only")
+        weights = isinstance(weights_arg, cst.Name) and weights_arg.value == "True"
+        full = weights_arg is None or (isinstance(weights_arg, cst.Name) and weights_arg.value == "False")
+        if weights and not ending.endswith(".weights.h5"):
+            self._report(ctx, path, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless "
+                                    "the path ends in `.weights.h5`")
+        elif full and not ending.endswith((".keras", ".h5")):
+            self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras` "
+                                    "(or `.h5`)")
+        elif not weights and not full and _tf_format(ending) is not None:
+            self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError on a TF checkpoint path: end it "
+                                    "in `.weights.h5` (weights) or `.keras`")
+
+    @staticmethod
+    def _keras3_model(receiver: cst.BaseExpression, ctx) -> bool:
+        kind = ctx.value_kind(receiver)
+        if kind == values.KERAS:
+            return ctx.migration.object_flavour(receiver, ctx.scope) == KERAS3
+        if kind != values.UNKNOWN or ctx.migration.module_flavour() != KERAS3:
+            return False
+        # Unknown: a model only when nothing says it was made by something else.
+        return not _made_by_other(receiver, ctx)
+
+    @staticmethod
+    def _report(ctx, node: cst.CSTNode, message: str) -> None:
+        if not ctx.migration.guarded(node, ctx.scope):
+            ctx.report(node, message)
+
+    cases = [
+        flagged(
+            """
+            import os
+            import tensorflow as tf
+
+            def train(folder):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.save(os.path.join(folder, "saved_model"))
+                model.save(folder + "/model.tf")
+                model.save_weights(f"{folder}/ckpt")
+                model.save_weights("weights.h5")
+                model.load_weights("checkpoints/cp.ckpt")
+                tf.keras.models.save_model(model, "export/")
+                return tf.keras.models.load_model(os.path.join(folder, "saved_model"))
+            """,
+            at=[(6, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
+                (7, 16, "Keras 3 `save()` raises ValueError on a `.tf` TensorFlow path"),
+                (8, 24, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (9, 24, "Keras 3 `save_weights()` raises ValueError"),
+                (10, 24, "Keras 3 `load_weights()` raises ValueError on a `.ckpt` TensorFlow path"),
+                (11, 39, "Keras 3 `save_model()` raises ValueError on a SavedModel directory"),
+                (12, 39, "Keras 3 `load_model()` raises ValueError on a SavedModel directory")],
+            note="measured: each raises ValueError under Keras 3 and runs under tf_keras",
+        ),
+        flagged(
+            """
+            import keras
+
+            path = "checkpoints/cp-{epoch:04d}.ckpt"
+            weights = keras.callbacks.ModelCheckpoint(path, save_weights_only=True, verbose=1)
+            best = keras.callbacks.ModelCheckpoint("best.hdf5", monitor="val_loss", save_best_only=True)
+            plain = keras.callbacks.ModelCheckpoint(filepath="ckpt_dir")
+            """,
+            at=[(4, 43, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError"),
+                (5, 40, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras`"),
+                (6, 50, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras`")],
+        ),
+        clean(
+            """
+            import os
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+            model.save("model.keras")
+            model.save(os.path.join("out", "model.h5"))
+            model.save("legacy.hdf5")
+            model.save_weights("w.weights.h5")
+            model.load_weights("w.weights.h5")
+            model.load_weights("model.keras")
+            model.export("serving/model")
+            model.save(path)
+            restored = keras.models.load_model("model.keras")
+            layer = keras.layers.TFSMLayer("serving/model", call_endpoint="serving_default")
+            cp = keras.callbacks.ModelCheckpoint("cp-{epoch:02d}.keras")
+            cw = keras.callbacks.ModelCheckpoint("cp.weights.h5", save_weights_only=True)
+            ckpt = tf.train.Checkpoint(model=model)
+            ckpt.save("ckpts/ckpt")
+            manager = tf.train.CheckpointManager(ckpt, "ckpts", max_to_keep=3)
+            manager.save()
+            np.save("array", np.ones(3))
+            tf.saved_model.save(model, "sm")
+            model.save("saved", save_format="tf")
+            """,
+            note="Keras 3 code already migrated; export/TFSMLayer; tf.train.Checkpoint and np.save are no models; "
+                 "an unknown path; save_format= is TFG901's",
+        ),
+        clean(
+            """
+            import tf_keras
+
+            model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+            model.save("saved_model")
+            model.save_weights("ckpt")
+            model.load_weights("ckpt")
+            restored = tf_keras.models.load_model("saved_model")
+            cb = tf_keras.callbacks.ModelCheckpoint("cp.ckpt", save_weights_only=True)
+            """,
+            note="tf_keras 2.21 writes and reads SavedModels and checkpoints",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import pytest
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            if tf.__version__.startswith("1."):
+                model.save("saved_model")
+            try:
+                model.save("m.keras")
+            except ValueError:
+                model.save("saved_model")
+
+            def test_rejects():
+                with pytest.raises(ValueError):
+                    model.save_weights("w.ckpt")
+            """,
+            note="a TF 1 branch, an except ValueError fallback, a test expecting the error",
+        ),
+    ]
+
+
+_OTHER_LIBRARIES = ("tensorflow.", "numpy.", "PIL.", "torch.", "joblib.", "pickle.", "pandas.", "matplotlib.",
+                    "cv2.", "h5py.", "sklearn.", "jax.", "flax.", "orbax.", "imageio.", "skimage.", "gensim.",
+                    "transformers.", "tensorflow_hub.", "tensorflow_datasets.")
+
+
+def _made_by_other(expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
+    """Was ``expr`` (a name or ``self.x``) made by a call of something that is
+    not a Keras model: a library API other than Keras (``tf.train.Checkpoint``,
+    ``Image.open``), or a same-module class that is not a Keras class?"""
+    calls = []
+    if isinstance(expr, cst.Name):
+        found = ctx.assigned(expr.value)
+        if found is None:
+            return False
+        calls = [v for v in found.values if isinstance(v, cst.Call)]
+        where = found.scope
+        calls = [(c, where) for c in calls]
+    elif isinstance(expr, cst.Attribute):
+        attribute = ctx.values.attribute(expr, ctx.scope)
+        if attribute is None:
+            return True  # a method or property: not a model this rule can tell
+        calls = [(b.value, b.method) for b in attribute.bound if isinstance(b.value, cst.Call)]
+    else:
+        return True
+    for call, where in calls:
+        qualname = ctx.qualname(call.func, where)
+        if qualname is not None:
+            if not qualname.startswith("keras.") and qualname.startswith(_OTHER_LIBRARIES):
+                return True
+            continue
+        if isinstance(call.func, cst.Name):
+            cls = where.lookup_class(call.func.value)
+            if cls is not None and ctx.migration.class_base(cls) is None:
+                return True
+    return False
