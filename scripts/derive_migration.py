@@ -564,6 +564,25 @@ def derive() -> Dict[str, Any]:
                 entry["replacement"] = replacement
             entries.append(entry)
 
+    # A member recorded on a base (Layer.output_shape) that a subclass has under Keras 3 (a functional
+    # Model's output_shape): an entry of its own, not a breakage, so that the loader's walk through the
+    # bases stops there.
+    recorded = {(e["qualname"], e["member"]): e for e in entries if e["kind"] == "member"}
+    for _depth, cls_path, cls2, cls3 in sorted(classes2):
+        qualname = _qual(cls_path)
+        instance = _instance(cls_path, keras, cache)
+        for base in _keras3_bases(cls3, keras):
+            for (owner, member), entry in sorted(recorded.items()):
+                if owner != base or (qualname, member) in recorded or not entry["outcome"]["breaks"]:
+                    continue
+                outcome = _run(getattr, instance if instance is not None else cls3, member)
+                if not outcome["breaks"]:
+                    override = {"kind": "member", "qualname": qualname, "member": member,
+                                "on": "instance" if instance is not None else "class", "outcome": outcome,
+                                "overrides": base}
+                    recorded[(qualname, member)] = override
+                    entries.append(override)
+
     # keywords
     entries.extend(_keywords(tf_keras, keras, k2_modules, classes2))
     # TensorFlow

@@ -10,6 +10,59 @@ from tflint_gpu.semantic.migration import KERAS3, is_metric_class, is_model_clas
 from tflint_gpu.semantic.model import dotted_name
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
+# Members this rule's own checks handle (their messages, fixes and receivers).
+_HAND_MEMBERS = frozenset({"reset_states", "fit_generator", "evaluate_generator", "predict_generator"})
+# Spellings of Keras classes that the migration table names otherwise.
+_CLASS_ALIASES = {"keras.models.Model": "keras.Model", "keras.models.Sequential": "keras.Sequential",
+                  "keras.engine.training.Model": "keras.Model", "keras.engine.sequential.Sequential": "keras.Sequential",
+                  "keras.layers.Layer": "keras.layers.Layer", "keras.Layer": "keras.layers.Layer",
+                  "keras.Metric": "keras.metrics.Metric", "keras.Loss": "keras.losses.Loss",
+                  "keras.Optimizer": "keras.optimizers.Optimizer"}
+_TABLE_MEMBERS: Optional[frozenset] = None
+
+
+def _table():
+    from tflint_gpu.semantic.migration_table import table
+
+    return table()
+
+
+def _table_members() -> frozenset:
+    """Names of the members the migration table records as removed (executed: an error)."""
+    global _TABLE_MEMBERS
+    if _TABLE_MEMBERS is None:
+        _TABLE_MEMBERS = frozenset(e["member"] for e in _table().entries()
+                                   if e["kind"] == "member" and (e.get("outcome") or {}).get("breaks"))
+    return _TABLE_MEMBERS
+
+
+def keras3_class(receiver: cst.BaseExpression, ctx, member: Optional[str] = None) -> Optional[str]:
+    """The Keras 3 class (as the migration table names it: ``keras.layers.Dense``) the object
+    ``receiver`` is an instance of: made by a Keras 3 call (through names bound once and ``self.x``),
+    or ``self`` in a method of a class deriving from a Keras 3 class (when neither that class nor
+    its same-module bases define or assign ``member``). None when it cannot be told, for Keras 2
+    (tf_keras) objects, and in files reaching Keras's internals (``keras.src``)."""
+    if "keras.src" in ctx.model.source:
+        return None
+    objects = ctx.migration.graphs.objects
+    cls_scope = objects.self_class(receiver, ctx.scope)
+    if cls_scope is not None:
+        if member is not None and (any(member in c.defs for c in objects.mro(cls_scope))
+                                   or objects.attribute_bindings(cls_scope, member)):
+            return None
+        flavour = ctx.migration.graphs.keras_flavour(cls_scope)
+        if flavour != KERAS3 or ctx.migration.legacy_env:
+            return None
+        name = ctx.migration.class_base(cls_scope)
+    else:
+        if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+            return None
+        name = ctx.migration.object_class(receiver, ctx.scope)
+    if name is None:
+        return None
+    name = _CLASS_ALIASES.get(name, name)
+    return name if _table().known_class(name) else None
+
 # Model.*_generator -> the method Keras 3 has, and the keywords that method accepts.
 _GENERATORS = {
     "fit_generator": ("fit", frozenset({
@@ -169,8 +222,36 @@ class RemovedKerasMethod(Rule):
     migration = True
     name = "removed-keras-method"
     message = "Keras 3 removed this method"
-    needs = (("reset_states", "_generator", "learning_phase", "experimental"),)
+    needs = (("reset_states", "_generator", "learning_phase", "experimental", "keras"),)
     fix_safety = Safety.SAFE
+
+    def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
+        """A member the derived migration table records as removed from a Keras class (and
+        executed: AttributeError on a Keras 3 instance), read on an object of that class."""
+        member = node.attr.value
+        if member in _HAND_MEMBERS or member not in _table_members():
+            return
+        receiver = node.value
+        cls = keras3_class(receiver, ctx, member)
+        if cls is None:
+            return
+        removal = _table().removed_member(cls, member)
+        if removal is None or _checked(node, receiver, member, removal.replacement or "", ctx):
+            return
+        parent = next(iter(ctx.scope.ancestors(node)), None)
+        if isinstance(parent, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.Del)) \
+                and getattr(parent, "target", None) is node:
+            return  # setting it makes a plain attribute (reading it back works)
+        short = cls.rsplit(".", 1)[1]
+        message = f"Keras 3 `{short}` has no `{member}` ({removal.error})"
+        fix = None
+        if removal.replacement:
+            message += f": use `{removal.replacement}`"
+            if removal.exact:
+                fix = Fix(f"Use `{removal.replacement}`", Safety.SAFE, {node.attr: cst.Name(removal.replacement)})
+            else:
+                message += " (not the same: check its arguments)"
+        _report(ctx, node.attr, message, fix)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         func = node.func
@@ -295,6 +376,71 @@ class RemovedKerasMethod(Rule):
                            f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
 
     cases = [
+        flagged(
+            """
+            import keras
+            import numpy as np
+
+
+            class Scale(keras.layers.Layer):
+                def call(self, x):
+                    self.add_update([])
+                    return x
+
+
+            dense = keras.layers.Dense(2)
+            inp = keras.Input((3,))
+            model = keras.Model(inp, dense(inp))
+            shape = dense.output_shape
+            kept = model.output_shape
+            metric = keras.metrics.Mean()
+            weights = metric.get_weights()
+            opt = keras.optimizers.Adam()
+            rate = opt.lr
+            """,
+            at=[(7, 14, "Keras 3 `Layer` has no `add_update` (AttributeError)"),
+                (14, 15, "Keras 3 `Dense` has no `output_shape` (AttributeError)"),
+                (17, 18, "Keras 3 `Mean` has no `get_weights` (AttributeError)"),
+                (19, 12, "Keras 3 `Adam` has no `lr` (AttributeError): use `learning_rate` (not the same")],
+            note="members from the derived migration table (executed on Keras 3 instances); a functional model "
+                 "keeps output_shape (the table records it for Model: not reported); no exact rewrite",
+        ),
+        clean(
+            """
+            import keras
+            import tf_keras
+
+
+            class Scale(keras.layers.Layer):
+                def add_update(self, updates):
+                    return updates
+
+                def call(self, x):
+                    self.add_update([])
+                    return x
+
+
+            class Counter(keras.metrics.Metric):
+                def __init__(self):
+                    super().__init__()
+                    self.trainable = False
+
+                def result(self):
+                    return self.trainable
+
+
+            old = tf_keras.layers.Dense(2)
+            shape = old.output_shape
+            lstm = keras.layers.LSTM(2, stateful=True)
+            flag = lstm.stateful
+            dense = keras.layers.Dense(2)
+            dense.updates = []
+            if hasattr(dense, "output_shape"):
+                shape = dense.output_shape
+            """,
+            note="a subclass defining the member; an attribute the class assigns; tf_keras objects; an RNN keeps "
+                 "stateful (recorded as such); an assignment target; a hasattr guard",
+        ),
         flagged(
             """
             import tensorflow as tf
