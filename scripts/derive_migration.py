@@ -655,12 +655,28 @@ def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
                                                                                 p.KEYWORD_ONLY)}
             params2.pop("self", None)
             extra = []
-            if what == "class" and inspect.isclass(fn2) and issubclass(fn2, layer2) and _has_var_keyword(sig2):
-                extra = [k for k in allowed if k not in params2]
+            base_params: Dict[str, inspect.Parameter] = {}
+            if what == "class" and inspect.isclass(fn2) and _has_var_keyword(sig2):
+                # **kwargs flows up to the bases' __init__ (BatchNormalization -> BatchNormalizationBase(fused=))
+                for base in fn2.__mro__[1:]:
+                    if base is object or "__init__" not in vars(base):
+                        continue
+                    base_sig = _signature(base.__init__)
+                    if base_sig is None:
+                        break
+                    for param in base_sig.parameters.values():
+                        if param.name != "self" and param.name not in params2 and param.name not in base_params \
+                                and param.kind in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+                            base_params[param.name] = param
+                            extra.append(param.name)
+                    if not _has_var_keyword(base_sig) or base is layer2:
+                        break
+                if issubclass(fn2, layer2):
+                    extra += [k for k in allowed if k not in params2 and k not in extra]
             for keyword in sorted(set(params2) | set(extra)):
                 if keyword in names3:
                     continue
-                value = _sample(params2.get(keyword), keyword)
+                value = _sample(params2.get(keyword, base_params.get(keyword)), keyword)
                 entry = {"kind": "keyword", "qualname": qualname, "keyword": keyword, "callable": what,
                          "value": _clean(repr(value)), "through_kwargs": keyword not in params2}
                 if not _has_var_keyword(sig3):
@@ -668,11 +684,18 @@ def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
                     entry["executed"] = "call with only this keyword (Keras 3 has no **kwargs)"
                 else:
                     entry.update(_execute_keyword(qualname, what, fn3, keyword, value, keras, tmp))
+                outcome = entry.get("outcome") or {}
+                # the error names the keyword as unknown (not a complaint about the value passed)
+                entry["rejects_name"] = bool(outcome.get("breaks")) and bool(_REJECTED.search(outcome["message"]))
                 replacement = _keyword_replacement(keyword, sig2, sig3, entry.get("outcome"))
                 if replacement is not None:
                     entry["replacement"] = replacement
                 entries.append(entry)
     return entries
+
+
+_REJECTED = re.compile(r"unexpected keyword argument|[Uu]nrecognized keyword|not recognized|[Ii]nvalid keyword"
+                       r"|not supported|no longer supported|is deprecated|removed")
 
 
 def _keyword_replacement(keyword: str, sig2: inspect.Signature, sig3: inspect.Signature,

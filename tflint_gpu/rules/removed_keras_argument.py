@@ -65,6 +65,26 @@ def _no_decay(expr: cst.BaseExpression) -> bool:
     return False
 
 
+# Keywords this rule's own checks handle (their messages and fixes).
+_HAND_KEYWORDS = frozenset({"lr", "experimental_compile", "save_format", "weights"})
+_TABLE_KEYWORDS: Optional[frozenset] = None
+
+
+def _table():
+    from tflint_gpu.semantic.migration_table import table
+
+    return table()
+
+
+def _table_keywords() -> frozenset:
+    """Keywords the migration table records as rejected by some Keras 3 callable (executed)."""
+    global _TABLE_KEYWORDS
+    if _TABLE_KEYWORDS is None:
+        _TABLE_KEYWORDS = frozenset(e["keyword"] for e in _table().entries()
+                                    if e["kind"] == "keyword" and e.get("rejects_name"))
+    return _TABLE_KEYWORDS
+
+
 def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
     """Report, unless the code never runs under Keras 3 or a test expects the error."""
     if not ctx.migration.guarded(node, ctx.scope):
@@ -186,12 +206,13 @@ class RemovedKerasArgument(Rule):
     migration = True
     name = "removed-keras-argument"
     message = "Keras 3 removed this argument"
-    needs = (("lr", "experimental_compile", "save_format", "weights"),)
+    needs = (("lr", "experimental_compile", "save_format", "weights", "keras"),)
     fix_safety = Safety.SAFE
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not any(a.keyword is not None for a in node.args):
             return
+        self._from_table(node, ctx)
         lr = keyword(node, "lr")
         if lr is not None:
             self._optimizer(node, lr, ctx)
@@ -211,6 +232,60 @@ class RemovedKerasArgument(Rule):
         if save_format is not None and ctx.call_name(node) in _SAVE_FUNCTIONS \
                 and ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
             self._report_save(node, save_format, argument(node, 1, "filepath"), ctx)
+
+    # -- the derived migration table -------------------------------------------
+    def _from_table(self, node: cst.Call, ctx) -> None:
+        """Keywords the table records as rejected by the Keras 3 callable (executed: TypeError or
+        ValueError), besides those the checks below handle."""
+        wanted = _table_keywords()
+        args = [a for a in node.args if a.keyword is not None and a.keyword.value not in _HAND_KEYWORDS
+                and a.keyword.value in wanted]
+        if not args:
+            return
+        names = self._callables(node, ctx)
+        if not names:
+            return
+        table = _table()
+        for arg in args:
+            for qualname in names:
+                removal = table.removed_keyword(qualname, arg.keyword.value)
+                if removal is None:
+                    continue
+                short = qualname[len("keras."):] if qualname.startswith("keras.") else qualname
+                message = f"Keras 3 `{short}()` takes no `{arg.keyword.value}=` ({removal.error})"
+                fix = None
+                if removal.replacement:
+                    if removal.exact:
+                        fix = _rename(arg, removal.replacement, f"Rename to `{removal.replacement}=`", Safety.SAFE)
+                        message += f": use `{removal.replacement}=`"
+                    else:
+                        message += f"; its parameter in that place is `{removal.replacement}=`"
+                _report(ctx, arg, message, fix)
+                break
+
+    @staticmethod
+    def _callables(node: cst.Call, ctx):
+        """The table's names for what ``node`` calls under Keras 3: ``keras.layers.Dense`` (a constructor
+        or function spelled through keras/tf.keras), ``keras.Sequential.fit`` and its bases'
+        ``keras.layers.Layer.fit`` (a method of a Keras 3 object, or of ``self`` in a subclass)."""
+        from tflint_gpu.rules.removed_keras_method import keras3_class
+
+        if "keras.src" in ctx.model.source:
+            return []
+        func = node.func
+        raw = ctx.resolver.raw_qualname(func, ctx.scope)
+        if raw is not None:
+            if raw.startswith("keras.src") or ctx.migration.api_flavour(func, ctx.scope) != KERAS3:
+                return []
+            qualname = ctx.call_name(node)
+            return [qualname] if qualname else []
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            cls = keras3_class(func.value, ctx, method)
+            if cls is None:
+                return []
+            return [f"{c}.{method}" for c in [cls] + list(_table().classes.get(cls, ()))]
+        return []
 
     def _optimizer(self, node: cst.Call, lr: cst.Arg, ctx) -> None:
         qualname = ctx.call_name(node)
@@ -281,6 +356,64 @@ class RemovedKerasArgument(Rule):
                           f"`{parts[2]}` is built")
 
     cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+            model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, workers=4, use_multiprocessing=True)
+            bn = tf.keras.layers.BatchNormalization(fused=True)
+            dense = keras.layers.Dense(2, batch_size=8)
+            labels = keras.utils.to_categorical(y=[0, 1], num_classes=2)
+
+
+            class Scale(keras.layers.Layer):
+                def build(self, shape):
+                    self.w = self.add_weight(shape=(1,), synchronization=None)
+            """,
+            at=[(7, 55, "Keras 3 `Sequential.fit()` takes no `workers=` (TypeError)"),
+                (7, 66, "Keras 3 `Sequential.fit()` takes no `use_multiprocessing=` (TypeError)"),
+                (8, 41, "Keras 3 `layers.BatchNormalization()` takes no `fused=` (ValueError)"),
+                (9, 31, "Keras 3 `layers.Dense()` takes no `batch_size=` (ValueError)"),
+                (10, 37, "Keras 3 `utils.to_categorical()` takes no `y=` (TypeError); its parameter in that place "
+                         "is `x=`"),
+                (15, 46, "Keras 3 `layers.Layer.add_weight()` takes no `synchronization=` (TypeError)")],
+            note="keywords from the derived migration table, each executed under Keras 3 (a method of a Keras "
+                 "object, a constructor, **kwargs handed to a base, a method of self in a Layer subclass); no exact "
+                 "rewrite",
+        ),
+        clean(
+            """
+            import numpy as np
+            import keras
+            import tf_keras
+
+            model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+            model.fit(np.ones((4, 2)), np.ones((4, 1)), workers=4, use_multiprocessing=True)
+            dense = keras.layers.Dense(2, input_shape=(3,))
+            bn = tf_keras.layers.BatchNormalization(fused=True)
+
+
+            class Trainer(keras.Model):
+                def fit(self, x, workers=1):
+                    return x
+
+                def run(self):
+                    return self.fit(1, workers=2)
+
+
+            class Store:
+                def fit(self, workers=1):
+                    return workers
+
+            Store().fit(workers=2)
+            """,
+            note="tf_keras keeps them; input_shape= only warns (UserWarning, executed: not a breakage); a subclass "
+                 "defining fit; a class of the file's own",
+        ),
         flagged(
             """
             import tensorflow as tf

@@ -144,13 +144,14 @@ class MigrationTable:
 
     # -- keywords -----------------------------------------------------------------
     def removed_keyword(self, callable_qualname: str, keyword: str) -> Optional[Removal]:
-        """A keyword Keras 2's callable took that Keras 3's rejects (executed: TypeError/ValueError)."""
+        """A keyword Keras 2's callable took that Keras 3's rejects by name (executed: TypeError/ValueError
+        saying the keyword is unknown, unsupported or removed)."""
         entry = self._keywords.get((callable_qualname, keyword))
         if entry is None:
             return None
         outcome = entry.get("outcome") or {}
-        if not outcome.get("breaks"):
-            return None
+        if not outcome.get("breaks") or not entry.get("rejects_name"):
+            return None  # ran, or failed on the value passed rather than the keyword (by_name= with a .h5 path)
         replacement = entry.get("replacement") or {}
         return Removal("keyword", callable_qualname, outcome["error"], outcome["message"],
                        replacement.get("keyword"), bool(replacement.get("exact")), replacement.get("why", ""))
