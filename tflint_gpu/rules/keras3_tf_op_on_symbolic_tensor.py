@@ -247,7 +247,8 @@ class Keras3TfOpOnSymbolicTensor(Rule):
                 return tf.add(x, y)
 
             def build():
-                base = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(3, 1)])
+                image = keras.Input((8, 8, 3))
+                base = keras.Model(image, layers.Conv2D(3, 1)(image))
                 x = base.output
                 x = block(x, 3)
                 out = layers.Dense(1)(layers.Flatten()(x))
@@ -265,7 +266,8 @@ class Keras3TfOpOnSymbolicTensor(Rule):
                 return keras.ops.add(x, y)
 
             def build():
-                base = keras.Sequential([keras.Input((8, 8, 3)), layers.Conv2D(3, 1)])
+                image = keras.Input((8, 8, 3))
+                base = keras.Model(image, layers.Conv2D(3, 1)(image))
                 x = base.output
                 x = block(x, 3)
                 out = layers.Dense(1)(layers.Flatten()(x))
@@ -273,7 +275,7 @@ class Keras3TfOpOnSymbolicTensor(Rule):
             """,
             at=[(8, 9, "A Keras 3 KerasTensor cannot be passed to `tf.nn.relu`"),
                 (9, 12, "A Keras 3 KerasTensor cannot be passed to `tf.add`"),
-                (16, 36, "A Keras 3 KerasTensor cannot be passed to `tf.sigmoid`")],
+                (17, 36, "A Keras 3 KerasTensor cannot be passed to `tf.sigmoid`")],
             run="""
             y = build().predict(np.ones((2, 8, 8, 3), np.float32), verbose=0)
             """,
