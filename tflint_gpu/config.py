@@ -103,12 +103,18 @@ class Settings:
 
     # -- the target ---------------------------------------------------------------
     def target_folder(self, path: str) -> Optional[str]:
-        """The folder ``path``'s target is read from (``semantic.target.target_folder``), or None."""
-        folders = self._targets.setdefault("folders", {})
+        """The folder ``path``'s target is read from (``semantic.target.target_folder``), or None.
+        ``path``: a file (its folder's answer is kept by the folder's name as given) or a folder."""
+        given = self._targets.setdefault("given", {})
+        key = os.path.dirname(path)
+        if key in given:
+            return given[key]
         start = os.path.abspath(path)
-        if start not in folders:
-            start = start if os.path.isdir(start) else os.path.dirname(start)
-        return folders[start] if start in folders else targets.target_folder(start, folders)
+        start = start if os.path.isdir(start) else os.path.dirname(start)
+        found = targets.target_folder(start, self._targets.setdefault("folders", {}))
+        if not os.path.isdir(path):
+            given[key] = found
+        return found
 
     def target_for(self, path: str) -> Target:
         """The target of the file ``path``: the setting, else read from its project
