@@ -197,6 +197,8 @@ def test_tf_use_legacy_keras_set_in_code_dotenv_and_notebooks():
     notebook = json.dumps({"cells": [{"source": ['os.environ["TF_USE_LEGACY_KERAS"] = "1"\n']}]})
     assert len(from_code(notebook, "a.ipynb")) == 1
     assert len(from_code('{"source": ["%env TF_USE_LEGACY_KERAS=1"]}', "a.ipynb")) == 1
+    commented = json.dumps({"cells": [{"source": ['# os.environ["TF_USE_LEGACY_KERAS"] = "1"\n']}]}, indent=1)
+    assert from_code(commented, "a.ipynb") == []
     assert [e.text for e in from_dotenv("A=2\nexport TF_USE_LEGACY_KERAS=true\n", ".env")] == \
         ["export TF_USE_LEGACY_KERAS=true"]
 

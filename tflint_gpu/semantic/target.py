@@ -555,8 +555,11 @@ def legacy_env(text: str, name: str, tier: int = CODE, comments: str = "#") -> L
     for number, line in enumerate(text.splitlines(), 1):
         for match in pattern.finditer(line):
             before = line[:match.start()]
-            if comments and comments in before and not before.lstrip().startswith('"'):
-                continue  # in a comment (a notebook's JSON line starts with a quote)
+            content = before.lstrip()
+            if content.startswith('"') and text.lstrip().startswith("{"):
+                content = content[1:]  # a notebook's JSON line: the cell's text starts after the quote
+            if comments and comments in content:
+                continue  # in a comment
             if re.search(r"(?:\bget|getenv)\(\s*$", before):
                 continue  # a read with a default
             found.append(Evidence(LEGACY_ENV, None, f"{name}:{number}", " ".join(line.strip().split())[:120],
