@@ -461,7 +461,11 @@ def test_a_message_that_mentions_tf_use_legacy_keras_sets_nothing():
             "configure TensorFlow to use tf_keras")
     ''')
     assert from_code(code, "optimizers/__init__.py") == []
-    assert len(from_readme("Set `TF_USE_LEGACY_KERAS=True` before you run it.\n", "README.md")) == 1
+    # In a README, a command sets it; a sentence or a table that names it does not.
+    assert len(from_readme("```\nexport TF_USE_LEGACY_KERAS=1\nTF_USE_LEGACY_KERAS=1 python train.py\n```\n",
+                           "README.md")) == 2
+    assert from_readme("For Keras 2, set `TF_USE_LEGACY_KERAS=True`.\n| `x` | (`TF_USE_LEGACY_KERAS=1`) |\n",
+                       "README.md") == []
 
 
 def test_an_installed_package_is_no_project(tmp_path):
@@ -485,3 +489,29 @@ def test_the_flake8_plugin_reads_the_same_target(tmp_path):
 
     assert found("keras2/train.py") == []
     assert found("keras3/train.py") == ["TFG901", "TFG902"]
+
+
+def test_keras_and_tf_keras_count_only_among_what_the_project_runs_with(tmp_path):
+    """tf_keras in a test extra (this repository's own pyproject.toml) or a dev group says
+    nothing about what tf.keras is in the project's code."""
+    pyproject = """\
+        [project]
+        dependencies = ["tensorflow>=2.16"]
+        [project.optional-dependencies]
+        test = ["tensorflow-cpu==2.21.0", "tf-keras==2.21.0"]
+        [tool.poetry.group.dev.dependencies]
+        keras = "<3"
+    """
+    assert target_of({"pyproject.toml": pyproject}, tmp_path / "a").spelling == "tf2.21"
+    assert target_of({"requirements.txt": "tensorflow\n", "requirements-dev.txt": "tf_keras\n"},
+                     tmp_path / "b").spelling == "latest"
+    setup = """\
+        from setuptools import setup
+        TESTS = ["tf_keras"]
+        setup(install_requires=["tensorflow"], tests_require=TESTS, extras_require={"k2": ["keras<3"]})
+    """
+    assert target_of({"setup.py": setup}, tmp_path / "c").spelling == "latest"
+    assert target_of({"Pipfile": '[packages]\ntensorflow = "*"\n[dev-packages]\ntf-keras = "*"\n'},
+                     tmp_path / "d").spelling == "latest"
+    assert target_of({"setup.cfg": "[options]\ninstall_requires =\n    tensorflow\n    tf_keras\n"},
+                     tmp_path / "e").spelling == "latest-keras2"

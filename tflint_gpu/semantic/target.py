@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import configparser
+import dataclasses
 import os
 import re
 import sys
@@ -79,9 +80,20 @@ class Evidence:
     where: str
     text: str
     tier: int = DECLARED
+    # Among what the project itself installs (not an extra, a dev or test group, a
+    # requirements-dev.txt): only such a `keras` or `tf_keras` pin tells what `tf.keras` is.
+    main: bool = True
 
     def __str__(self) -> str:
         return f"{self.where}: {self.text}"
+
+
+def _optional(found: Iterable[Evidence]) -> List[Evidence]:
+    return [dataclasses.replace(e, main=False) for e in found]
+
+
+# Requirements files for development, tests, docs...: not what the project runs with.
+_OPTIONAL_FILE = re.compile(r"dev|test|doc|lint|ci\b|extra|optional|example|bench|build", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -336,6 +348,7 @@ def _bound(kind: str, upper: Optional[Version]) -> Optional[Version]:
 def from_requirements(text: str, name: str) -> List[Evidence]:
     """``requirements.txt`` lines (comments, options, ``\\`` continuations, hashes skipped)."""
     found: List[Evidence] = []
+    optional = bool(_OPTIONAL_FILE.search(os.path.basename(name)))
     for number, line in _logical_lines(text):
         line = re.sub(r"(^|\s)#.*$", "", line).strip()
         if not line or line.startswith("-"):
@@ -344,7 +357,7 @@ def from_requirements(text: str, name: str) -> List[Evidence]:
         evidence = requirement(line, f"{name}:{number}")
         if evidence is not None:
             found.append(evidence)
-    return found
+    return _optional(found) if optional else found
 
 
 def requirements_includes(text: str) -> List[str]:
@@ -393,26 +406,27 @@ def from_pyproject(text: str, name: str) -> List[Evidence]:
     found: List[Evidence] = []
     project = data.get("project")
     if isinstance(project, dict):
-        lists = [project.get("dependencies")]
+        lists = [(project.get("dependencies"), True)]
         optional = project.get("optional-dependencies")
         if isinstance(optional, dict):
-            lists.extend(optional.values())
-        for items in lists:
+            lists.extend((items, False) for items in optional.values())
+        for items, main in lists:
             for item in items if isinstance(items, list) else ():
                 if isinstance(item, str):
                     evidence = requirement(item, _line_of(text, item, name))
                     if evidence is not None:
-                        found.append(evidence)
+                        found.append(evidence if main else dataclasses.replace(evidence, main=False))
     tool = data.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if isinstance(poetry, dict):
-        tables = [poetry.get("dependencies"), poetry.get("dev-dependencies")]
+        tables = [(poetry.get("dependencies"), True), (poetry.get("dev-dependencies"), False)]
         groups = poetry.get("group")
         if isinstance(groups, dict):
-            tables.extend(g.get("dependencies") for g in groups.values() if isinstance(g, dict))
-        for table in tables:
+            tables.extend((g.get("dependencies"), key == "main") for key, g in groups.items() if isinstance(g, dict))
+        for table, main in tables:
             if isinstance(table, dict):
-                found.extend(_table_dependencies(table, text, name))
+                items = _table_dependencies(table, text, name)
+                found.extend(items if main else _optional(items))
     pdm = tool.get("pdm") if isinstance(tool, dict) else None
     if isinstance(pdm, dict) and isinstance(pdm.get("dev-dependencies"), dict):
         for items in pdm["dev-dependencies"].values():
@@ -420,7 +434,7 @@ def from_pyproject(text: str, name: str) -> List[Evidence]:
                 if isinstance(item, str):
                     evidence = requirement(item, _line_of(text, item, name))
                     if evidence is not None:
-                        found.append(evidence)
+                        found.append(dataclasses.replace(evidence, main=False))
     return found
 
 
@@ -463,7 +477,8 @@ def from_pipfile(text: str, name: str) -> List[Evidence]:
     for section in ("packages", "dev-packages"):
         table = data.get(section)
         if isinstance(table, dict):
-            found.extend(_table_dependencies(table, text, name))
+            items = _table_dependencies(table, text, name)
+            found.extend(items if section == "packages" else _optional(items))
     return found
 
 
@@ -476,17 +491,17 @@ def from_setup_cfg(text: str, name: str) -> List[Evidence]:
         return []
     values = []
     if parser.has_option("options", "install_requires"):
-        values.append(parser.get("options", "install_requires"))
+        values.append((parser.get("options", "install_requires"), True))
     if parser.has_section("options.extras_require"):
-        values.extend(v for _, v in parser.items("options.extras_require"))
+        values.extend((v, False) for _, v in parser.items("options.extras_require"))
     found = []
-    for value in values:
+    for value, main in values:
         for item in re.split(r"[\n;]", value) if "\n" in value else [value]:
             item = item.split("#", 1)[0].strip()
             if item:
                 evidence = requirement(item, _line_of(text, item, name))
                 if evidence is not None:
-                    found.append(evidence)
+                    found.append(evidence if main else dataclasses.replace(evidence, main=False))
     return found
 
 
@@ -498,6 +513,21 @@ def from_setup_py(text: str, name: str) -> List[Evidence]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
+    # Extras, test and build requirements (dict values, `tests_require=`..., and the names
+    # handed to those) are not what the project runs with.
+    optional_roots: List[ast.AST] = []
+    optional_names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg in _SETUP_OPTIONAL:
+            optional_roots.append(node.value)
+            optional_names.update(n.id for n in ast.walk(node.value) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Dict):
+            optional_roots.extend(v for v in node.values if v is not None)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in optional_names
+                                                for t in node.targets):
+            optional_roots.append(node.value)
+    optional = {id(n) for root in optional_roots for n in ast.walk(root)}
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
@@ -510,8 +540,11 @@ def from_setup_py(text: str, name: str) -> List[Evidence]:
             if isinstance(item, ast.Constant) and isinstance(item.value, str):
                 evidence = requirement(item.value, f"{name}:{item.lineno}")
                 if evidence is not None:
-                    found.append(evidence)
+                    found.append(dataclasses.replace(evidence, main=False) if id(item) in optional else evidence)
     return found
+
+
+_SETUP_OPTIONAL = frozenset({"extras_require", "tests_require", "setup_requires"})
 
 
 def from_environment_yml(text: str, name: str) -> List[Evidence]:
@@ -541,6 +574,12 @@ _LEGACY_SET = re.compile(r"TF_USE_LEGACY_KERAS" + r"(?:" + _QUOTE + r")?\s*(?:\]
 # mentions `TF_USE_LEGACY_KERAS=True` in its text.
 _LEGACY_CODE = re.compile(r"(?:" + _QUOTE + r"TF_USE_LEGACY_KERAS" + _QUOTE + r"\s*(?:\]\s*=|,|:)\s*"
                           r"|%(?:set_)?env\s+TF_USE_LEGACY_KERAS\s*=?\s*)" + _TRUE, re.IGNORECASE)
+# In a README: those, and shell commands (`export TF_USE_LEGACY_KERAS=1`, `set ...=1`,
+# `TF_USE_LEGACY_KERAS=1 python train.py`); not a sentence or a table naming the variable.
+_LEGACY_SHELL = re.compile(
+    r"(?:" + _LEGACY_CODE.pattern + r")"
+    r"|(?:^|[\s`;&|(])(?:export|set|setx|env)\s+TF_USE_LEGACY_KERAS\s*=\s*" + _TRUE +
+    r"|^\s*(?:[$>]\s*|`)?TF_USE_LEGACY_KERAS\s*=\s*" + _TRUE + r"\s+\S", re.IGNORECASE)
 
 
 def legacy_env(text: str, name: str, tier: int = CODE, comments: str = "#") -> List[Evidence]:
@@ -550,7 +589,7 @@ def legacy_env(text: str, name: str, tier: int = CODE, comments: str = "#") -> L
     (``tier`` CODE) only the forms that set it from Python or IPython."""
     if "TF_USE_LEGACY_KERAS" not in text:
         return []
-    pattern = _LEGACY_CODE if tier == CODE else _LEGACY_SET
+    pattern = {CODE: _LEGACY_CODE, PROSE: _LEGACY_SHELL}.get(tier, _LEGACY_SET)
     found = []
     for number, line in enumerate(text.splitlines(), 1):
         for match in pattern.finditer(line):
@@ -631,8 +670,40 @@ def from_readme(text: str, name: str) -> List[Evidence]:
     for number, line in enumerate(text.splitlines(), 1):
         if "install" in line:
             found.extend(_pip_commands(line, f"{name}:{number}", PROSE))
-    found.extend(legacy_env(text, name, PROSE, comments=""))
+    commands = _command_lines(text)
+    found.extend(e for e in legacy_env(text, name, PROSE, comments="")
+                 if int(e.where.rsplit(":", 1)[1]) in commands)
     return found
+
+
+_COMMAND_START = re.compile(r"^\s*`?\s*(?:[$>]\s*|export\s|set\s|setx\s|env\s|%|os\.environ|TF_USE_LEGACY_KERAS)")
+
+
+def _command_lines(text: str) -> set:
+    """Numbers of the README lines that are code, not prose: in a fenced block (or a
+    reStructuredText ``::`` block), indented by four spaces, or a line that is a
+    command (``$ ...``, ``export ...``, ``os.environ[...] = ...``, a backticked command)."""
+    numbers = set()
+    fence = None
+    literal = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if fence is not None:
+            numbers.add(number)
+            if stripped.startswith(fence):
+                fence = None
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        if line.startswith(("    ", "\t")) and stripped:
+            if literal or not stripped.startswith(("-", "*", "|")):
+                numbers.add(number)
+            continue
+        literal = stripped.endswith("::")
+        if _COMMAND_START.match(line):
+            numbers.add(number)
+    return numbers
 
 
 # -- deciding -------------------------------------------------------------------
@@ -669,9 +740,9 @@ def resolve(evidence: Sequence[Evidence]) -> Target:
             tf, source = _tightest(items)
         if source is not None:
             why.append(str(source))
-    keras_items = [e for e in evidence if e.kind == KERAS and e.upper is not None and e.upper[0] < 3]
+    keras_items = [e for e in evidence if e.kind == KERAS and e.main and e.upper is not None and e.upper[0] < 3]
     legacy = [e for e in evidence if e.kind == LEGACY_ENV]
-    tf_keras = [e for e in evidence if e.kind == TF_KERAS]
+    tf_keras = [e for e in evidence if e.kind == TF_KERAS and e.main]
     if tf is not None and tf < KERAS3_TF:
         return Target(tf, 2, tuple(why), PROJECT)
     if keras_items:
@@ -691,7 +762,7 @@ def resolve(evidence: Sequence[Evidence]) -> Target:
 _REQUIREMENTS = re.compile(r"^requirements[\w.-]*\.(?:txt|in)$", re.IGNORECASE)
 _DOCKERFILE = re.compile(r"^(?:Dockerfile(?:[.-][\w.-]+)?|[\w.-]+\.[Dd]ockerfile)$")
 _README = re.compile(r"^readme(?:\.(?:md|rst|txt|markdown))?$", re.IGNORECASE)
-_ENVIRONMENT = re.compile(r"^(?:environment|conda|env)(?:[\w.-]*)\.ya?ml$", re.IGNORECASE)
+_ENVIRONMENT = re.compile(r"^(?:(?:environment|conda)(?:[-_.][\w.-]*)?|env)\.ya?ml$", re.IGNORECASE)
 MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", ".env")
 _INSTALLED = ("site-packages", "dist-packages")
 MAX_BYTES = 1024 * 1024
