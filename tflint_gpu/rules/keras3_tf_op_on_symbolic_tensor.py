@@ -151,7 +151,7 @@ class Keras3TfOpOnSymbolicTensor(Rule):
         graph = ctx.graph()
         if graph is not None:
             return  # traced code gets real tensors
-        if ctx.symbolic.symbolic_argument(node, ctx.scope) is None:
+        if ctx.symbolic.symbolic_argument(node, ctx.scope, direct=True) is None:
             return
         if ctx.migration.guarded(node, ctx.scope):
             return
@@ -291,12 +291,15 @@ class Keras3TfOpOnSymbolicTensor(Rule):
             small = tf.image.resize(inputs, (4, 4))
             a, b = tf.split(small, [2, 4], axis=-1)
             c = tf.concat([a, b], -1, name="merged")
+            noise = tf.random.uniform(tf.shape(c))
             """,
             at=[(5, 9, "A Keras 3 KerasTensor cannot be passed to `tf.image.resize` (ValueError): use `keras.ops` or "
                        "wrap it"),
                 (6, 8, "A Keras 3 KerasTensor cannot be passed to `tf.split`"),
-                (7, 5, "A Keras 3 KerasTensor cannot be passed to `tf.concat`")],
-            note="no exact rewrite: an op with no keras.ops twin, split by sizes (keras.ops.split takes indices), name=",
+                (7, 5, "A Keras 3 KerasTensor cannot be passed to `tf.concat`"),
+                (8, 27, "A Keras 3 KerasTensor cannot be passed to `tf.shape`")],
+            note="no exact rewrite: an op with no keras.ops twin, split by sizes (keras.ops.split takes indices), "
+                 "name=; an op given only another op's result is not reported again (tf.random.uniform)",
         ),
         clean(
             """

@@ -65,20 +65,27 @@ class SymbolicTensors:
             found = self._cache[key] = self._symbolic(expr, scope, set(), 0)
         return found
 
-    def symbolic_argument(self, call: cst.Call, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
+    def symbolic_argument(self, call: cst.Call, scope: ScopeInfo,
+                          direct: bool = False) -> Optional[cst.BaseExpression]:
         """The first argument of ``call`` that is (or is a list/tuple display
-        holding) a symbolic tensor, or None."""
+        holding) a symbolic tensor, or None. ``direct``: not counting an
+        argument that is itself a TensorFlow op call given one
+        (``tf.random.uniform(tf.shape(inputs))``: the inner call is the one
+        that fails)."""
         for arg in call.args:
             if arg.star == "**":
                 continue
-            if self._holds(arg.value, scope, set(), 0):
+            if self._holds(arg.value, scope, set(), 0, direct):
                 return arg.value
         return None
 
     # -- the fact ------------------------------------------------------------
-    def _holds(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+    def _holds(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int,
+               direct: bool = False) -> bool:
         if isinstance(expr, (cst.List, cst.Tuple)):
-            return any(self._holds(e.value, scope, seen, depth + 1) for e in expr.elements)
+            return any(self._holds(e.value, scope, seen, depth + 1, direct) for e in expr.elements)
+        if direct and isinstance(expr, cst.Call) and self.resolver.qualname(expr.func, scope) in RAISES:
+            return False
         return self._symbolic(expr, scope, seen, depth)
 
     def _symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
