@@ -515,3 +515,21 @@ def test_keras_and_tf_keras_count_only_among_what_the_project_runs_with(tmp_path
                      tmp_path / "d").spelling == "latest"
     assert target_of({"setup.cfg": "[options]\ninstall_requires =\n    tensorflow\n    tf_keras\n"},
                      tmp_path / "e").spelling == "latest-keras2"
+
+
+def test_a_rule_that_reads_the_target_per_finding_stays_on(tmp_path):
+    from tflint_gpu.rules.base import BY_TARGET
+
+    class Whole:
+        code, migration = "TFG990", True
+
+    class PerFinding:
+        code, migration = "TFG991", BY_TARGET
+
+    class Other:
+        code = "TFG992"
+
+    settings = config.Settings(root=tmp_path, rules=(Whole, PerFinding, Other), target_version=parse_target("tf2.15"))
+    assert settings.rules_for("a.py") == (PerFinding, Other) and settings.silenced_for("a.py") == (Whole,)
+    settings = config.Settings(root=tmp_path, rules=(Whole, PerFinding, Other), target_version=parse_target("tf2.16"))
+    assert settings.rules_for("a.py") == (Whole, PerFinding, Other) and settings.silenced_for("a.py") == ()

@@ -357,7 +357,7 @@ def _rules(fmt: str) -> int:
                 "summary": r.summary(),
                 "default": r.default_enabled,
                 "fix": r.fix_safety.value if r.fix_safety else None,
-                "migration": bool(getattr(r, "migration", False)),
+                "migration": getattr(r, "migration", False) or False,
             }
             for r in rules
         ]

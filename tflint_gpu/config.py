@@ -157,14 +157,14 @@ class Settings:
         """The selected rules ``path``'s target silences (migration rules under Keras 2)."""
         if self.target_for(path).keras3:
             return ()
-        return tuple(r for r in self._ignoring(path) if getattr(r, "migration", False))
+        return tuple(r for r in self._ignoring(path) if getattr(r, "migration", False) is True)
 
     def rules_for(self, path: str) -> Tuple[Type[Rule], ...]:
         """The selected rules minus the per-file ignores matching ``path``, and minus
-        the migration rules (``Rule.migration``) where the file's target is Keras 2."""
+        the migration rules (``Rule.migration is True``) where the file's target is Keras 2."""
         rules = self._ignoring(path)
-        if any(getattr(r, "migration", False) for r in rules) and not self.target_for(path).keras3:
-            rules = tuple(r for r in rules if not getattr(r, "migration", False))
+        if any(getattr(r, "migration", False) is True for r in rules) and not self.target_for(path).keras3:
+            rules = tuple(r for r in rules if getattr(r, "migration", False) is not True)
         return rules
 
     def _ignoring(self, path: str) -> Tuple[Type[Rule], ...]:

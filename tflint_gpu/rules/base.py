@@ -23,6 +23,9 @@ from tflint_gpu.findings import Fix, Safety  # noqa: F401  (Fix: re-exported for
 # How the values computed by a case's code may differ after its fix, checked by
 # running both under TensorFlow (tests/test_fix_execution.py). A safe fix is
 # always held to IDENTICAL.
+# ``Rule.migration`` of a rule that reads the target per finding.
+BY_TARGET = "by-target"
+
 IDENTICAL = "identical"  # same values, dtypes and shapes
 RANDOM = "random"  # a different random stream: same dtypes and shapes
 FIXES_ERROR = "fixes-error"  # before raises while running; after runs
@@ -86,9 +89,11 @@ class Rule:
     needs: ClassVar[Tuple[Tuple[str, ...], ...]] = ()
     fix_safety: ClassVar[Optional[Safety]] = None  # the strongest fix it offers
     default_enabled: ClassVar[bool] = True
-    # Its findings are what breaks under Keras 3 / TF 2.16+ (a removed API...): silent
-    # for a file whose project targets Keras 2 (``semantic.target``; ``tflint-gpu upgrade``).
-    migration: ClassVar[bool] = False
+    # True: its findings are what breaks under Keras 3 / TF 2.16+ (a removed API...), so it is
+    # off for a file whose project targets Keras 2 (``semantic.target``). BY_TARGET: only some
+    # are (others, such as TF 1 names, break under any TF 2): it stays on and asks
+    # ``ctx.target.keras3`` before reporting those. ``tflint-gpu upgrade`` runs both kinds.
+    migration: ClassVar[object] = False
     cases: ClassVar[List[Case]] = []
     # The node types the rule's visit_* methods handle; filled in by __init_subclass__.
     node_types: ClassVar[Tuple[str, ...]] = ()
