@@ -20,12 +20,12 @@ from tflint_gpu.semantic import api
 from tflint_gpu.findings import Fix, Safety  # noqa: F401  (Fix: re-exported for rules)
 
 
-# How the values computed by a case's code may differ after its fix, checked by
-# running both under TensorFlow (tests/test_fix_execution.py). A safe fix is
-# always held to IDENTICAL.
 # ``Rule.migration`` of a rule that reads the target per finding.
 BY_TARGET = "by-target"
 
+# How the values computed by a case's code may differ after its fix, checked by
+# running both under TensorFlow (tests/test_fix_execution.py). A safe fix is
+# always held to IDENTICAL.
 IDENTICAL = "identical"  # same values, dtypes and shapes
 RANDOM = "random"  # a different random stream: same dtypes and shapes
 FIXES_ERROR = "fixes-error"  # before raises while running; after runs
