@@ -533,3 +533,20 @@ def test_a_rule_that_reads_the_target_per_finding_stays_on(tmp_path):
     assert settings.rules_for("a.py") == (PerFinding, Other) and settings.silenced_for("a.py") == (Whole,)
     settings = config.Settings(root=tmp_path, rules=(Whole, PerFinding, Other), target_version=parse_target("tf2.16"))
     assert settings.rules_for("a.py") == (Whole, PerFinding, Other) and settings.silenced_for("a.py") == ()
+
+
+def test_stdin_gets_the_target_of_the_file_it_names(tmp_path, capsys, monkeypatch):
+    import io
+
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "src/__init__.py": ""})
+    monkeypatch.chdir(tmp_path)
+
+    class Stdin:
+        buffer = io.BytesIO(BREAKS.encode())
+
+    monkeypatch.setattr("sys.stdin", Stdin)
+    assert cli.main(["--no-cache", "--stdin-filename", "src/train.py", "-"]) == 0
+    capsys.readouterr()
+    Stdin.buffer = io.BytesIO(BREAKS.encode())
+    assert cli.main(["--no-cache", "--target-version", "tf2.16", "--stdin-filename", "src/train.py", "-"]) == 1
+    assert codes(capsys.readouterr().out) == ["TFG901", "TFG902"]
