@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -98,7 +99,7 @@ def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.
     for finding in findings:
         rule = rules.setdefault(finding.code, {"code": finding.code, "name": finding.name, "count": 0,
                                                "safe_fixes": 0, "unsafe_fixes": 0})
-        entry = by_file.setdefault(finding.path, {"path": finding.path, "count": 0, "safe_fixes": 0,
+        entry = by_file.setdefault(finding.path, {"path": os.path.normpath(finding.path), "count": 0, "safe_fixes": 0,
                                                   "unsafe_fixes": 0, "codes": []})
         for item in (rule, entry):
             item["count"] += 1
