@@ -148,8 +148,8 @@ def test_setup_py_is_read_not_run(tmp_path):
 def test_environment_yml_with_conda_and_pip_items():
     text = "dependencies:\n  - python=3.10\n  - tensorflow=2.13\n  - pip\n  - pip:\n    - keras<3\n"
     found = from_environment_yml(text, "environment.yml")
-    assert [(str(e), e.upper) for e in found] == [("environment.yml:3: tensorflow=2.13", (2, 13)),
-                                                   ("environment.yml:6: keras<3", (2, t.ANY_MINOR))]
+    assert [(str(e), e.upper) for e in found] == [
+        ("environment.yml:3: tensorflow=2.13", (2, 13)), ("environment.yml:6: keras<3", (2, t.ANY_MINOR))]
 
 
 def test_pipfile():

@@ -156,10 +156,10 @@ def render_text(report: Dict) -> str:
         out.append(f"  {rule['count']:>{width}}  {rule['code']}  {rule['name']:<{name_width}}  {fixes}")
     files = report["files"]
     share = f"{100 * report['safe_fixes'] / total:.0f}%"
+    unsafe = f" ({report['unsafe_fixes']} of them with an unsafe fix)" if report["unsafe_fixes"] else ""
     out.append(f"{total} breakage{'s' if total != 1 else ''} in {len(files)} file{'s' if len(files) != 1 else ''}"
                f" ({report['checked_files']} checked); {report['safe_fixes']} fixable by safe fixes ({share}), "
-               f"{report['by_hand']} by hand" + (f" ({report['unsafe_fixes']} of them with an unsafe fix)"
-                                                  if report["unsafe_fixes"] else "") + ".")
+               f"{report['by_hand']} by hand" + unsafe + ".")
     out.append("")
     out.append("Files to touch:")
     path_width = max(len(f["path"]) for f in files)

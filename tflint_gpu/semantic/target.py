@@ -139,7 +139,8 @@ class Target:
 NEWEST = Target(None, 3, ("no TensorFlow pin found: the newest release",), DEFAULT)
 
 _SPELLING = re.compile(r"^(?:tf(?P<major>\d+)\.(?P<minor>\d+)|(?P<latest>latest))(?:-keras(?P<keras>[23]))?$")
-SPELLINGS = "tf2.N (e.g. tf2.15: Keras 2; tf2.16: Keras 3), tf2.N-keras2 (TF 2.16+ with tf_keras), latest, latest-keras2"
+SPELLINGS = ("tf2.N (e.g. tf2.15: Keras 2; tf2.16: Keras 3), tf2.N-keras2 (TF 2.16+ with tf_keras), latest, "
+             "latest-keras2")
 
 
 class TargetError(ValueError):
@@ -456,7 +457,9 @@ def _table_dependencies(table: Dict, text: str, name: str) -> List[Evidence]:
             continue
         if normalize_name(package) in TF_NIGHTLIES:
             upper = None
-        found.append(Evidence(_kind(package), _bound(_kind(package), upper), where, f"{package} = {spec!r}".replace("'", '"')))
+        kind = _kind(package)
+        shown = f"{package} = {spec!r}".replace("'", '"')
+        found.append(Evidence(kind, _bound(kind, upper), where, shown))
     return found
 
 
