@@ -20,12 +20,14 @@ from tflint_gpu.semantic.target import (
     requirement, resolve,
 )
 
+# Two Keras 3 breakages (TFG902), fine under Keras 2.
 BREAKS = textwrap.dedent("""\
     import tensorflow as tf
 
-    opt = tf.keras.optimizers.Adam(lr=0.01)
     m = tf.keras.metrics.Mean()
     m.reset_states()
+    model = tf.keras.Sequential()
+    model.fit_generator(gen)
 """)
 
 
@@ -323,7 +325,9 @@ def codes(out: str):
 def test_migration_rules_are_marked():
     marked = {r.code for r in all_rules() if r.migration}
     assert {"TFG901", "TFG902"} <= marked
-    assert not REGISTRY["TFG201"].migration
+    assert REGISTRY["TFG902"].migration is True and not REGISTRY["TFG201"].migration
+    # tf_keras optimizers ignore `lr=` (measured, tf_keras 2.21): TFG901 stays on for Keras 2 targets.
+    assert REGISTRY["TFG901"].migration == "by-target"
 
 
 def test_a_keras2_project_is_silent_until_the_target_is_overridden(tmp_path, capsys, monkeypatch):
@@ -333,11 +337,11 @@ def test_a_keras2_project_is_silent_until_the_target_is_overridden(tmp_path, cap
     out, err = capsys.readouterr()
     assert "All checks passed!" in out
     assert err.startswith("tflint-gpu: note: target tf2.15 (TF 2.15, Keras 2: requirements.txt:1: "
-                          "tensorflow==2.15.0): the Keras 3 migration rules (TFG901, TFG902")
+                          "tensorflow==2.15.0): the Keras 3 migration rules (TFG902")
     assert "`tflint-gpu upgrade`" in err
     assert cli.main(["--no-cache", "--target-version", "tf2.16", "src"]) == 1
     out, err = capsys.readouterr()
-    assert codes(out) == ["TFG901", "TFG902"] and err == ""
+    assert codes(out) == ["TFG902", "TFG902"] and err == ""
     assert cli.main(["--no-cache", "--quiet", "src"]) == 0
     assert capsys.readouterr().err == ""  # --quiet: no note
 
@@ -350,7 +354,7 @@ def test_tf_use_legacy_keras_set_in_one_file_silences_the_others(tmp_path, capsy
     err = capsys.readouterr().err
     assert "target latest-keras2" in err and "main.py:2: os.environ" in err
     assert cli.main(["--no-cache", "model.py"]) == 1  # alone, nothing sets it
-    assert codes(capsys.readouterr().out) == ["TFG901", "TFG902"]
+    assert codes(capsys.readouterr().out) == ["TFG902", "TFG902"]
 
 
 def test_a_tf_keras_project_and_a_keras3_project(tmp_path, capsys, monkeypatch):
@@ -410,7 +414,7 @@ def test_show_settings(tmp_path, capsys, monkeypatch):
     assert out.startswith("Settings for: src/train.py\n")
     assert "  target-version  : tf2.15 (TF 2.15, Keras 2; project)\n" in out
     assert "    because       : requirements.txt:1: tensorflow==2.15.0\n" in out
-    assert "TFG401" in out and "  off for target  : TFG901, TFG902" in out and "per-file ignored: TFG201" in out
+    assert "TFG401" in out and "  off for target  : TFG902" in out and "per-file ignored: TFG201" in out
     assert cli.main(["--show-settings", "--target-version", "latest", "--format", "json", "src/train.py"]) == 0
     (shown,) = json.loads(capsys.readouterr().out)
     assert shown["target-version"] == "latest" and shown["target-source"] == "setting"
@@ -421,9 +425,9 @@ def test_show_settings(tmp_path, capsys, monkeypatch):
 # -- upgrade ----------------------------------------------------------------------------
 
 def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
-    project(tmp_path, {"requirements.txt": "numpy\ntensorflow==2.15.0\n", "src/train.py": BREAKS,
-                       "src/more.py": BREAKS.replace("opt = tf.keras.optimizers.Adam(lr=0.01)\n", "")
-                       + "m.reset_states()\nmodel = tf.keras.Sequential()\nmodel.fit_generator(g)\n",
+    project(tmp_path, {"requirements.txt": "numpy\ntensorflow==2.15.0\n",
+                       "src/train.py": BREAKS + "opt = tf.keras.optimizers.Adam(lr=0.01)\n",
+                       "src/more.py": "import tensorflow as tf\nm = tf.keras.metrics.Mean()\nm.reset_states()\n",
                        "src/clean.py": "import tensorflow as tf\n"})
     monkeypatch.chdir(tmp_path)
     assert cli.main(["upgrade", "--no-cache", "src"]) == 1
@@ -431,18 +435,18 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     assert out.splitlines()[:2] == [
         "Upgrade to latest (the newest TF (2.16+), Keras 3)",
         "  now: tf2.15 (TF 2.15, Keras 2), 3 files: requirements.txt:2: tensorflow==2.15.0"]
-    assert "  4  TFG902  removed-keras-method    4 safe fixes" in out
+    assert "  3  TFG902  removed-keras-method    3 safe fixes" in out
     assert "  1  TFG901  removed-keras-argument  1 safe fix" in out
-    assert "5 breakages in 2 files (3 checked); 5 fixable by safe fixes (100%), 0 by hand." in out
+    assert "4 breakages in 2 files (3 checked); 4 fixable by safe fixes (100%), 0 by hand." in out
     assert "Pins to change: requirements.txt:2: tensorflow==2.15.0" in out
     command = "tflint-gpu --fix --target-version latest --select TFG901,TFG902 src"
     assert out.rstrip().endswith(f"Apply the safe fixes: {command}")
 
     assert cli.main(["upgrade", "--no-cache", "--format", "json", "src"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert (report["total"], report["safe_fixes"], report["by_hand"], report["fixable_share"]) == (5, 5, 0, 1.0)
-    assert [(f["path"], f["count"]) for f in report["files"]] == [("src/more.py", 3), ("src/train.py", 2)]
-    assert [(r["code"], r["count"]) for r in report["rules"]] == [("TFG902", 4), ("TFG901", 1)]
+    assert (report["total"], report["safe_fixes"], report["by_hand"], report["fixable_share"]) == (4, 4, 0, 1.0)
+    assert [(f["path"], f["count"]) for f in report["files"]] == [("src/train.py", 3), ("src/more.py", 1)]
+    assert [(r["code"], r["count"]) for r in report["rules"]] == [("TFG902", 3), ("TFG901", 1)]
     assert report["from"][0]["target-version"] == "tf2.15" and report["command"] == command
 
     # The command it prints fixes them; then nothing is left to break.
@@ -488,7 +492,7 @@ def test_the_flake8_plugin_reads_the_same_target(tmp_path):
         return [message.split()[0] for _, _, message, _ in Flake8Plugin(None, str(path), lines).run()]
 
     assert found("keras2/train.py") == []
-    assert found("keras3/train.py") == ["TFG901", "TFG902"]
+    assert found("keras3/train.py") == ["TFG902", "TFG902"]
 
 
 def test_keras_and_tf_keras_count_only_among_what_the_project_runs_with(tmp_path):
@@ -549,4 +553,27 @@ def test_stdin_gets_the_target_of_the_file_it_names(tmp_path, capsys, monkeypatc
     capsys.readouterr()
     Stdin.buffer = io.BytesIO(BREAKS.encode())
     assert cli.main(["--no-cache", "--target-version", "tf2.16", "--stdin-filename", "src/train.py", "-"]) == 1
-    assert codes(capsys.readouterr().out) == ["TFG901", "TFG902"]
+    assert codes(capsys.readouterr().out) == ["TFG902", "TFG902"]
+
+
+def test_upgrade_options_and_errors(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "train.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["upgrade", "--no-cache", "--select", "TFG902", "--format", "json", "train.py"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert [r["code"] for r in report["rules"]] == ["TFG902"] and "--select TFG902 train.py" in report["command"]
+    assert cli.main(["upgrade", "--no-cache", "--exit-zero", "train.py"]) == 0
+    capsys.readouterr()
+    assert cli.main(["upgrade", "--select", "TFG201", "train.py"]) == 2
+    assert "no migration rule matches TFG201" in capsys.readouterr().err
+    assert cli.main(["upgrade", "missing.py"]) == 2
+    out, err = capsys.readouterr()
+    assert err.strip() == "tflint-gpu: error: missing.py: no such file or directory"
+    assert cli.main(["upgrade", "-"]) == 2
+    assert "stdin" in capsys.readouterr().err
+    # A tf_keras file stays Keras 2 under the upgrade's target too: nothing of it breaks.
+    (tmp_path / "legacy.py").write_text(BREAKS.replace("import tensorflow as tf", "import tf_keras as keras")
+                                        .replace("tf.keras.", "keras."))
+    assert "tf_keras as keras" in (tmp_path / "legacy.py").read_text()
+    assert cli.main(["upgrade", "--no-cache", "legacy.py"]) == 0
+    capsys.readouterr()

@@ -203,7 +203,7 @@ class RemovedKerasArgument(Rule):
     """
 
     code = "TFG901"
-    migration = True
+    migration = "by-target"  # rules.base.BY_TARGET: `lr=` on a tf_keras optimizer breaks under Keras 2 too
     name = "removed-keras-argument"
     message = "Keras 3 removed this argument"
     needs = (("lr", "experimental_compile", "save_format", "weights", "keras"),)
