@@ -14,7 +14,9 @@ was; Keras 3 is ``keras`` 3.x and ``tf.keras`` as TF 2.21 ships it):
   ``preprocessing.text``...) that ``keras.X`` / ``tensorflow.keras.X`` no longer
   has: ``import`` and attribute access executed per spelling.
 * ``name``: public names per module (``backend.eval``, ``utils.Sequence`` is
-  kept...), ``getattr`` and ``from M import N`` executed per spelling; the
+  kept...), ``getattr`` and ``from M import N`` executed per spelling (and, for
+  the classes of ``legacy`` modules Keras 3 keeps by name, making one: a
+  ``call`` outcome, ``optimizers.legacy.Adam()`` raises ImportError); the
   replacement is the same Keras 2 object under another path that Keras 3 has
   (exact: the rewrite is a no-op under Keras 2), else the same name in
   another Keras 3 module such as ``keras.ops`` (not exact).
@@ -203,6 +205,21 @@ def _from_import(module: str, name: str) -> Dict[str, Any]:
         exec(f"from {module} import {name}", namespace)  # noqa: S102 - the entry, executed
 
     return _run(run)
+
+
+def _stub_outcome(spelling: str, path: str, name: str, value2: Any, keras) -> Optional[Dict[str, Any]]:
+    """For a class of a Keras 2 `legacy` module that Keras 3 keeps by name: what making one raises
+    (ImportError/NotImplementedError: a stub that says Keras 3 does not support it), else None."""
+    if "legacy" not in path.split(".") or not inspect.isclass(value2):
+        return None
+    cls3 = _chain(_keras3_root(spelling), f"{path}.{name}")
+    if not inspect.isclass(cls3):
+        return None
+    values = _fill(cls3, keras) or {}
+    outcome = _run(cls3, **values)
+    if outcome["breaks"] and outcome["error"] in ("ImportError", "NotImplementedError"):
+        return outcome
+    return None
 
 
 # -- replacements ----------------------------------------------------------------
@@ -509,6 +526,11 @@ def derive() -> Dict[str, Any]:
                     broken.append(spelling)
                     continue
                 if _exists(spelling, path, name):
+                    stub = _stub_outcome(spelling, path, name, value, keras)
+                    if stub is not None:  # kept as a name that raises when made (optimizers.legacy.Adam())
+                        outcomes[spelling] = {"attribute": {"breaks": False}, "import": {"breaks": False},
+                                              "call": stub}
+                        broken.append(spelling)
                     continue
                 outcomes[spelling] = {
                     "attribute": _run(_chain, _keras3_root(spelling), f"{path}.{name}" if path else name),

@@ -142,7 +142,8 @@ def test_fix_keeps_what_the_code_computes(pair, outcomes):
         # Held to identical results: with the original's own, or, where the
         # original raises, with the original's run with tf.functions run eagerly.
         assert pair.effect in (IDENTICAL, FIXES_ERROR), "a safe fix is held to identical results"
-    assert not (before.error or "").startswith(("ModuleNotFoundError", "ImportError")), before.error
+    if pair.effect != FIXES_ERROR:  # (a module Keras 3 removed is what a migration fix repairs: after must run)
+        assert not (before.error or "").startswith(("ModuleNotFoundError", "ImportError")), before.error
     if before.error is not None and pair.effect != FIXES_ERROR:
         assert after.error is not None and after.error.split(":")[0] == before.error.split(":")[0], (
             f"the original raised {before.error!r}; after the fix: {after.error or after.values!r}")

@@ -70,7 +70,10 @@ def _lookup(qualname: str, spelling: str, how: str):
 
 def _message(raw: str, removal, spelling: str) -> str:
     what = "TensorFlow 2" if spelling == "tensorflow" else "Keras 3"
-    text = f"{what} has no `{_short(raw)}` ({removal.error})"
+    if getattr(removal, "stub", False):
+        text = f"{what}'s `{_short(raw)}` raises {removal.error} when made (a stub left for Keras 2 code)"
+    else:
+        text = f"{what} has no `{_short(raw)}` ({removal.error})"
     if removal.replacement:
         if spelling == "tensorflow":
             new = _short(removal.replacement)
@@ -102,7 +105,11 @@ class RemovedApiName(Rule):
       `tf.keras.backend` keeps `eval`), `keras.losses.mse`, `from
       tensorflow.keras.utils import OrderedEnqueuer`;
     * `tf.Session()`, `tf.placeholder(...)`, `tf.random_normal(...)`,
-      `tf.train.AdamOptimizer`, `from tensorflow import Session`.
+      `tf.train.AdamOptimizer`, `from tensorflow import Session`;
+    * names Keras 3 keeps only as stubs that raise when made:
+      `tf.keras.optimizers.legacy.Adam()` (`ImportError`), also in the `if
+      hasattr(tf.keras.optimizers, "legacy"):` branch TF 2.11-2.15 code takes
+      (Keras 3 has the attribute).
 
     `tf.keras` and `keras` differ: TensorFlow 2.21's `tf.keras` still has
     `preprocessing.text` and the legacy backend functions; the table records
@@ -172,9 +179,11 @@ class RemovedApiName(Rule):
         self._done: set = set()
 
     # -- guards ------------------------------------------------------------------
-    def _guarded(self, node: cst.CSTNode, ctx, how: str, raw: str) -> bool:
+    def _guarded(self, node: cst.CSTNode, ctx, how: str, raw: str, stub: bool = False) -> bool:
         if ctx.migration.guarded(node, ctx.scope):
             return True
+        if stub:  # the name exists: hasattr() is True under Keras 3, making it raises ImportError
+            return self._in_try(node, ctx, "import")
         for obj, name, has in ctx.migration.hasattr_guards(node, ctx.scope):
             owner = ctx.resolver.raw_qualname(obj, ctx.scope)
             if has and owner is not None and raw.startswith(f"{owner}.{name}"):
@@ -255,7 +264,7 @@ class RemovedApiName(Rule):
             if name is None:
                 continue
             removal = _lookup(f"{normal_module}.{name}", spelling, "import")
-            if removal is None or self._guarded(node, ctx, "import", f"{module}.{name}"):
+            if removal is None or self._guarded(node, ctx, "import", f"{module}.{name}", removal.stub):
                 continue
             fix = None
             if len(node.names) == 1 and removal.exact and removal.replacement \
@@ -314,7 +323,7 @@ class RemovedApiName(Rule):
             removal = _lookup(_normal(raw, root, spelling), spelling, "attribute")
             if removal is None:
                 continue
-            if self._guarded(part, ctx, "attribute", raw) or isinstance(
+            if self._guarded(part, ctx, "attribute", raw, removal.stub) or isinstance(
                     next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
                 return  # guarded, or the module of an import statement (reported as an import)
             target, fixed = self._attribute_fix(chain, raws, index, root, spelling)
@@ -466,6 +475,25 @@ class RemovedApiName(Rule):
                 (13, 9, "Keras 3 has no `keras.backend.sum` (AttributeError); the closest is `keras.ops.sum`")],
             note="no exact replacement: tf.compat.v1 (graph-mode semantics), keras.ops (a different function), "
                  "none",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            if hasattr(tf.keras.optimizers, "legacy"):
+                opt = tf.keras.optimizers.legacy.Adam(learning_rate=0.1)
+            else:
+                opt = tf.keras.optimizers.Adam(learning_rate=0.1)
+            try:
+                sgd = tf.keras.optimizers.legacy.SGD()
+            except ImportError:
+                sgd = tf.keras.optimizers.SGD()
+            """,
+            at=[(4, 11, "Keras 3's `tf.keras.optimizers.legacy.Adam` raises ImportError when made (a stub left for "
+                        "Keras 2 code); the closest is `tf.keras.optimizers.Adam`")],
+            note="Keras 3 keeps optimizers.legacy by name (hasattr is True) with stubs that raise ImportError when "
+                 "made (executed by the derivation): the TF 2.11-2.15 idiom breaks; a try catching ImportError is "
+                 "fine",
         ),
         clean(
             """

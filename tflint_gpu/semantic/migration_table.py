@@ -45,6 +45,7 @@ class Removal:
     replacement: Optional[str] = None  # a qualified name, a member or a keyword, by kind
     exact: bool = False  # the replacement is a safe rewrite (same object / verified identical outputs)
     why: str = ""  # how the replacement was found
+    stub: bool = False  # the name exists but making one raises (hasattr() is True: no guard)
 
 
 def spelling_of(raw: Optional[str]) -> Optional[str]:
@@ -103,7 +104,8 @@ class MigrationTable:
     def removed_name(self, module: str, name: str, spelling: str, how: str = "attribute") -> Optional[Removal]:
         """A public Keras 2 name ``module.name`` that Keras 3 lacks under ``spelling``; ``how``:
         ``"attribute"`` (``keras.backend.eval``) or ``"import"`` (``from keras.backend import eval``).
-        Also answers names of removed modules (``via_module``), with their replacement."""
+        Also answers names of removed modules (``via_module``), with their replacement, and names
+        Keras 3 keeps as stubs that raise when called (``optimizers.legacy.Adam``: ``stub`` is set)."""
         qualname = f"{module}.{name}"
         entry = self._names.get(qualname)
         if entry is None:
@@ -113,12 +115,14 @@ class MigrationTable:
             return None
         outcome = outcomes.get(how)
         if not outcome or not outcome.get("breaks"):
-            return None
+            outcome = outcomes.get("call")  # kept by name, raises when made (a stub)
+            if not outcome or not outcome.get("breaks"):
+                return None
         replacement = entry.get("replacement", {}).get(spelling)
         return Removal("name", qualname, outcome["error"], outcome["message"],
                        replacement["qualname"] if replacement else None,
                        bool(replacement and replacement.get("exact")),
-                       replacement.get("why", "") if replacement else "")
+                       replacement.get("why", "") if replacement else "", stub=outcome is outcomes.get("call"))
 
     def is_module_name(self, qualname: str) -> bool:
         return qualname in self._modules
