@@ -577,3 +577,15 @@ def test_upgrade_options_and_errors(tmp_path, capsys, monkeypatch):
     assert "tf_keras as keras" in (tmp_path / "legacy.py").read_text()
     assert cli.main(["upgrade", "--no-cache", "legacy.py"]) == 0
     capsys.readouterr()
+
+
+def test_odd_project_files_are_read_or_skipped_never_fatal(tmp_path):
+    root = project(tmp_path / "p", {"requirements.txt": "\ufefftensorflow==2.14.0\r\n-r ../outside.txt\n",
+                                    "setup.py": "(" * 200 + ")" * 200, "setup.cfg": "[[[", "Pipfile": "x = [",
+                                    "environment.yml": ": : :", "pyproject.toml": "[project\n"})
+    (tmp_path / "outside.txt").write_text("tensorflow==2.4\n")
+    (root / "Dockerfile").write_bytes(b"\xff\xfeFROM tensorflow/tensorflow:2.13.0\n")
+    found, folder = t.project_target(str(root))
+    # The BOM is no part of the name; the include outside the folder is not read; the rest is skipped.
+    assert folder == str(root) and found.spelling == "tf2.14"
+    assert found.why == ("requirements.txt:1: tensorflow==2.14.0",)

@@ -818,7 +818,7 @@ def _read(path: str) -> Optional[str]:
         return None
     if len(data) > MAX_BYTES:
         return None
-    return data.decode("utf-8", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def read_folder(folder: str) -> List[Evidence]:
@@ -835,7 +835,7 @@ def read_folder(folder: str) -> List[Evidence]:
 
     def requirements(relative: str, depth: int = 0) -> None:
         full = os.path.normpath(os.path.join(folder, relative))
-        if full in seen or depth > 5 or not full.startswith(os.path.abspath(folder)):
+        if full in seen or depth > 5 or os.path.commonpath([full, os.path.abspath(folder)]) != os.path.abspath(folder):
             return
         seen.add(full)
         text = _read(full)
