@@ -102,7 +102,16 @@ class RemovedKerasArgument(Rule):
     * `experimental_compile=` given to `model.compile(...)`;
     * `save_format=` given to `model.save(...)`, `keras.models.save_model(...)`
       or `model.save_weights(...)`;
-    * `weights=` given to a Keras layer's constructor (`Dense(4, weights=[w, b])`).
+    * `weights=` given to a Keras layer's constructor (`Dense(4, weights=[w, b])`);
+    * any other keyword the derived migration table (`scripts/derive_migration.py`)
+      records as taken by Keras 2's callable and rejected by name by Keras 3's
+      when executed: `model.fit(workers=, use_multiprocessing=,
+      max_queue_size=)`, `Dense(batch_size=)`, `BatchNormalization(fused=)`
+      (through `**kwargs` to its base), `LSTM(time_major=)`,
+      `Layer(dynamic=)`, `to_categorical(y=)`, `add_weight(synchronization=)`
+      (also on `self` in a Layer subclass). Keywords Keras 3 only warns about
+      (`input_shape=` on a layer) or that failed on the value rather than the
+      name (`load_weights(by_name=)`) are not reported.
 
     The Keras is decided by the import spelling: `keras` and `tf.keras` are
     Keras 3, `tf_keras` is Keras 2 (a file that mentions `TF_USE_LEGACY_KERAS`
@@ -188,6 +197,10 @@ class RemovedKerasArgument(Rule):
       loads the file.
     * `weights=`: no fix (`layer.set_weights(...)` once the layer is built, or
       initializers).
+    * Table keywords: a rename only where the table says it is exact (none in
+      the table derived from Keras 3.15); otherwise the message names the
+      parameter Keras 3 has in that place when there is one
+      (`to_categorical(y=)` → `x`), no fix.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: the errors above, each

@@ -129,7 +129,17 @@ class RemovedKerasMethod(Rule):
       kind in a file that uses Keras 3 only;
     * `tf.keras.backend.learning_phase()` and `set_learning_phase(...)`;
     * `tf.keras.mixed_precision.experimental.*` (calls and imports; also gone
-      from tf_keras 2.21).
+      from tf_keras 2.21);
+    * any other member the derived migration table
+      (`scripts/derive_migration.py`) records as removed from a Keras class
+      and raising when read on a Keras 3 instance: `layer.add_update(...)`,
+      `layer.output_shape`, `metric.get_weights()`,
+      `LossScaleOptimizer.get_scaled_loss`, `optimizer.lr`..., on an object
+      made by a Keras 3 call or on `self` in a Keras 3 subclass that neither
+      defines nor assigns the member (the table also records where a subclass
+      keeps a base's removed member: a functional `Model`'s `output_shape`, an
+      RNN's `stateful`, not reported). Assignments (`layer.updates = []`) are
+      not reported; a file reaching `keras.src` is not read against the table.
 
     The Keras of an object is that of the call that made it, else the file's
     (only when the file uses one Keras): `tf_keras` 2.21 still has
@@ -201,6 +211,10 @@ class RemovedKerasMethod(Rule):
     * `mixed_precision.experimental.Policy`/`set_policy`/`global_policy` →
       `mixed_precision.Policy`/`set_global_policy`/`global_policy` when spelled
       as an attribute chain.
+    A table member gets a safe rename only where the table says the
+    replacement is exact (a Keras 2 alias or one-line wrapper of a member
+    Keras 3 keeps with the same parameters); the others name the replacement
+    when there is one (`optimizer.lr` → `learning_rate`, a variable in Keras 3).
     No fix for `model.reset_states()` (reset the stateful layers),
     `learning_phase()` (pass `training=` to the calls instead), the
     experimental `LossScaleOptimizer` (its arguments changed) or the imports.
