@@ -367,6 +367,8 @@ def _rules(fmt: str) -> int:
     for r in rules:
         fix = f"fix: {r.fix_safety.value}" if r.fix_safety else "no fix"
         default = "" if r.default_enabled else "  (off by default)"
+        if getattr(r, "migration", False):
+            default += "  (Keras 3 migration)"
         print(f"{r.code}  {r.name:<{width}}  {fix:<12} {r.summary()}{default}")
     return 0
 
