@@ -589,3 +589,13 @@ def test_odd_project_files_are_read_or_skipped_never_fatal(tmp_path):
     # The BOM is no part of the name; the include outside the folder is not read; the rest is skipped.
     assert folder == str(root) and found.spelling == "tf2.14"
     assert found.why == ("requirements.txt:1: tensorflow==2.14.0",)
+
+
+def test_upgrade_names_a_target_version_setting_to_change(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"pyproject.toml": '[tool.tflint-gpu]\ntarget-version = "tf2.15"\n', "train.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "train.py"]) == 0
+    assert capsys.readouterr().err == ""  # a target set on purpose needs no note
+    assert cli.main(["upgrade", "--no-cache", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert f'Pins to change: target-version = "tf2.15" in {tmp_path / "pyproject.toml"}' in out

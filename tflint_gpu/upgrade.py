@@ -118,7 +118,8 @@ def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.
     return {
         "to": {"target-version": destination.spelling, "target": destination.describe()},
         "from": sorted(current.values(), key=lambda e: e["folder"] or ""),
-        "pins": sorted({w for e in current.values() if e["keras2"] and e["source"] == "project" for w in e["why"]}),
+        # What says Keras 2 now: the project's pins, or a target-version setting.
+        "pins": sorted({w for e in current.values() if e["keras2"] and e["source"] != "default" for w in e["why"]}),
         "total": total,
         "safe_fixes": safe,
         "unsafe_fixes": unsafe,
