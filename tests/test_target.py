@@ -599,3 +599,11 @@ def test_upgrade_names_a_target_version_setting_to_change(tmp_path, capsys, monk
     assert cli.main(["upgrade", "--no-cache", "train.py"]) == 1
     out = capsys.readouterr().out
     assert f'Pins to change: target-version = "tf2.15" in {tmp_path / "pyproject.toml"}' in out
+
+
+def test_show_settings_of_folders(tmp_path, capsys, monkeypatch):
+    project(tmp_path, {"a.py": BREAKS, "sub/requirements.txt": "tensorflow==2.12\n", "sub/b.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--show-settings", "--format", "json", "a.py", "sub", "sub/b.py", "."]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert [s["target-version"] for s in shown] == ["latest", "tf2.12", "tf2.12", "latest"]

@@ -263,6 +263,7 @@ def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: L
         elif os.path.isdir(path):
             files, _ = discover([path], settings, args.force_exclude)
             settings.scan_code(files)
+            path = os.path.join(path, "")  # a folder: its own target, not its parent's
         shown.append(settings_report(settings, path))
     if args.format == "json":
         print(json.dumps(shown, indent=2))

@@ -104,7 +104,8 @@ class Settings:
     # -- the target ---------------------------------------------------------------
     def target_folder(self, path: str) -> Optional[str]:
         """The folder ``path``'s target is read from (``semantic.target.target_folder``), or None.
-        ``path``: a file (its folder's answer is kept by the folder's name as given) or a folder."""
+        ``path``: a file (its folder's answer is kept by the folder's name as given), or a
+        folder written with a trailing separator (``src/``)."""
         given = self._targets.setdefault("given", {})
         key = os.path.dirname(path)
         if key in given:
@@ -148,7 +149,7 @@ class Settings:
                 continue
             folder = self.target_folder(path)
             name = os.path.relpath(os.path.abspath(path), folder) if folder else path
-            found = targets.from_code(data.decode("utf-8", errors="replace"), Path(name).as_posix())
+            found = targets.from_code(data.decode("utf-8-sig", errors="replace"), Path(name).as_posix())
             if found:
                 code.setdefault(folder, []).extend(found)
                 self._targets.get("resolved", {}).pop(folder, None)
