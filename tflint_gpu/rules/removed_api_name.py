@@ -40,11 +40,8 @@ def _spelling(raw: str) -> Tuple[Optional[str], str]:
             return keras, "keras"
         cut = raw.index("keras") + len("keras")
         return keras, raw[:cut]
-    if raw.startswith("tensorflow.compat.v1") or not (raw == "tensorflow" or raw.startswith("tensorflow.")):
-        return None, ""
-    if raw.startswith("tensorflow.compat.v2."):
-        return "tensorflow", "tensorflow.compat.v2"
-    if raw.startswith("tensorflow.compat"):
+    if raw.startswith("tensorflow.compat") or not (raw == "tensorflow" or raw.startswith("tensorflow.")):
+        # tf.compat.v1 keeps TF 1's names; tf.compat.v2 is not quite tf (it has enable_v2_behavior)
         return None, ""
     return "tensorflow", "tensorflow"
 
@@ -117,7 +114,10 @@ class RemovedApiName(Rule):
 
     Not reported: `tf_keras` (Keras 2) and, in a file that mentions
     `TF_USE_LEGACY_KERAS`, `tf.keras` (Keras 2 there); `keras.src` internals;
-    `tf.compat.v1.*` and `import tensorflow.compat.v1 as tf`; names used under
+    `tf.compat.v1.*` and `import tensorflow.compat.v1 as tf` (and TensorFlow
+    names through `tf.compat.v2`, which keeps `enable_v2_behavior`); a
+    stub referenced but not made (`isinstance(opt,
+    tf.keras.optimizers.legacy.Optimizer)`); names used under
     `if hasattr(module, "name"):`, in a `try` whose `except` catches the error
     (`ImportError`/`ModuleNotFoundError` for imports, `AttributeError` for
     attributes, or `Exception`), in an `except AttributeError:` fallback, in a
@@ -188,7 +188,32 @@ class RemovedApiName(Rule):
             owner = ctx.resolver.raw_qualname(obj, ctx.scope)
             if has and owner is not None and raw.startswith(f"{owner}.{name}"):
                 return True
-        return self._in_try(node, ctx, how)
+        return self._and_guarded(node, ctx, raw) or self._in_try(node, ctx, how)
+
+    @staticmethod
+    def _and_guarded(node: cst.CSTNode, ctx, raw: str) -> bool:
+        """``hasattr(m, "name") and m.name.x``: read only when the attribute exists."""
+        child = node
+        for parent in ctx.scope.ancestors(node):
+            if isinstance(parent, cst.BooleanOperation) and isinstance(parent.operator, cst.And) \
+                    and child is parent.right:
+                left = parent.left
+                tests = []
+                while isinstance(left, cst.BooleanOperation) and isinstance(left.operator, cst.And):
+                    tests.append(left.right)
+                    left = left.left
+                tests.append(left)
+                for test in tests:
+                    if isinstance(test, cst.Call) and isinstance(test.func, cst.Name) and test.func.value == "hasattr" \
+                            and len(test.args) == 2 and isinstance(test.args[1].value, cst.SimpleString):
+                        owner = ctx.resolver.raw_qualname(test.args[0].value, ctx.scope)
+                        name = test.args[1].value.evaluated_value
+                        if owner is not None and raw.startswith(f"{owner}.{name}"):
+                            return True
+            if isinstance(parent, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                return False
+            child = parent
+        return False
 
     @staticmethod
     def _in_try(node: cst.CSTNode, ctx, how: str) -> bool:
@@ -264,8 +289,8 @@ class RemovedApiName(Rule):
             if name is None:
                 continue
             removal = _lookup(f"{normal_module}.{name}", spelling, "import")
-            if removal is None or self._guarded(node, ctx, "import", f"{module}.{name}", removal.stub):
-                continue
+            if removal is None or removal.stub or self._guarded(node, ctx, "import", f"{module}.{name}"):
+                continue  # (a stub imported is reported where it is made, not here)
             fix = None
             if len(node.names) == 1 and removal.exact and removal.replacement \
                     and removal.replacement.rsplit(".", 1)[1] == name:
@@ -323,6 +348,8 @@ class RemovedApiName(Rule):
             removal = _lookup(_normal(raw, root, spelling), spelling, "attribute")
             if removal is None:
                 continue
+            if removal.stub and not self._called(part, ctx):
+                return  # a stub raises only when made: a reference (isinstance, a base) works
             if self._guarded(part, ctx, "attribute", raw, removal.stub) or isinstance(
                     next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
                 return  # guarded, or the module of an import statement (reported as an import)
@@ -333,6 +360,11 @@ class RemovedApiName(Rule):
             ctx.report(chain[target] if fixed is not None else part,
                        _message(message_raw, message_removal, spelling), fixed)
             return
+
+    @staticmethod
+    def _called(part: cst.Attribute, ctx) -> bool:
+        parent = next(iter(ctx.scope.ancestors(part)), None)
+        return isinstance(parent, cst.Call) and parent.func is part
 
     @staticmethod
     def _chain(node: cst.Attribute) -> List[cst.Attribute]:
@@ -488,12 +520,16 @@ class RemovedApiName(Rule):
                 sgd = tf.keras.optimizers.legacy.SGD()
             except ImportError:
                 sgd = tf.keras.optimizers.SGD()
+            LegacyOptimizer = tf.keras.optimizers.legacy.Optimizer
+            legacy = isinstance(sgd, tf.keras.optimizers.legacy.Optimizer)
+            behaviour = tf.compat.v2.enable_v2_behavior
             """,
             at=[(4, 11, "Keras 3's `tf.keras.optimizers.legacy.Adam` raises ImportError when made (a stub left for "
                         "Keras 2 code); the closest is `tf.keras.optimizers.Adam`")],
             note="Keras 3 keeps optimizers.legacy by name (hasattr is True) with stubs that raise ImportError when "
-                 "made (executed by the derivation): the TF 2.11-2.15 idiom breaks; a try catching ImportError is "
-                 "fine",
+                 "made (executed by the derivation): the TF 2.11-2.15 idiom breaks; a try catching ImportError, a "
+                 "reference (isinstance, tensorflow/addons' KerasLegacyOptimizer) are fine; tf.compat.v2 has "
+                 "enable_v2_behavior (not read against tf's names)",
         ),
         clean(
             """
@@ -556,8 +592,12 @@ class RemovedApiName(Rule):
                 x = tf.keras.Input((2,))
             if hasattr(tf.keras.layers, "experimental"):
                 scale = tf.keras.layers.experimental.preprocessing.Rescaling(0.5)
+            if hasattr(tf.keras.optimizers, "experimental") and tf.keras.optimizers.Optimizer.__module__ \\
+                    == tf.keras.optimizers.experimental.Optimizer.__module__:
+                pass
             """,
-            note="guards: a try whose except catches the error, hasattr, a version test for TF 1",
+            note="guards: a try whose except catches the error, hasattr (also `hasattr(...) and ...`: "
+                 "tensorflow/addons optimizers/constants.py), a version test for TF 1",
         ),
         clean(
             """
