@@ -41,7 +41,7 @@ class Keras3UnsupportedSavePath(Rule):
       that has no suffix, ends in `/`, or ends in `.ckpt`, `.tf`, `.pb`...;
     * `keras.models.load_model(path)` on such a path;
     * `model.save_weights(path)` with any path not ending in `.weights.h5`
-      (`w.ckpt`, `weights`, `w.h5`);
+      (`w.ckpt`, `weights`, `w.h5`; `.weights.json` is the sharded format);
     * `model.load_weights(path)` on a checkpoint path (no suffix, `.ckpt`);
     * `keras.callbacks.ModelCheckpoint(path)`: with `save_weights_only=True`,
       a path not ending in `.weights.h5`; without, one not ending in `.keras`
@@ -51,6 +51,8 @@ class Keras3UnsupportedSavePath(Rule):
     receiver made by a non-Keras call (`tf.train.Checkpoint(...).save(prefix)`,
     a PIL image) is not a model. A call that passes `save_format=` is left to
     TFG901. Not reported: tf_keras code, a path whose ending cannot be read,
+    a directory loaded in a file that uses Orbax (Keras 3.15 loads Orbax
+    checkpoint directories), files reaching `keras.src` (Keras's own code),
     branches that never run under Keras 3 (version guards, `except
     ValueError:` fallbacks) and code a test expects to raise.
 
@@ -109,6 +111,8 @@ class Keras3UnsupportedSavePath(Rule):
     migration = True
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
+        if "keras.src" in ctx.model.source:
+            return  # Keras's own code (its tests load Orbax checkpoint directories, on purpose)
         qualname = ctx.call_name(node)
         if qualname is not None:
             if qualname in _SAVE_FUNCTIONS or qualname in _LOAD_FUNCTIONS or qualname == _CHECKPOINT:
@@ -132,11 +136,11 @@ class Keras3UnsupportedSavePath(Rule):
                 self._report(ctx, path, f"Keras 3 `save()` raises ValueError on {what}: end the path in `.keras` "
                                         f"(or `.h5`), or write a SavedModel with `model.export(path)`")
         elif method == "save_weights":
-            if not ending.endswith(".weights.h5"):
+            if not ending.endswith((".weights.h5", ".weights.json")):
                 self._report(ctx, path, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
                                         "`.weights.h5` (no TF checkpoints)")
         else:
-            what = _tf_format(ending)
+            what = self._loaded_format(ending, ctx)
             if what is not None:
                 self._report(ctx, path, f"Keras 3 `load_weights()` raises ValueError on {what}: it reads "
                                         f"`.weights.h5`, `.keras` and `.h5` files only")
@@ -150,7 +154,7 @@ class Keras3UnsupportedSavePath(Rule):
         save = qualname in _SAVE_FUNCTIONS
         path = exact_argument(node, 1 if save else 0, "filepath")
         ending = ctx.path_ending(path) if path is not None else None
-        what = _tf_format(ending) if ending is not None else None
+        what = None if ending is None else _tf_format(ending) if save else self._loaded_format(ending, ctx)
         if what is None:
             return
         if save:
@@ -178,6 +182,15 @@ class Keras3UnsupportedSavePath(Rule):
         elif not weights and not full and _tf_format(ending) is not None:
             self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError on a TF checkpoint path: end it "
                                     "in `.weights.h5` (weights) or `.keras`")
+
+    @staticmethod
+    def _loaded_format(ending: str, ctx) -> Optional[str]:
+        """``_tf_format`` for a path that is read: a directory may also be an
+        Orbax checkpoint, which Keras 3 loads, in a file that uses Orbax."""
+        what = _tf_format(ending)
+        if what is not None and "." not in ending.rstrip("/").rsplit("/", 1)[-1] and "rbax" in ctx.model.source:
+            return None
+        return what
 
     @staticmethod
     def _keras3_model(receiver: cst.BaseExpression, ctx) -> bool:
@@ -248,6 +261,7 @@ class Keras3UnsupportedSavePath(Rule):
             model.load_weights("model.keras")
             model.export("serving/model")
             model.save(path)
+            model.save_weights("sharded.weights.json", max_shard_size=1)
             restored = keras.models.load_model("model.keras")
             layer = keras.layers.TFSMLayer("serving/model", call_endpoint="serving_default")
             cp = keras.callbacks.ModelCheckpoint("cp-{epoch:02d}.keras")
@@ -260,8 +274,19 @@ class Keras3UnsupportedSavePath(Rule):
             tf.saved_model.save(model, "sm")
             model.save("saved", save_format="tf")
             """,
-            note="Keras 3 code already migrated; export/TFSMLayer; tf.train.Checkpoint and np.save are no models; "
-                 "an unknown path; save_format= is TFG901's",
+            note="Keras 3 code already migrated (sharded .weights.json too); export/TFSMLayer; tf.train.Checkpoint "
+                 "and np.save are no models; an unknown path; save_format= is TFG901's",
+        ),
+        clean(
+            """
+            import keras
+
+            model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
+            model.fit(x, y, callbacks=[keras.callbacks.OrbaxCheckpoint("orbax_ckpt")])
+            model.load_weights("orbax_ckpt")
+            restored = keras.models.load_model("orbax_ckpt")
+            """,
+            note="an Orbax checkpoint directory, which Keras 3.15 loads (keras/src/callbacks/orbax_checkpoint_test.py)",
         ),
         clean(
             """
