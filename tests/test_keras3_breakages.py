@@ -140,3 +140,31 @@ def test_measured_op_lists():
         assert "tensorflow." + name in ACCEPTS and "tensorflow." + name not in RAISES
     assert not RAISES & ACCEPTS
     assert len(RAISES) > 500
+
+
+def test_direct_argument_skips_an_op_given_only_another_ops_result():
+    module = cst.parse_module(textwrap.dedent("""
+        import tensorflow as tf
+        import keras
+        x = keras.Input((4,))
+        noise = tf.random.uniform(tf.shape(x))
+        both = tf.concat([tf.expand_dims(x, 1), x[:, None]], axis=1)
+    """).lstrip("\n"))
+    ctx = analyse(module, [])
+    calls = {ctx.resolver.qualname(c.func, s): (c, s) for c, s in ctx.model.index.get("Call", ())}
+    uniform, where = calls["tensorflow.random.uniform"]
+    assert ctx.symbolic.symbolic_argument(uniform, where) is not None
+    assert ctx.symbolic.symbolic_argument(uniform, where, direct=True) is None
+    concat, where = calls["tensorflow.concat"]
+    assert ctx.symbolic.symbolic_argument(concat, where, direct=True) is not None  # x[:, None] is given directly
+
+
+def test_save_path_and_variable_name_readers():
+    from tflint_gpu.rules.keras3_scoped_variable_name import _scoped
+    from tflint_gpu.rules.keras3_unsupported_save_path import _tf_format
+
+    assert _tf_format("saved_model") and _tf_format("out/") and _tf_format("w.ckpt") and _tf_format("m.tf")
+    assert _tf_format("m.keras") is None and _tf_format("m.h5") is None and _tf_format("run.v2/model.keras") is None
+    assert _scoped("dense_1/", False) and _scoped(":0", False) and _scoped("batch_normalization", False)
+    assert _scoped("encoder", True) and not _scoped("encoder", False)
+    assert not _scoped("bias", False) and not _scoped("kernel", True) and not _scoped("moving", False)
