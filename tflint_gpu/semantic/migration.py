@@ -43,7 +43,7 @@ from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ASSIGNED, ITERATED, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, ScopeInfo, lookup
 from tflint_gpu.semantic.names import normalize
 
 KERAS3 = "keras3"
@@ -130,10 +130,19 @@ class Migration:
         return next(iter(flavours)) if len(flavours) == 1 else None
 
     # -- objects ------------------------------------------------------------
-    def _origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0):
+    def object_origin(self, expr: cst.BaseExpression, scope: ScopeInfo):
+        """(node, scope) where the object ``expr`` names comes from, as ``_origin`` follows it: the
+        call that made it, or the parameter it was handed in as (``def compile(self, optimizer):
+        self.d_opt = optimizer; self.g_opt = optimizer``: both attributes come from one
+        ``cst.Param``); None when the file does not tell. Two expressions with the same origin
+        node name the same object (each time that code runs)."""
+        return self._origin(expr, scope, params=True)
+
+    def _origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0, params: bool = False):
         """(call, scope) that made the object ``expr`` names, following names bound
         once and ``self.x`` attributes bound once in the class's family (a
-        ``None`` binding aside, nothing appended or augmented)."""
+        ``None`` binding aside, nothing appended or augmented); with ``params``, a
+        parameter it was bound from stops the walk too (``(cst.Param, scope)``)."""
         if depth > _DEPTH:
             return None
         if isinstance(expr, cst.Call):
@@ -147,14 +156,16 @@ class Migration:
                      if not (isinstance(b.value, cst.Name) and b.value.value == "None")]
             if len(found) != 1 or found[0].how != "bind" or not isinstance(found[0].value, cst.BaseExpression):
                 return None
-            return self._origin(found[0].value, found[0].method, depth + 1)
+            return self._origin(found[0].value, found[0].method, depth + 1, params)
         if isinstance(expr, cst.Name):
             found = lookup(expr.value, scope, None)
             if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
                 return None
             value = found.single_value
             if isinstance(value, cst.BaseExpression):
-                return self._origin(value, found.scope, depth + 1)
+                return self._origin(value, found.scope, depth + 1, params)
+            if params and isinstance(value, tuple) and value[0] == PARAM and isinstance(value[1], cst.Param):
+                return value[1], found.scope
         return None
 
     def object_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:

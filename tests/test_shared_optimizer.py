@@ -1,0 +1,31 @@
+"""TFG602 asks the project's target: TF 2.10 and older kept an optimizer's slots per variable."""
+from __future__ import annotations
+
+from tflint_gpu.engine.lint import lint_source
+from tflint_gpu.rules.base import REGISTRY
+from tflint_gpu.semantic.target import parse_target
+
+SOURCE = """\
+import tensorflow as tf
+
+generator = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+optimizer = tf.keras.optimizers.Adam(1e-4)
+optimizer.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+optimizer.apply_gradients(zip(g_grads, generator.trainable_variables))
+"""
+
+
+def _rows(target):
+    return [f.row for f in lint_source(SOURCE, "gan.py", [REGISTRY["TFG602"]], target=target).findings]
+
+
+def test_reported_from_tf_2_11_on():
+    assert _rows(None) == [7]
+    assert _rows(parse_target("tf2.11")) == [7]  # tf_keras's new optimizers: KeyError (measured in 2.21)
+    assert _rows(parse_target("tf2.16-keras2")) == [7]
+
+
+def test_silent_for_older_targets():
+    assert _rows(parse_target("tf2.10")) == []
+    assert _rows(parse_target("tf2.4")) == []

@@ -1,0 +1,270 @@
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.semantic.api import argument
+from tflint_gpu.semantic.model import ScopeInfo, assigned
+from tflint_gpu.rules.base import Rule, clean, flagged
+
+# The TensorFlow whose tf.keras optimizers are the ones built for a fixed set of variables
+# (TF 2.11 made tf.keras.optimizers.X the new optimizer; Keras 3 kept it).
+NEW_OPTIMIZERS_TF = (2, 11)
+_VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+_DEPTH = 6
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class SharedOptimizer(Rule):
+    """One Keras optimizer applying gradients to two models' variables (a GAN's generator and discriminator).
+
+    ## What it does
+    Finds a Keras optimizer object whose `apply_gradients(zip(grads, vars))`
+    (or `minimize(loss, var_list=vars)`) is called in two places with the
+    variables of different models or layers (`generator.trainable_variables`
+    in one, `discriminator.trainable_variables` in the other; also through
+    names and `self.` attributes bound once, and one optimizer handed in once
+    and stored under two attributes, as `compile(self, optimizer)` often
+    does), when it is never built explicitly (`optimizer.build(all_vars)`).
+    Reported at the second call.
+
+    ## Why is this bad?
+    Since TF 2.11, `tf.keras.optimizers.Adam` and the others are the optimizers
+    that create their slots for the variables of their first
+    `apply_gradients` and refuse any other variable afterwards. Measured under
+    TF 2.21: Keras 3 raises `ValueError: Unknown variable: ... This optimizer
+    can only be called for the variables it was originally built with`, and
+    tf_keras 2.21 raises `KeyError: 'The optimizer cannot recognize variable
+    dense/kernel:0 ...'`, on the second model's first step. Code written for
+    TF 2.0-2.10, whose optimizers kept slots per variable, shared one
+    optimizer freely (also its step count and learning-rate schedule, which
+    two models should not share either).
+
+    ## Example
+    ```python
+    optimizer = tf.keras.optimizers.Adam(1e-4)
+    optimizer.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+    optimizer.apply_gradients(zip(g_grads, generator.trainable_variables))
+    ```
+
+    Use instead:
+    ```python
+    d_optimizer = tf.keras.optimizers.Adam(1e-4)
+    g_optimizer = tf.keras.optimizers.Adam(1e-4)
+    d_optimizer.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+    g_optimizer.apply_gradients(zip(g_grads, generator.trainable_variables))
+    ```
+
+    ## Fix safety
+    No fix: making a second optimizer means choosing its name and settings,
+    and a model's training then no longer shares the step count. Not
+    flagged: the same model's variables in both calls, an optimizer built
+    with `build(...)`, TF 1 optimizers (`tf.compat.v1.train.*`) and
+    `optimizers.legacy` ones (they keep slots per variable), and projects
+    whose target is TF 2.10 or older (`target-version`, pins).
+
+    ## Measured effect
+    TF 2.21 CPU, Keras 3.15 and tf_keras 2.21: the errors above on the second
+    `apply_gradients` (examples/TFG602: fixes-error). With one optimizer per
+    model both steps run. TF 2.10 and older do not install on this Python;
+    the boundary is TF 2.11's release note ("tf.keras.optimizers.Optimizer
+    now points to the new Keras optimizer"), not measured here.
+    """
+
+    code = "TFG602"
+    name = "shared-optimizer"
+    message = "One optimizer updates the variables of two models"
+    needs = (("apply_gradients", "minimize"),)
+
+    def visit_Module(self, node: cst.Module, ctx) -> None:
+        if not ctx.target.at_least(NEW_OPTIMIZERS_TF):
+            return
+        source = ctx.model.source
+        if "compat.v1.train" in source or "tf.train." in source:
+            return  # TF 1 optimizers share apply_gradients' name and keep slots per variable
+        calls: Dict[int, List[Tuple[cst.Call, ScopeInfo, FrozenSet[int], str]]] = {}
+        built: set = set()
+        for call, scope in ctx.model.index.get("Call", ()):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value not in ("apply_gradients", "minimize",
+                                                                               "build"):
+                continue
+            origin = ctx.migration.object_origin(func.value, scope)
+            if origin is None or not _keras_optimizer(origin, ctx):
+                continue
+            if func.attr.value == "build":
+                built.add(id(origin[0]))
+                continue
+            owners = _owners(_variables(call, func.attr.value), scope, ctx, 0)
+            if owners is None:
+                continue
+            keys, shown = owners
+            calls.setdefault(id(origin[0]), []).append((call, scope, frozenset(keys), shown))
+        for key, uses in calls.items():  # each in source order (the walk's index keeps it)
+            if key in built or len(uses) < 2:
+                continue
+            first_keys, first_shown = uses[0][2], uses[0][3]
+            for call, scope, keys, shown in uses[1:]:
+                if keys != first_keys:
+                    ctx.report(call.func.attr,
+                               f"This optimizer also updates {first_shown}'s variables: from TF 2.11 (Keras 3 "
+                               f"and tf_keras) an optimizer refuses variables it was not built with "
+                               f"(ValueError: Unknown variable); give {shown} an optimizer of its own")
+                    break
+
+
+def _keras_optimizer(origin: Tuple[cst.CSTNode, ScopeInfo], ctx) -> bool:
+    """Does the object come from a Keras optimizer of the new kind (or from a parameter, in a file
+    that uses Keras and no TF 1 or legacy optimizer)?"""
+    node, scope = origin
+    if isinstance(node, cst.Param):
+        return bool(ctx.migration.module_flavours()) and "optimizers.legacy" not in ctx.model.source
+    if not isinstance(node, cst.Call):
+        return False
+    qualname = ctx.qualname(node.func, scope)
+    if qualname is None or not qualname.startswith("keras.optimizers.") or ".legacy." in qualname:
+        return False
+    last = qualname.rsplit(".", 1)[1]
+    return last[:1].isupper() and last not in ("Optimizer", "LossScaleOptimizer") or last == "get"
+
+
+def _variables(call: cst.Call, method: str) -> Optional[cst.BaseExpression]:
+    """The variables expression of ``apply_gradients(zip(grads, vars))`` / ``minimize(loss, var_list=vars)``."""
+    if method == "minimize":
+        return argument(call, 1, "var_list")
+    pairs = argument(call, 0, "grads_and_vars")
+    return pairs
+
+
+def _owners(expr: Optional[cst.BaseExpression], scope: ScopeInfo, ctx, depth: int
+            ) -> Optional[Tuple[List[int], str]]:
+    """(origin ids of the models or layers whose variables ``expr`` lists, how the first is written),
+    or None when that cannot be told."""
+    if expr is None or depth > _DEPTH:
+        return None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value in ("zip", "list") \
+            and ctx.qualname(expr.func, scope) is None:
+        if expr.func.value == "list":
+            return _owners(argument(expr, 0, "iterable"), scope, ctx, depth + 1)
+        if len(expr.args) != 2 or any(a.keyword is not None or a.star for a in expr.args):
+            return None
+        return _owners(expr.args[1].value, scope, ctx, depth + 1)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in _VARIABLE_LISTS:
+        origin = ctx.migration.object_origin(expr.value, scope)
+        if origin is None:
+            return None
+        return [id(origin[0])], f"`{_code(expr.value)}`"
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        left = _owners(expr.left, scope, ctx, depth + 1)
+        right = _owners(expr.right, scope, ctx, depth + 1)
+        if left is None or right is None:
+            return None
+        return left[0] + right[0], left[1]
+    if isinstance(expr, cst.Name):
+        found = assigned(expr.value, scope, expr)
+        if found is None or len(found.values) != 1 or not isinstance(found.values[0], cst.BaseExpression):
+            return None
+        return _owners(found.values[0], found.scope, ctx, depth + 1)
+    return None
+
+
+SharedOptimizer.cases = [
+    flagged(
+        """
+        import tensorflow as tf
+
+        generator = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(2)])
+        discriminator = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        optimizer = tf.keras.optimizers.Adam(1e-4)
+
+        @tf.function
+        def train_step(x):
+            with tf.GradientTape() as tape:
+                d_loss = tf.reduce_mean(discriminator(x))
+            d_vars = discriminator.trainable_variables
+            optimizer.apply_gradients(zip(tape.gradient(d_loss, d_vars), d_vars))
+            with tf.GradientTape() as tape:
+                g_loss = -tf.reduce_mean(discriminator(generator(x)))
+            grads = tape.gradient(g_loss, generator.trainable_variables)
+            optimizer.apply_gradients(zip(grads, generator.trainable_variables))
+        """,
+        at=[(16, 15, "This optimizer also updates `discriminator`'s variables: from TF 2.11")],
+        note="Keras 3: ValueError: Unknown variable (measured, TF 2.21); tf_keras 2.21: KeyError",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        class Gan(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.generator = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                self.discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            def compile(self, optimizer):
+                super().compile()
+                self.d_optimizer = optimizer
+                self.g_optimizer = optimizer
+
+            def train_step(self, x):
+                with tf.GradientTape() as tape:
+                    d_loss = tf.reduce_mean(self.discriminator(x))
+                grads = tape.gradient(d_loss, self.discriminator.trainable_variables)
+                self.d_optimizer.apply_gradients(zip(grads, self.discriminator.trainable_variables))
+                with tf.GradientTape() as tape:
+                    g_loss = -tf.reduce_mean(self.discriminator(self.generator(x)))
+                grads = tape.gradient(g_loss, self.generator.trainable_variables)
+                self.g_optimizer.apply_gradients(zip(grads, self.generator.trainable_variables))
+                return {"d": d_loss, "g": g_loss}
+        """,
+        at=[(22, 26, "This optimizer also updates `self.discriminator`'s variables")],
+        note="one optimizer handed to compile and kept under two names (dslisleedh/GAN-tensorflow2's dcgan.py)",
+    ),
+    clean(
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        other = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.Adam()
+        d_opt = tf.keras.optimizers.Adam()
+        g_opt = tf.keras.optimizers.Adam()
+        built = tf.keras.optimizers.SGD()
+        built.build(model.trainable_variables + other.trainable_variables)
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x))
+            opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+
+        def warmup(grads):
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            d_opt.apply_gradients(zip(grads, model.trainable_variables))
+            g_opt.apply_gradients(zip(grads, other.trainable_variables))
+            built.apply_gradients(zip(grads, model.trainable_variables))
+            built.apply_gradients(zip(grads, other.trainable_variables))
+
+        def unknown(optimizer, grads, variables):
+            optimizer.apply_gradients(zip(grads, variables))
+            optimizer.apply_gradients(zip(grads, other.trainable_variables))
+        """,
+        note="the same model twice; one optimizer per model; an optimizer built for both; variables that "
+             "cannot be told",
+    ),
+    clean(
+        """
+        import tensorflow as tf
+
+        generator = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+        discriminator = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        legacy = tf.keras.optimizers.legacy.Adam(1e-4)
+        legacy.apply_gradients(zip(d_grads, discriminator.trainable_variables))
+        legacy.apply_gradients(zip(g_grads, generator.trainable_variables))
+        """,
+        note="a legacy optimizer keeps slots per variable (tf_keras; Keras 3 has no legacy: TFG903's finding)",
+    ),
+]
