@@ -24,6 +24,12 @@ from tflint_gpu.rules.base import CHANGES, RANDOM, Fix, Rule, Safety, clean, fla
 # Where `num_parallel_calls` stands among the positional arguments.
 _POSITION = {"map": 1, "interleave": 3}
 
+# The first TensorFlow whose tf.data runs a stateless `map` in parallel by itself
+# (`map_parallelization`, "If None, defaults to True"). Documented in the r2.7 API docs and
+# every later one; measured (benchmarks/versions/) from TF 2.12 on. The TF 2.4-era
+# optimization_options.py said "defaults to False"; 2.5 and 2.6 were not established.
+MAP_PARALLELIZATION_TF = (2, 7)
+
 
 class DatasetMapWithoutParallelism(Rule):
     """A `map` or `interleave` that tf.data runs sequentially: no `num_parallel_calls`.
@@ -36,9 +42,14 @@ class DatasetMapWithoutParallelism(Rule):
        module it calls) uses a stateful random op (`tf.random.*`,
        `tf.image.random_*`, `tf.nn.dropout`, a `tf.random.Generator`, a Keras
        `Random*` layer);
-    2. `interleave(f, ...)` without `num_parallel_calls`.
+    2. `interleave(f, ...)` without `num_parallel_calls`;
+    3. for a project that targets TF 2.6 or older (`target-version`, or the
+       pins `semantic/target.py` reads), also `map(f)` without
+       `num_parallel_calls` where `f` resolves and is stateless: those
+       versions run it sequentially (see below).
 
-    Not flagged: a `map` whose function is stateless (`lambda x: x / 255`,
+    Not flagged for TF 2.7 and newer (the default target is the newest
+    release): a `map` whose function is stateless (`lambda x: x / 255`,
     decoding, resizing), or cannot be resolved (imported): tf.data's
     `map_parallelization` optimization (`tf.data.Options` documents it as
     "If None, defaults to True") already runs a stateless `map` in
@@ -47,7 +58,13 @@ class DatasetMapWithoutParallelism(Rule):
     `keras.layers.RandomFlip`, a `tf.random.Generator`, `tf.py_function` it
     stays `Map`). Adding `num_parallel_calls` there is redundant unless the
     optimization is turned off (`apply_default_optimizations=False`), so the
-    rule stays quiet, even though such maps are very common. Random ops only
+    rule stays quiet, even though such maps are very common. That default
+    is version-dependent: `map_parallelization` is documented "If None,
+    defaults to True" from the r2.7 API docs on, "defaults to False" in
+    the TF 2.4-era source (`optimization_options.py`); 2.5 and 2.6 were
+    not established, so the rule counts them as sequential. For a target
+    older than 2.7 the rule reports a stateless map it can read (not one
+    it cannot resolve, nor one running Python). Random ops only
     under a Python condition (`if training:`, `if self._train:`, `if shuffle:`
     on a closure value) are not counted; a tensor condition (`if
     tf.random.uniform(()) > 0.5:`) is. A map running Python
@@ -90,6 +107,10 @@ class DatasetMapWithoutParallelism(Rule):
       another default cycle length: the order changes), when the function
       is random, when `deterministic` is passed and not True, or when the
       pipeline has `with_options` (which may turn determinism off).
+    * stateless `map` (targets older than TF 2.7): safe, the same elements
+      in the same order (`deterministic` defaults to True); unsafe when the
+      pipeline has `with_options` (which may turn determinism off); no fix
+      when `deterministic=` is given.
     * `map` with random ops: unsafe. Parallel calls draw from the op's
       random stream in the order they run, so which element gets which
       draw varies from run to run even under `tf.random.set_seed` (TF 2.21:
@@ -111,6 +132,16 @@ class DatasetMapWithoutParallelism(Rule):
     images: 0.96 s before, 0.55 s after (1.75x); large, 512 images, on the
     machine shared with other jobs: 0.84 s, 0.68 s (1.24x); the same
     per-image pixel sums (flips keep them).
+
+    Per version (`benchmarks/versions/`: TF 2.12, 2.13, 2.14, 2.15, 2.16 and
+    2.21 CPU wheels, Python 3.11, the 2-core machine shared with other jobs,
+    load average about 16): every one leaves `map_parallelization` None,
+    documents it "If None, defaults to True" and runs `range(n).map(f)` of a
+    stateless `f` as `ParallelMap` (`assert_next`). The timings (best of 5,
+    60 elements of 300 small ops) are in `benchmarks/versions/README.md`;
+    on the loaded machine they separate the variants little. TF 2.11 and
+    older do not install on this Python: their default is the API docs'
+    word, not measured.
     """
 
     code = "TFG306"
@@ -134,6 +165,10 @@ class DatasetMapWithoutParallelism(Rule):
 
     def _map(self, chain: Chain, stage: cst.Call, ctx) -> None:
         found = _stateful(stage, chain.scope, ctx)
+        stateless = found is not None and not found[0] and not found[1]
+        if stateless and not ctx.target.at_least(MAP_PARALLELIZATION_TF):
+            self._stateless_map(chain, stage, ctx)
+            return
         if found is None or not found[0] or found[1]:
             return  # unknown, stateless (tf.data parallelizes it by itself), or Python (TFG307)
         message = f"`map` runs sequentially: its function uses {found[0][0]}, which tf.data does not parallelize"
@@ -141,6 +176,21 @@ class DatasetMapWithoutParallelism(Rule):
         if keyword(stage, "deterministic") is None:
             fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE,
                        "Run the map in parallel (random draws go to other elements)")
+        ctx.report(stage.func.attr, message + when(chain, stage), fix)
+
+    def _stateless_map(self, chain: Chain, stage: cst.Call, ctx) -> None:
+        """A stateless map for a target older than TF 2.7: tf.data runs it sequentially."""
+        tf = ctx.target.tf
+        message = (f"`map` runs sequentially: TF {tf[0]}.{tf[1]} (the target) does not parallelize a stateless "
+                   f"`map` by itself (`map_parallelization` is on by default from TF 2.7)")
+        fix = None
+        if keyword(stage, "deterministic") is None:
+            options = "with_options" in upstream(chain, ctx) + [method(s) for s in
+                                                                chain.all_stages() + chain.later_stages()]
+            # Same elements in the same order (deterministic defaults to True), unless options may turn
+            # determinism off.
+            fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE if options else Safety.SAFE,
+                       "Run the map in parallel" + (" (options may turn determinism off)" if options else ""))
         ctx.report(stage.func.attr, message + when(chain, stage), fix)
 
     def _interleave(self, chain: Chain, stage: cst.Call, ctx) -> None:

@@ -9,6 +9,11 @@ from tflint_gpu.semantic.datasets import Chain, chains, continued, is_stage, met
 from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 _KERAS_CONSUMERS = frozenset({"fit", "evaluate", "predict"})
+
+# The first TensorFlow that appends a final prefetch by itself (`inject_prefetch`, "If None,
+# defaults to True"): documented so in the r2.12 API docs and later, "defaults to False" in
+# r2.10; measured (benchmarks/versions/) from TF 2.12 on. TF 2.11 was not established.
+INJECT_PREFETCH_TF = (2, 12)
 _BUILTIN_CONSUMERS = frozenset({"iter", "enumerate", "list"})
 
 
@@ -26,18 +31,27 @@ class DatasetWithoutFinalPrefetch(Rule):
     after `ds = ds.map(f)`, also past a loop or an `if`, or `other =
     ds.batch(2)`) is not an end, even when it is consumed on the way.
 
-    This rule is **off by default**: select it with `--select TFG303`.
+    This rule is **off by default**: select it with `--select TFG303`. The
+    target (`target-version`, or the project's pins) does not change that,
+    as Ruff's `target-version` never selects a rule: it changes what a
+    selected rule says. For a target older than TF 2.12 the message says
+    that tf.data adds no prefetch itself there; for TF 2.12 and newer (and
+    the default target, the newest release) it says the finding is a hint.
 
     ## Why is this bad?
     Without a final `prefetch`, producing the next element and consuming the
-    current one do not overlap. But since TF 2.6, tf.data injects a final
-    prefetch itself when autotuning is on
+    current one do not overlap. Since TF 2.12, tf.data injects a final
+    prefetch itself after a sequential last stage when autotuning is on
     (`tf.data.Options().experimental_optimization.inject_prefetch`: "If None,
-    defaults to True"; TF 2.21 leaves it `None`). So with default options this
-    is a hint about being explicit, not a slowdown; it matters when the
-    injection or autotuning is turned off (through `with_options`, possibly in
-    another module), and for readers who expect the pipeline to say what it
-    does. A misplaced prefetch is TFG302.
+    defaults to True" in the r2.12 API docs and later; TF 2.12 to 2.21 leave
+    it `None`). The r2.10 docs say "If None, defaults to False" (the option
+    first appears there; TF 2.11 was not established: it has no wheel for
+    this Python and its docs were not found). So for TF 2.12+ with default
+    options this is a hint about being explicit, not a slowdown; it matters
+    when the injection or autotuning is turned off (through `with_options`,
+    possibly in another module), for readers who expect the pipeline to say
+    what it does, and for a project that targets TF 2.11 or older, where
+    nothing is injected. A misplaced prefetch is TFG302.
 
     ## Example
     ```python
@@ -67,6 +81,13 @@ class DatasetWithoutFinalPrefetch(Rule):
     846 ms and `map(f).prefetch(AUTOTUNE)` 435 ms. The example pair
     (`tflint-gpu verify --rule TFG303`) uses default options: expect a ratio
     near 1.
+
+    Per version (`benchmarks/versions/`, TF 2.12, 2.13, 2.14, 2.15, 2.16,
+    2.21 CPU wheels on the loaded 2-core machine; the table is in
+    `benchmarks/versions/README.md`): every one leaves `inject_prefetch`
+    None, documents "If None, defaults to True", and runs `map(f)` followed
+    by a `Prefetch` it added (`assert_next(["Map", "Prefetch"])`). TF 2.11
+    and older do not install here: not measured.
     """
 
     code = "TFG303"
@@ -93,11 +114,8 @@ class DatasetWithoutFinalPrefetch(Rule):
                 func, imports = spelled
                 fixed = append(outermost, "prefetch", [cst.Arg(func)])
                 fix = Fix("Append `.prefetch(tf.data.AUTOTUNE)`", Safety.SAFE, {outermost: fixed}, imports)
-            ctx.report(
-                outermost.func.attr,
-                "tf.data pipeline consumed without a final `prefetch`",
-                fix,
-            )
+            message = "tf.data pipeline consumed without a final `prefetch`" + _what_target_does(ctx)
+            ctx.report(outermost.func.attr, message, fix)
 
     @staticmethod
     def _source_in_view(chain: Chain, ctx) -> bool:
@@ -502,6 +520,16 @@ class DatasetWithoutFinalPrefetch(Rule):
                  "the later `ds` does not continue it",
         ),
     ]
+
+
+def _what_target_does(ctx) -> str:
+    """What the target's tf.data does about a final prefetch, for the message."""
+    tf = ctx.target.tf
+    if ctx.target.at_least(INJECT_PREFETCH_TF):
+        return ": a hint, tf.data appends one itself with default options (TF 2.12+)"
+    does = "may not append" if tf == (2, 11) else "does not append"
+    return (f": with TF {tf[0]}.{tf[1]} (the target) tf.data {does} one itself (it does by default from TF 2.12), "
+            f"so after a sequential last stage the next element is made only when it is asked for")
 
 
 def _constructor(node: cst.BaseExpression, scope, ctx) -> bool:

@@ -101,8 +101,11 @@ class TfFunctionWithoutJitCompile(Rule):
 
     Not flagged: `jit_compile=` given (`True` or `False`); `**kwargs` passed to
     `tf.function`; a `tf.function` on a Keras `call`/`train_step`/`test_step`/
-    `predict_step` (Keras compiles those itself: `compile(jit_compile="auto")`
-    uses XLA on GPU); functions traced only because `tf.data` or Keras call
+    `predict_step` (Keras wraps those in its own `tf.function`, and whether
+    they run under XLA is `compile(jit_compile=...)`'s setting: Keras 3's
+    default `"auto"` uses XLA on a GPU, Keras 2's default `None` never does,
+    so for a Keras 2 target the place to ask for XLA is
+    `compile(jit_compile=True)`, not the method); functions traced only because `tf.data` or Keras call
     them: a `tf.function` whose every use in its file (`semantic/uses.py`) is
     given to a `Dataset` transformation (`ds.map(f)`, `filter`,
     `interleave`..., also on a dataset that every same-module caller hands in
@@ -172,8 +175,22 @@ class TfFunctionWithoutJitCompile(Rule):
     Without `jit_compile=True`, TensorFlow runs the graph op by op: every
     elementwise op reads and writes a whole tensor. XLA compiles the function
     and fuses chains of elementwise ops and reductions into a few kernels.
-    On a GPU, Keras already does this for `fit` (`jit_compile="auto"`); a
-    hand-written `tf.function` training or inference step does not get it.
+    A hand-written `tf.function` training or inference step does not get it,
+    whatever the target: the default `jit_compile=None` of `tf.function` means
+    no XLA in every TF 2 version. Only `fit`/`evaluate`/`predict` differ by
+    Keras version, and the rule does not report them:
+
+    * Keras 3 (TF 2.16+ `tf.keras`, `keras` 3): `compile(jit_compile="auto")`
+      is the default; Keras resolves it when it builds the step functions,
+      to False on a machine with no GPU (TF backend: "Disable XLA on
+      CPU-only machines"), False under a `tf.distribute` strategy, with
+      `tf.config.experimental.enable_op_determinism()`, or when a layer has
+      `supports_jit = False`, and True otherwise (Keras 3.15 source,
+      `Trainer._resolve_auto_jit_compile`, `model_supports_jit`). So on a GPU,
+      `fit` already uses XLA.
+    * Keras 2 (`tf.keras` of TF 2.15 and older, `tf_keras` with
+      `TF_USE_LEGACY_KERAS=1`): `compile(jit_compile=None)` is the default and
+      `fit` runs without XLA on any device unless `compile(jit_compile=True)`.
 
     ## Example
     ```python
@@ -242,6 +259,14 @@ class TfFunctionWithoutJitCompile(Rule):
     `tflint-gpu verify --rule TFG401 --device cpu --size small`: 2.08x
     (0.207 s -> 0.099 s, 15 timed calls; shorter runs on the loaded 2-core
     machine gave 1.5x to 5x), max abs diff 3.8e-6.
+
+    Keras's default, per version (`benchmarks/versions/`, CPU only: a
+    `Dense` model compiled with defaults, `model.jit_compile` read after
+    `compile` and after one `fit` step): TF 2.12 to 2.15 (`tf.keras` 2.x)
+    and `tf_keras` 2.21: `compile`'s default `None`, `model.jit_compile`
+    None; TF 2.16 (Keras 3) and 2.21 (Keras 3.15): default `"auto"`,
+    `model.jit_compile` False on this GPU-less machine. What `"auto"` gives
+    on a GPU (True) is read from Keras's source, not measured: no GPU here.
     """
 
     code = "TFG401"
