@@ -1,4 +1,5 @@
-"""TFG602 asks the project's target: TF 2.10 and older kept an optimizer's slots per variable."""
+"""TFG602 and TFG603 ask the project's target: TF 2.10 and older had the optimizers that kept slots per
+variable and gave a schedule a float step."""
 from __future__ import annotations
 
 from tflint_gpu.engine.lint import lint_source
@@ -29,3 +30,19 @@ def test_reported_from_tf_2_11_on():
 def test_silent_for_older_targets():
     assert _rows(parse_target("tf2.10")) == []
     assert _rows(parse_target("tf2.4")) == []
+
+
+SCHEDULE = """\
+import tensorflow as tf
+
+class CustomSchedule(tf.keras.optimizers.schedules.LearningRateSchedule):
+    def __call__(self, step):
+        return tf.math.rsqrt(step) * 0.1
+"""
+
+
+def test_the_schedule_step_rule_asks_the_target_too():
+    rule = [REGISTRY["TFG603"]]
+    assert [f.row for f in lint_source(SCHEDULE, "s.py", rule).findings] == [5]
+    assert [f.row for f in lint_source(SCHEDULE, "s.py", rule, target=parse_target("tf2.11")).findings] == [5]
+    assert lint_source(SCHEDULE, "s.py", rule, target=parse_target("tf2.10")).findings == []
