@@ -15,6 +15,9 @@ _CHECKPOINT = "keras.callbacks.ModelCheckpoint"
 # Endings that name a TensorFlow SavedModel directory or checkpoint, never a Keras 3 file.
 _TF_SUFFIXES = (".ckpt", ".tf", ".pb", ".savedmodel", ".model", ".index")
 _MODEL_FILES = (".keras", ".h5", ".hdf5")
+# Keywords of Model.save/save_weights/load_weights in Keras 2 and 3.
+_KERAS_KEYWORDS = frozenset({"filepath", "overwrite", "include_optimizer", "signatures", "options", "save_traces",
+                             "zipped", "skip_mismatch", "by_name", "max_shard_size"})
 
 
 def _tf_format(ending: str) -> Optional[str]:
@@ -124,6 +127,8 @@ class Keras3UnsupportedSavePath(Rule):
         method = node.func.attr.value
         if method not in ("save", "save_weights", "load_weights") or keyword(node, "save_format") is not None:
             return
+        if any(a.keyword is not None and a.keyword.value not in _KERAS_KEYWORDS for a in node.args):
+            return  # a save() of another signature (save_index=, compression=): not Keras's
         path = exact_argument(node, 0, "filepath")
         if path is None:
             return
@@ -271,11 +276,16 @@ class Keras3UnsupportedSavePath(Rule):
             manager = tf.train.CheckpointManager(ckpt, "ckpts", max_to_keep=3)
             manager.save()
             np.save("array", np.ones(3))
+            store = stores.get("memory")
+            store.save("index_dir", compression=True)
+            index = Indexer.load("index")
+            index.save("index_dir")
             tf.saved_model.save(model, "sm")
             model.save("saved", save_format="tf")
             """,
-            note="Keras 3 code already migrated (sharded .weights.json too); export/TFSMLayer; tf.train.Checkpoint "
-                 "and np.save are no models; an unknown path; save_format= is TFG901's",
+            note="Keras 3 code already migrated (sharded .weights.json too); export/TFSMLayer; tf.train.Checkpoint, "
+                 "np.save, a project's store and index objects are no models (tensorflow/similarity indexer.py); an "
+                 "unknown path; save_format= is TFG901's",
         ),
         clean(
             """
@@ -329,17 +339,17 @@ _OTHER_LIBRARIES = ("tensorflow.", "numpy.", "PIL.", "torch.", "joblib.", "pickl
 
 
 def _made_by_other(expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
-    """Was ``expr`` (a name or ``self.x``) made by a call of something that is
-    not a Keras model: a library API other than Keras (``tf.train.Checkpoint``,
-    ``Image.open``), or a same-module class that is not a Keras class?"""
+    """Was ``expr`` (a name or ``self.x``) made by a call of something that may
+    not be a Keras model: an imported API other than Keras (``tf.train.
+    Checkpoint``, ``Image.open``, a project's ``stores.get(...)``), or a
+    same-module class that is not a Keras class? (A same-module function's
+    result is not judged.)"""
     calls = []
     if isinstance(expr, cst.Name):
         found = ctx.assigned(expr.value)
         if found is None:
             return False
-        calls = [v for v in found.values if isinstance(v, cst.Call)]
-        where = found.scope
-        calls = [(c, where) for c in calls]
+        calls = [(v, found.scope) for v in found.values if isinstance(v, cst.Call)]
     elif isinstance(expr, cst.Attribute):
         attribute = ctx.values.attribute(expr, ctx.scope)
         if attribute is None:
@@ -348,13 +358,16 @@ def _made_by_other(expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
     else:
         return True
     for call, where in calls:
-        qualname = ctx.qualname(call.func, where)
+        func = call.func
+        qualname = ctx.qualname(func, where)
         if qualname is not None:
-            if not qualname.startswith("keras.") and qualname.startswith(_OTHER_LIBRARIES):
+            if not qualname.startswith("keras."):
                 return True
             continue
-        if isinstance(call.func, cst.Name):
-            cls = where.lookup_class(call.func.value)
+        if isinstance(func, cst.Attribute):
+            return True  # Indexer.load(...), obj.make(): not told
+        if isinstance(func, cst.Name):
+            cls = where.lookup_class(func.value)
             if cls is not None and ctx.migration.class_base(cls) is None:
                 return True
     return False
