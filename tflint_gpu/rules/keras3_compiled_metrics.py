@@ -12,8 +12,12 @@ class Keras3CompiledMetrics(Rule):
     ## What it does
     Finds, in a method of a Keras 3 `Model` subclass (`keras.Model`, or
     `tf.keras.Model` under TensorFlow 2.16+), the Keras 2 custom-training
-    idiom `self.compiled_metrics.update_state(...)` (any use of
-    `self.compiled_metrics`). Not reported: tf_keras subclasses, a class that
+    idiom `self.compiled_metrics.update_state(...)` in a step that returns
+    `{m.name: m.result() for m in self.metrics}`. Not reported: a step that
+    returns logs of its own (`{**results, "loss": loss, "crf_loss": ...}`:
+    Keras 3 keeps a step's logs when their keys differ from the metrics'
+    names, so the loss logged is the step's; the shim then only warns),
+    tf_keras subclasses, a class that
     defines or assigns its own `compiled_metrics`, a file that mentions
     `TF_USE_LEGACY_KERAS`, branches that never run under Keras 3.
 
@@ -72,6 +76,7 @@ class Keras3CompiledMetrics(Rule):
     name = "keras3-compiled-metrics"
     message = "Keras 3's deprecated `compiled_metrics` gives the loss tracker the predictions"
     needs = (("compiled_metrics",),)
+    reads_index = ("Return",)
     migration = True
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -79,9 +84,29 @@ class Keras3CompiledMetrics(Rule):
             return
         if not keras3_self(node, ctx) or ctx.migration.guarded(node, ctx.scope):
             return
+        if not self._logs_the_metrics(ctx):
+            return
         ctx.report(node.attr, "Keras 3's deprecated `compiled_metrics.update_state()` gives the `loss` tracker the "
                               "predictions (the logged loss is wrong): update `self.metrics` yourself, the `loss` "
                               "one with the loss")
+
+    @staticmethod
+    def _logs_the_metrics(ctx) -> bool:
+        """Does the method return ``{m.name: m.result() for m in self.metrics}``
+        (so that ``fit`` logs the metrics' results, the ``loss`` tracker's among
+        them: Keras 3 keeps the step's own logs only when their keys differ
+        from the metrics' names)?"""
+        function = ctx.scope.function()
+        if function is None or not isinstance(function.node, cst.FunctionDef):
+            return False
+        for ret in ctx.nodes_in(function, "Return"):
+            value = ret.value
+            if isinstance(value, cst.DictComp):
+                source = value.for_in.iter
+                if isinstance(source, cst.Attribute) and source.attr.value == "metrics" \
+                        and isinstance(source.value, cst.Name) and source.value.value == "self":
+                    return True
+        return False
 
     cases = [
         flagged(
@@ -105,9 +130,16 @@ class Keras3CompiledMetrics(Rule):
                     metrics = self.compiled_metrics
                     metrics.update_state(y, self(x, training=False))
                     return {m.name: m.result() for m in self.metrics}
+
+                def predict_step(self, data):
+                    self.compiled_metrics.update_state(data[1], self(data[0]))
+                    results = {m.name: m.result() for m in self.metrics}
+                    return {**results, "loss": 0.0, "extra": 1.0}
             """,
             at=[(12, 14, "Keras 3's deprecated `compiled_metrics.update_state()` gives the `loss` tracker"),
                 (17, 24, "Keras 3's deprecated `compiled_metrics.update_state()`")],
+            note="a step returning its own logs (other keys) keeps its loss: not reported (tensorflow/addons "
+                 "crf_wrapper.py)",
         ),
         clean(
             """
