@@ -50,8 +50,8 @@ ds = tf.data.Dataset.from_tensor_slices(images).map(lambda v: tf.image.resize(v 
 def test_tfg306_reports_a_stateless_map_for_old_tf(target):
     version = target[2:]
     assert lint(STATELESS, DatasetMapWithoutParallelism, target) == [
-        (5, 48, f"`map` runs sequentially: TF {version} (the target) does not parallelize a stateless `map` by "
-                f"itself (`map_parallelization` is on by default from TF 2.7)", Safety.SAFE)]
+        (5, 48, f"`map` runs sequentially: TF {version} (the target) does not parallelize a `map` by itself "
+                f"(`map_parallelization` does it for stateless functions from TF 2.7)", Safety.SAFE)]
 
 
 @pytest.mark.parametrize("target", ["tf2.7", "tf2.12", "tf2.15", "tf2.16-keras2", "latest", None])
@@ -168,3 +168,35 @@ def test_tfg401_docs_state_both_keras_defaults():
     doc = TfFunctionWithoutJitCompile.__doc__
     assert 'jit_compile="auto"' in doc and "compile(jit_compile=None)" in doc
     assert "not measured" in doc
+
+
+def test_tfg306_old_tf_fix_is_unsafe_when_the_map_may_have_side_effects():
+    source = """
+    import tensorflow as tf
+    from helpers import scale
+
+    counter = tf.Variable(0, dtype=tf.int64)
+
+    def count(x):
+        counter.assign_add(1)
+        return x + counter
+
+    def shout(x):
+        tf.print(x)
+        return x
+
+    def double(x):
+        return half(x) * 4
+
+    def half(x):
+        return tf.cast(x, tf.float32) / 2.0
+
+    a = tf.data.Dataset.range(4).map(count)
+    b = tf.data.Dataset.range(4).map(shout)
+    c = tf.data.Dataset.range(4).map(lambda x: scale(x) + 1)
+    d = tf.data.Dataset.range(4).map(double)
+    """
+    found = lint(source, DatasetMapWithoutParallelism, "tf2.6")
+    assert [(row, safety) for row, _, _, safety in found] == [
+        (21, Safety.UNSAFE), (22, Safety.UNSAFE), (23, Safety.UNSAFE), (24, Safety.SAFE)]
+    assert lint(source, DatasetMapWithoutParallelism, "tf2.7") == []

@@ -8,7 +8,7 @@ Three defaults the version-aware rules depend on (TFG306, TFG303, TFG401):
     parallel (the ``map_parallelization`` optimization)? Read the option's
     value and docstring, ask tf.data which transformation it runs
     (``assert_next``), and time ``range(n).map(f)`` with a deterministic,
-    CPU-heavy stateless ``f`` (many small ops, each single-threaded): default
+    CPU-heavy stateless ``f`` (one single-threaded op, ``encode_png``): default
     options, ``num_parallel_calls=AUTOTUNE``, and the optimization turned off;
 (b) does tf.data append a final ``prefetch`` by itself (``inject_prefetch``)?
     Read the option, ask ``assert_next``, and time a slow map (10 ms a call)
@@ -75,16 +75,26 @@ def runs_as(dataset_fn, expected):
 # (a) ---------------------------------------------------------------------------------------------
 
 def heavy(x):
-    """Deterministic and stateless: 300 small elementwise ops on 256 floats (each op single-threaded)."""
-    y = tf.cast(tf.fill([256], x), tf.float32) * 1e-3
-    for _ in range(300):
-        y = tf.sin(y) * 1.0001 + 0.001
-    return tf.reduce_sum(y)
+    """Deterministic, stateless and CPU-bound in one single-threaded op: a 384x384 PNG at zlib level 9."""
+    pixels = tf.math.floormod(tf.range(384 * 384 * 3, dtype=tf.int64) * (x + 7), 251)
+    image = tf.reshape(tf.cast(pixels, tf.uint8), [384, 384, 3])
+    return tf.strings.length(tf.io.encode_png(image, compression=9))
+
+
+def _with(name, value):
+    options = tf.data.Options()
+    setattr(options.experimental_optimization, name, value)
+    return options
 
 
 def map_parallelization(n, repeats):
     facts = option_facts("map_parallelization")
     facts["runs_as_default"] = runs_as(lambda ds: ds.map(heavy), ["ParallelMap"])
+    if facts["exists"]:  # the check tells the two apart: with the optimization off it must fail
+        off = _with("map_parallelization", False)
+        facts["runs_as_when_off"] = runs_as(lambda ds: ds.map(heavy).with_options(off), ["ParallelMap"])
+    if repeats == 0:
+        return facts
     plain = tf.data.Dataset.range(n).map(heavy)
     parallel = tf.data.Dataset.range(n).map(heavy, num_parallel_calls=tf.data.AUTOTUNE)
     off = tf.data.Options()
@@ -112,7 +122,12 @@ def slow_map(x):
 def inject_prefetch(n, repeats):
     facts = option_facts("inject_prefetch")
     facts["runs_as_default"] = runs_as(lambda ds: ds.map(slow_map), ["Map", "Prefetch"])
-    plain = tf.data.Dataset.range(n).map(slow_map)
+    if facts["exists"]:
+        off = _with("inject_prefetch", False)
+        facts["runs_as_when_off"] = runs_as(lambda ds: ds.map(slow_map).with_options(off), ["Map", "Prefetch"])
+    if repeats == 0:
+        return facts
+    plain = tf.data.Dataset.range(n).map(slow_map)  # noqa: TFG307 (a latency-bound stateful map, on purpose)
     explicit = plain.prefetch(tf.data.AUTOTUNE)
     off = tf.data.Options()
     if facts["exists"]:
@@ -137,12 +152,18 @@ def inject_prefetch(n, repeats):
 
 def keras_jit_compile():
     keras = tf.keras
-    facts = {"tf.keras": getattr(keras, "__version__", "?"), "module": type(keras).__name__}
+    facts = {"tf.keras": getattr(keras, "__version__", "?"), "module": type(keras).__name__,
+             "Model class": f"{keras.Model.__module__}.{keras.Model.__qualname__}"}
     try:
         import keras as standalone
         facts["keras package"] = standalone.__version__
     except ImportError:
         facts["keras package"] = None
+    try:
+        import tf_keras
+        facts["tf_keras package"] = tf_keras.__version__
+    except ImportError:
+        facts["tf_keras package"] = None
     signature = inspect.signature(keras.Model.compile)
     parameter = signature.parameters.get("jit_compile")
     facts["compile default"] = repr(parameter.default) if parameter is not None else "no such argument"
@@ -160,8 +181,8 @@ def keras_jit_compile():
 
 def main(argv=None):
     parser = argparse.ArgumentParser()
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--map-n", type=int, default=60)
+    parser.add_argument("--repeats", type=int, default=5, help="0: only the options and assert_next checks")
+    parser.add_argument("--map-n", type=int, default=24)
     parser.add_argument("--prefetch-n", type=int, default=100)
     parser.add_argument("--json")
     args = parser.parse_args(argv)
@@ -169,6 +190,7 @@ def main(argv=None):
         "tensorflow": tf.__version__,
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
+        "legacy_keras": os.environ.get("TF_USE_LEGACY_KERAS", "") not in ("", "0", "false", "False"),
         "map_parallelization": map_parallelization(args.map_n, args.repeats),
         "inject_prefetch": inject_prefetch(args.prefetch_n, args.repeats),
         "keras": keras_jit_compile(),

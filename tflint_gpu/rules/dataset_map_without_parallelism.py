@@ -45,8 +45,8 @@ class DatasetMapWithoutParallelism(Rule):
     2. `interleave(f, ...)` without `num_parallel_calls`;
     3. for a project that targets TF 2.6 or older (`target-version`, or the
        pins `semantic/target.py` reads), also `map(f)` without
-       `num_parallel_calls` where `f` resolves and is stateless: those
-       versions run it sequentially (see below).
+       `num_parallel_calls` where `f` resolves and uses no random op and no
+       Python: those versions run every such map sequentially (see below).
 
     Not flagged for TF 2.7 and newer (the default target is the newest
     release): a `map` whose function is stateless (`lambda x: x / 255`,
@@ -107,8 +107,12 @@ class DatasetMapWithoutParallelism(Rule):
       another default cycle length: the order changes), when the function
       is random, when `deterministic` is passed and not True, or when the
       pipeline has `with_options` (which may turn determinism off).
-    * stateless `map` (targets older than TF 2.7): safe, the same elements
-      in the same order (`deterministic` defaults to True); unsafe when the
+    * `map` without random ops (targets older than TF 2.7): safe when the
+      function calls only TensorFlow ops and functions of the module (the
+      same elements in the same order: `deterministic` defaults to True);
+      unsafe when it calls something whose side effects the linter cannot
+      see (`v.assign_add(1)`, `tf.print`, `tf.summary.*`, an imported
+      helper: a parallel map runs them in another order) or when the
       pipeline has `with_options` (which may turn determinism off); no fix
       when `deterministic=` is given.
     * `map` with random ops: unsafe. Parallel calls draw from the op's
@@ -179,18 +183,21 @@ class DatasetMapWithoutParallelism(Rule):
         ctx.report(stage.func.attr, message + when(chain, stage), fix)
 
     def _stateless_map(self, chain: Chain, stage: cst.Call, ctx) -> None:
-        """A stateless map for a target older than TF 2.7: tf.data runs it sequentially."""
+        """A map with no random op nor Python, for a target older than TF 2.7: tf.data runs it sequentially."""
         tf = ctx.target.tf
-        message = (f"`map` runs sequentially: TF {tf[0]}.{tf[1]} (the target) does not parallelize a stateless "
-                   f"`map` by itself (`map_parallelization` is on by default from TF 2.7)")
+        message = (f"`map` runs sequentially: TF {tf[0]}.{tf[1]} (the target) does not parallelize a `map` by "
+                   f"itself (`map_parallelization` does it for stateless functions from TF 2.7)")
         fix = None
         if keyword(stage, "deterministic") is None:
             options = "with_options" in upstream(chain, ctx) + [method(s) for s in
                                                                 chain.all_stages() + chain.later_stages()]
             # Same elements in the same order (deterministic defaults to True), unless options may turn
             # determinism off.
-            fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE if options else Safety.SAFE,
-                       "Run the map in parallel" + (" (options may turn determinism off)" if options else ""))
+            unknown = not _only_known_stateless_ops(stage, chain.scope, ctx)
+            note = (" (options may turn determinism off)" if options else
+                    " (it calls code whose side effects the linter cannot see)" if unknown else "")
+            fix = _fix(stage, chain.scope, ctx, Safety.UNSAFE if options or unknown else Safety.SAFE,
+                       "Run the map in parallel" + note)
         ctx.report(stage.func.attr, message + when(chain, stage), fix)
 
     def _interleave(self, chain: Chain, stage: cst.Call, ctx) -> None:
@@ -536,6 +543,26 @@ def _stateful(stage: cst.Call, scope: ScopeInfo, ctx) -> Optional[Tuple[List[str
         if found:
             randoms.append(found)
     return randoms, python
+
+
+# TensorFlow calls with side effects that a parallel map would run in another order.
+_SIDE_EFFECTS = frozenset({"tensorflow.print", "tensorflow.Variable", "tensorflow.io.write_file",
+                           "tensorflow.compat.v1.assign", "tensorflow.compat.v1.assign_add"})
+_SIDE_EFFECT_PREFIXES = ("tensorflow.summary.", "tensorflow.lookup.", "tensorflow.compat.v1.")
+
+
+def _only_known_stateless_ops(stage: cst.Call, scope: ScopeInfo, ctx) -> bool:
+    """Does the map's function call only TensorFlow ops known to have no side effects
+    (and functions of this module, whose calls are among those checked)? ``v.assign_add(1)``,
+    ``tf.print``, a call of an imported helper: no."""
+    for call, inner in function_calls(map_function(stage), scope, ctx) or ():
+        qualname = ctx.qualname(call.func, inner) or ""
+        if qualname.startswith("tensorflow."):
+            if qualname in _SIDE_EFFECTS or qualname.startswith(_SIDE_EFFECT_PREFIXES):
+                return False
+        elif ctx.graphs.function_scope(call.func, inner) is None:
+            return False
+    return True
 
 
 def _under_python_condition(scopes: List[ScopeInfo], ctx) -> Set[int]:
