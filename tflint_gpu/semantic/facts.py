@@ -269,3 +269,16 @@ class RuleContext:
 
             found = self._test_module = is_test_module(self.model, self.resolver)
         return found
+
+    # -- Keras model inference calls (semantic/model_calls.py) ----------------
+    @property
+    def model_calls(self):
+        """Keras models and their inference calls (``predict``/``evaluate``, wrappers
+        passing a parameter on, one-sample data), built on first use: an
+        ``semantic.model_calls.ModelCalls``."""
+        facts = getattr(self, "_model_calls", None)
+        if facts is None:
+            from tflint_gpu.semantic.model_calls import ModelCalls
+
+            facts = self._model_calls = ModelCalls(self.resolver, self.graphs, self.values, self.migration)
+        return facts

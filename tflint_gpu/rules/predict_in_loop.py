@@ -1,0 +1,466 @@
+from __future__ import annotations
+
+from typing import List, Optional, Set
+
+import libcst as cst
+
+from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.model import SCOPE_TYPES, walk
+from tflint_gpu.semantic.testcode import in_test_function
+from tflint_gpu.rules.base import Rule, clean, flagged
+
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_LOOPS = (cst.For, cst.While) + _COMPREHENSIONS
+# Keyword arguments that say the data is a sizeable set, not one item.
+_SET_KEYWORDS = ("batch_size", "steps")
+# Per-iteration training on whole data: the inference call is not what the iteration costs.
+_TRAINING = frozenset({"fit", "fit_generator"})
+
+
+class PredictInLoop(Rule):
+    """`model.predict` / `predict_on_batch` / `evaluate` on one item or a small batch at every iteration of a Python loop.
+
+    ## What it does
+    Finds `m.predict(x)`, `m.predict_on_batch(x)` and `m.evaluate(x, y)` on a
+    Keras model `m` (built by `Sequential`/`Model`/a subclass, loaded by
+    `load_model`, returned by a same-module `create_model()`, held in
+    `self.model` or in another object's attribute such as `self.critic.model`)
+    that run at every iteration of a Python loop with data that changes per
+    iteration: the loop is in the same function and `x` reads a name the loop
+    binds (its target, or `state = next_state` in its body), or `x` is built as
+    one sample with a batch axis of 1 (`np.reshape(s, [1, n])`,
+    `s.reshape(1, -1)`, `np.expand_dims(s, 0)`, `s[None]`, `np.array([s])`,
+    `x[i:i + 1]`) in a function that runs repeatedly (called from a loop, also
+    from another module of the project, from a callee of one, a Keras
+    callback's per-batch method...). A same-module wrapper that only passes
+    its parameter on (`def predict(self, s): return self.model.predict(s)`) is
+    judged at each of its call sites, and reported there. `evaluate` is
+    reported only for one sample or for a batch taken from a dataset the loop
+    iterates (`for x, y in ds: model.evaluate(x, y)`).
+
+    Not flagged (whole data, or an iteration that costs far more): a loop over a
+    handful of things written out (`for ds in [train_ds, val_ds]`, over a dict
+    display's items); data that does not change in the loop (`for epoch in
+    range(E): ... model.evaluate(x_val, y_val)`, `for path in checkpoints:
+    model.load_weights(path); model.evaluate(test)`, a hyper-parameter search
+    evaluating the same test set); a loop whose body holds another loop (the
+    call runs once per epoch or episode, after the inner loop over batches or
+    steps) or a `fit` (one training per iteration: k-fold, a search); a
+    tf.data dataset passed as the data; `batch_size=`/`steps=` passed without
+    per-item evidence; code in graph functions and tests; objects whose
+    same-module class defines the method itself. Eager `model(x)` calls in hot
+    loops are not reported (whether the per-iteration work is small cannot be
+    told reliably from the code).
+
+    ## Why is this bad?
+    Each `predict` call sets up Keras's whole inference loop: a data adapter
+    over the input, a callback list, a progress bar, an iterator, and a
+    `tf.function` step (cached on the model after the first call) run batch by
+    batch, then NumPy conversion and concatenation of the outputs. For one
+    sample that fixed cost is many times the model's own compute; `evaluate`
+    adds metric resets and results. A direct call `model(x, training=False)` on
+    a small array does the forward pass alone, and a `tf.function` around it
+    removes the eager dispatch too.
+
+    ## Example
+    ```python
+    while not done:
+        q = model.predict(np.reshape(state, [1, state_dim]), verbose=0)[0]
+        state, reward, done, _ = env.step(np.argmax(q))
+    ```
+
+    Use instead:
+    ```python
+    while not done:
+        q = model(np.reshape(state, [1, state_dim]), training=False).numpy()[0]
+        state, reward, done, _ = env.step(np.argmax(q))
+    ```
+    or, when every item is known beforehand, one call on the whole batch
+    (`model.predict(np.stack(items))`).
+
+    ## Fix safety
+    No fix. `predict` returns NumPy arrays and the direct call a tensor, so code
+    that indexes, assigns into or hands the result to NumPy/Python may change
+    (`targets[i, a] = r` fails on a tensor); `.numpy()` restores the type but not
+    for multi-output models (a list or dict), nor for inputs `predict` accepts
+    and a call does not (a generator, a `PyDataset`). `predict` also runs in
+    batches of 32: for more than 32 items its results come from several
+    forward passes. Measured values (TF 2.21, Keras 3.15, CPU, a Dense and a
+    conv model): see `benchmarks/predict_in_loop.py`; where they agree to the
+    bit the rewrite is still not offered, because the type differs.
+
+    ## Measured effect
+    MEASURED
+    """
+
+    code = "TFG601"
+    name = "predict-in-loop"
+    message = "Keras `predict` on one item per loop iteration"
+    needs = (("predict", "evaluate"),)
+    fix_safety = None
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        calls = ctx.model_calls
+        scope = ctx.scope
+        got = calls.inference(node, scope)
+        via = None
+        if got is not None:
+            method, data = got
+        else:
+            if not isinstance(node.func, (cst.Attribute, cst.Name)):
+                return
+            callee = calls.callee(node, scope)
+            if callee is None:
+                return
+            forwarded = calls.forwarder(callee)
+            if forwarded is None:
+                return
+            inner, index, method = forwarded
+            params = [p.name.value for p in callee.node.params.params]
+            if callee.binds_instance:
+                params = params[1:]
+            data = argument(node, index, params[index])
+            via = (callee, inner)
+        if data is None or ctx.graph(scope) is not None or in_test_function(scope) or ctx.in_test_module:
+            return
+        reason = ctx.runs_repeatedly(node)
+        if reason is None or ctx.is_dataset(data):
+            return
+        item = calls.per_item(data, scope, node)
+        if not item and any(keyword(node, k) is not None for k in _SET_KEYWORDS):
+            return
+        loop = _innermost_loop(node, scope)
+        if loop is not None:
+            if _few_whole_things(loop, scope, ctx) or _heavy_iteration(loop, node, scope, ctx):
+                return
+            bound = _loop_bindings(loop)
+            varies = _reads(data) & bound
+            if not item and not varies:
+                return
+            if method == "evaluate" and not item and not _batch_of_dataset(loop, data, scope, ctx):
+                return
+        elif not item:
+            return
+        what = f"`{method}`" if via is None else \
+            f"`{_text(node.func)}` (which runs `{_text(via[1].func)}`)"
+        size = "one sample" if item else "new data"
+        advice = ("call the model directly, `model(x, training=False)` (wrapped in a `tf.function` for a hot loop), "
+                  "or collect the items and call `predict` once on the batch")
+        if method == "evaluate":
+            advice = "compute the loss and metrics on the batch directly, or evaluate once on the whole dataset"
+        ctx.report(node, f"Keras {what} on {size} at every iteration ({reason}): each call sets up Keras's "
+                         f"whole inference loop; {advice}")
+
+    cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class ActionStateModel:
+                def __init__(self, state_dim, action_dim):
+                    self.state_dim = state_dim
+                    self.model = self.create_model(action_dim)
+
+                def create_model(self, action_dim):
+                    model = tf.keras.Sequential([tf.keras.layers.Dense(action_dim)])
+                    model.compile(loss="mse")
+                    return model
+
+                def predict(self, state):
+                    return self.model.predict(state, verbose=0)
+
+                def get_action(self, state):
+                    state = np.reshape(state, [1, self.state_dim])
+                    return np.argmax(self.predict(state)[0])
+
+            class Agent:
+                def __init__(self, env):
+                    self.env = env
+                    self.model = ActionStateModel(4, 2)
+                    self.target = ActionStateModel(4, 2)
+
+                def replay(self, buffer):
+                    for _ in range(10):
+                        states, next_states = buffer.sample()
+                        targets = self.target.predict(states)
+                        best = self.target.predict(next_states).max(axis=1)
+
+                def run(self):
+                    done, state = False, self.env.reset()
+                    while not done:
+                        action = self.model.get_action(state)
+                        state, reward, done, _ = self.env.step(action)
+            """,
+            at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict`) on one sample at every iteration"),
+                (30, 23, "Keras `self.target.predict` (which runs `self.model.predict`) on new data"),
+                (31, 20, "Keras `self.target.predict`")],
+            note="marload/DeepRL-TensorFlow2 DQN shape: a wrapper judged at its call sites",
+        ),
+        flagged(
+            """
+            import numpy as np
+            from tensorflow import keras
+
+            model = keras.models.load_model("m.keras")
+            images = np.load("x.npy")
+            for i in range(len(images)):
+                p = model.predict(images[i:i + 1])
+            probs = [model.predict_on_batch(img[None]) for img in images]
+            for x, y in keras.utils.image_dataset_from_directory("d"):
+                model.evaluate(x, y, verbose=0)
+            """,
+            at=[(7, 9, "Keras `predict` on one sample at every iteration (inside a `for` loop)"),
+                (8, 10, "Keras `predict_on_batch` on one sample"),
+                (10, 5, "Keras `evaluate` on new data")],
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class Critic:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            class Agent:
+                def __init__(self):
+                    self.critic = Critic()
+
+                def td_target(self, reward, next_state, done):
+                    v = self.critic.model.predict(np.reshape(next_state, [1, 3]))
+                    return reward + 0.99 * v[0]
+
+                def run(self, env):
+                    for episode in range(100):
+                        state = env.reset()
+                        target = self.td_target(1.0, state, False)
+            """,
+            at=[(13, 13, "Keras `predict` on one sample at every iteration (called inside a `for` loop")],
+            note="another object's attribute; a function repeated through its caller",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(loss="mse")
+            train_ds = tf.data.Dataset.range(4)
+            for ds in [train_ds, train_ds.take(2)]:
+                model.evaluate(ds)
+            for name, split in {"train": x_train, "val": x_val}.items():
+                model.predict(split)
+            for path in checkpoints:
+                model.load_weights(path)
+                model.evaluate(x_test, y_test)
+            for epoch in range(10):
+                for x, y in train_ds:
+                    train_step(x, y)
+                val = model.predict(x_val)
+                noise = tf.random.normal((16, 8))
+                images = model.predict(noise)
+            for lr in [1e-3, 1e-4]:
+                model.fit(x_train, y_train)
+                model.evaluate(x_test, y_test)
+            for fold in range(5):
+                x_fold = x_train[folds[fold]]
+                model.fit(x_fold, y_train[folds[fold]])
+                pred = model.predict(x_train[held[fold]])
+            for epoch in range(3):
+                loss = model.evaluate(x_val, y_val)
+            """,
+            note="whole datasets, loop-invariant data, epoch loops, k-fold training",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from sklearn.linear_model import LinearRegression
+
+            clf = LinearRegression()
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            for x in xs:
+                clf.predict(x[None])
+
+            @tf.function
+            def step(x):
+                return model(x)
+
+            for x in xs:
+                step(x)
+                model(x, training=False)
+
+            def predict_all(batches):
+                for b in batches:
+                    out = model.predict(b, batch_size=256)
+                return out
+
+            def once(x):
+                return model.predict(x)
+
+            for x in xs:
+                model.predict(np.concatenate(list_of_arrays), batch_size=64)
+
+            class Wrapper(tf.keras.Model):
+                def predict(self, x):
+                    return x
+
+            w = Wrapper()
+            for x in xs:
+                w.predict(x[None])
+            """,
+            note="not a Keras model; direct calls; batch_size given; wrapper called once; own predict",
+        ),
+        clean(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+
+            def sample(x):
+                return model.predict(np.expand_dims(x, 0))
+
+            y = sample(np.zeros(3))
+
+            def test_predictions():
+                for x in np.zeros((3, 2)):
+                    model.predict(x[None])
+            """,
+            note="called once; a test",
+        ),
+    ]
+
+
+def _innermost_loop(node: cst.CSTNode, scope) -> Optional[cst.CSTNode]:
+    previous = node
+    for ancestor in scope.ancestors(node):
+        if isinstance(ancestor, cst.For) and previous is ancestor.body:
+            return ancestor
+        if isinstance(ancestor, cst.While) and previous in (ancestor.body, ancestor.test):
+            return ancestor
+        if isinstance(ancestor, _COMPREHENSIONS):
+            return ancestor
+        previous = ancestor
+    return None
+
+
+def _loop_bindings(loop: cst.CSTNode) -> Set[str]:
+    """Names (and ``self.x`` texts) a loop binds once per iteration."""
+    found: Set[str] = set()
+    parts: List[cst.CSTNode] = []
+    if isinstance(loop, cst.For):
+        parts = [loop.target, loop.body]
+    elif isinstance(loop, cst.While):
+        parts = [loop.body]
+    else:
+        comp = loop.for_in
+        while comp is not None:
+            parts.append(comp.target)
+            comp = comp.inner_for_in
+    for part in parts:
+        for inner in walk(part, skip=SCOPE_TYPES):
+            targets: List[cst.CSTNode] = []
+            if isinstance(inner, cst.Assign):
+                targets = [t.target for t in inner.targets]
+            elif isinstance(inner, (cst.AugAssign, cst.AnnAssign)):
+                targets = [inner.target]
+            elif isinstance(inner, (cst.For, cst.CompFor)):
+                targets = [inner.target]
+            elif isinstance(inner, cst.NamedExpr):
+                targets = [inner.target]
+            elif isinstance(inner, cst.AsName):
+                targets = [inner.name]
+            for target in targets:
+                found |= _target_names(target)
+    if isinstance(loop, cst.For):
+        found |= _target_names(loop.target)
+    return found
+
+
+def _target_names(target: cst.CSTNode) -> Set[str]:
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        names: Set[str] = set()
+        for element in target.elements:
+            names |= _target_names(element.value)
+        return names
+    if isinstance(target, cst.StarredElement):
+        return _target_names(target.value)
+    if isinstance(target, cst.Attribute):
+        text = _text(target)
+        return {text} if text else set()
+    return set()
+
+
+def _reads(expr: cst.BaseExpression) -> Set[str]:
+    """Names an expression reads, and its ``a.b`` texts."""
+    found: Set[str] = set()
+    attrs = set()
+    for inner in walk(expr, skip=SCOPE_TYPES):
+        if isinstance(inner, cst.Attribute):
+            attrs.add(id(inner.attr))
+            text = _text(inner)
+            if text:
+                found.add(text)
+        elif isinstance(inner, cst.Arg) and inner.keyword is not None:
+            attrs.add(id(inner.keyword))
+        elif isinstance(inner, cst.Name) and id(inner) not in attrs:
+            found.add(inner.value)
+    return found
+
+
+def _text(expr: cst.BaseExpression) -> str:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        inner = _text(expr.value)
+        return f"{inner}.{expr.attr.value}" if inner else ""
+    return ""
+
+
+def _few_whole_things(loop: cst.CSTNode, scope, ctx) -> bool:
+    """A ``for`` over a handful of things written out: a display, a dict display's items."""
+    if not isinstance(loop, cst.For):
+        return False
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value in ("items", "values", "keys") and not iterable.args:
+        iterable = iterable.func.value
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+            and iterable.func.value in ("enumerate", "zip", "sorted", "reversed") and iterable.args:
+        iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Name):
+        found = ctx.assigned(iterable.value, loop, scope)
+        value = found.single_value if found is not None else None
+        if isinstance(value, cst.BaseExpression):
+            iterable = value
+    return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict))
+
+
+def _heavy_iteration(loop: cst.CSTNode, node: cst.CSTNode, scope, ctx) -> bool:
+    """The loop's body holds another loop the call is not in, or a ``fit``."""
+    if not isinstance(loop, (cst.For, cst.While)):
+        return False
+    order = scope.flow_order()
+    for inner in walk(loop.body, skip=SCOPE_TYPES):
+        if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node):
+            return True
+        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
+                and inner.func.attr.value in _TRAINING:
+            return True
+    return False
+
+
+def _batch_of_dataset(loop: cst.CSTNode, data: cst.BaseExpression, scope, ctx) -> bool:
+    """``for x, y in ds: model.evaluate(x, y)``: the data is a batch of a dataset the loop iterates."""
+    if not isinstance(loop, cst.For):
+        return False
+    iterable = loop.iter
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
+            and iterable.func.value in ("enumerate", "zip") and iterable.args:
+        iterable = iterable.args[0].value
+    if not ctx.is_dataset(iterable, scope):
+        return False
+    return bool(_reads(data) & _target_names(loop.target))
