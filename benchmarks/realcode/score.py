@@ -41,9 +41,17 @@ HERE = Path(__file__).resolve().parent
 # Kinds named after no single rule, and the rules that report them.
 OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
     "keras3-removed-import": ("TFG9",),
-    # Keras 3 breakage the graph rules report: a variable tested as a bool, a tensor `training` (TFG102).
-    "keras3-other-breakage": ("TFG9", "TFG102"),
+    # Keras 3 breakage the graph rules report: a variable tested as a bool, a tensor `training` (TFG102);
+    # and the TF 2.11+ optimizers' (shared by Keras 3): one optimizer for two models (TFG602), a
+    # schedule's int64 step (TFG603).
+    "keras3-other-breakage": ("TFG9", "TFG102", "TFG602", "TFG603"),
     "tf1-api-removed": ("TFG9",),
+}
+# Kinds named after a rule that other rules may report too: a "removed method" such as
+# `tf.losses.mean_squared_error` is a removed name to the derived table (TFG903).
+ALSO: Dict[str, Tuple[str, ...]] = {
+    "removed-keras-method": ("TFG9",),
+    "removed-keras-argument": ("TFG9",),
 }
 
 
@@ -60,7 +68,7 @@ def rule_codes(tool: List[str], env: Dict[str, str]) -> Dict[str, str]:
 
 def codes_for(kind: str, names: Dict[str, str]) -> Tuple[str, ...]:
     if kind in names:
-        return (names[kind],)
+        return (names[kind],) + ALSO.get(kind, ())
     return OTHER_KINDS.get(kind, ())
 
 

@@ -87,7 +87,9 @@ class UntrackedTfVariable(Rule):
     (`keras.Variable`'s second positional parameter is `shape`, not
     `trainable`). Not flagged: `tf_keras` classes, classes of no Keras base,
     `tf.Module` subclasses (which track them), a `tf.Variable` in a local
-    name, `keras.Variable` and `add_weight`, Keras's own code (`keras.src`).
+    name, a `trainable=False` one of a layer or model (then it is only not
+    saved, and is often a constant rebuilt in `build`, such as a positional
+    encoding; a metric's is reported: `reset_state` misses it), `keras.Variable` and `add_weight`, Keras's own code (`keras.src`).
 
     ## Measured effect
     TF 2.21 / Keras 3.15, CPU: a layer with `self.w = tf.Variable(2.0)` has no
@@ -131,6 +133,10 @@ class UntrackedTfVariable(Rule):
         for call in calls:
             if ctx.migration.guarded(call, scope):
                 continue
+            trainable = keyword(call, "trainable")
+            if tracking != "metric" and trainable is not None and isinstance(trainable.value, cst.Name) \
+                    and trainable.value.value == "False":
+                continue  # only not saved: often a constant rebuilt in build (a positional encoding)
             consequence = ("`reset_state` does not reset it and it is not saved" if tracking == "metric"
                            else "`fit` does not train it and `save_weights` does not save it")
             ctx.report(call.func, f"Keras 3 does not track a `tf.Variable` attribute of a {tracking}: "
@@ -333,6 +339,9 @@ UntrackedTfVariable.cases = [
                 self.w = keras.Variable(2.0)
                 self.v = self.add_weight(shape=(), initializer="ones")
                 local = tf.Variable(1.0)
+
+            def build(self, shape):
+                self.encoding = tf.Variable(tf.zeros((8, 4)), trainable=False, name="positions")
 
         class Saver(keras.callbacks.Callback):
             def __init__(self):
