@@ -137,15 +137,18 @@ class DatasetMapWithoutParallelism(Rule):
     machine shared with other jobs: 0.84 s, 0.68 s (1.24x); the same
     per-image pixel sums (flips keep them).
 
-    Per version (`benchmarks/versions/`: TF 2.12, 2.13, 2.14, 2.15, 2.16 and
-    2.21 CPU wheels, Python 3.11, the 2-core machine shared with other jobs,
-    load average about 16): every one leaves `map_parallelization` None,
-    documents it "If None, defaults to True" and runs `range(n).map(f)` of a
-    stateless `f` as `ParallelMap` (`assert_next`). The timings (best of 5,
-    60 elements of 300 small ops) are in `benchmarks/versions/README.md`;
-    on the loaded machine they separate the variants little. TF 2.11 and
-    older do not install on this Python: their default is the API docs'
-    word, not measured.
+    Per version (`benchmarks/versions/`: TF 2.12.0, 2.13.1, 2.14.1, 2.15.1,
+    2.16.2 and 2.21 CPU wheels, Python 3.11, the 2-core machine shared with
+    other jobs, load average 16 to 30): every one leaves
+    `map_parallelization` None, documents it "If None, defaults to True" and
+    runs `range(n).map(f)` of a stateless `f` as `ParallelMap`
+    (`assert_next`, which fails with the optimization off). The timings
+    (best of 5, 24 PNG encodings at zlib level 9; TF 2.12: 5.06 s by
+    default, 3.51 s with `num_parallel_calls`, 6.09 s with the optimization
+    off) do not reproduce on that loaded machine (two runs of TF 2.14
+    disagree on which is fastest): `benchmarks/versions/README.md` has them
+    all. TF 2.11 and older do not install on this Python: their default is
+    the API docs' word, not measured.
     """
 
     code = "TFG306"

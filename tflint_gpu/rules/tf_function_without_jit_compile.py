@@ -262,10 +262,11 @@ class TfFunctionWithoutJitCompile(Rule):
 
     Keras's default, per version (`benchmarks/versions/`, CPU only: a
     `Dense` model compiled with defaults, `model.jit_compile` read after
-    `compile` and after one `fit` step): TF 2.12 to 2.15 (`tf.keras` 2.x)
-    and `tf_keras` 2.21: `compile`'s default `None`, `model.jit_compile`
-    None; TF 2.16 (Keras 3) and 2.21 (Keras 3.15): default `"auto"`,
-    `model.jit_compile` False on this GPU-less machine. What `"auto"` gives
+    `compile` and after one `fit` step): TF 2.12.0 to 2.15.1 (`tf.keras`
+    2.12 to 2.15) and `tf_keras` 2.21 (`TF_USE_LEGACY_KERAS=1`): `compile`'s
+    default `None`, `model.jit_compile` None; TF 2.16.2 and 2.21 (Keras
+    3.15.1): default `"auto"`, `model.jit_compile` False on this GPU-less
+    machine. What `"auto"` gives
     on a GPU (True) is read from Keras's source, not measured: no GPU here.
     """
 
