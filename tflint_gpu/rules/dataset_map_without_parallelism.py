@@ -26,8 +26,8 @@ _POSITION = {"map": 1, "interleave": 3}
 
 # The first TensorFlow whose tf.data runs a stateless `map` in parallel by itself
 # (`map_parallelization`, "If None, defaults to True"). Documented in the r2.7 API docs and
-# every later one; measured (benchmarks/versions/) from TF 2.12 on. The TF 2.4-era
-# optimization_options.py said "defaults to False"; 2.5 and 2.6 were not established.
+# every later one; measured (benchmarks/versions/) from TF 2.12 on. The TF 2.1-era
+# optimization_options.py said "defaults to False"; 2.2 to 2.6 were not established.
 MAP_PARALLELIZATION_TF = (2, 7)
 
 
@@ -61,10 +61,10 @@ class DatasetMapWithoutParallelism(Rule):
     rule stays quiet, even though such maps are very common. That default
     is version-dependent: `map_parallelization` is documented "If None,
     defaults to True" from the r2.7 API docs on, "defaults to False" in
-    the TF 2.4-era source (`optimization_options.py`); 2.5 and 2.6 were
+    the TF 2.1-era source (`optimization_options.py`); 2.2 to 2.6 were
     not established, so the rule counts them as sequential. For a target
-    older than 2.7 the rule reports a stateless map it can read (not one
-    it cannot resolve, nor one running Python). Random ops only
+    older than 2.7 the rule reports a map it can read that has no random
+    op and no Python (not one it cannot resolve, nor one running Python). Random ops only
     under a Python condition (`if training:`, `if self._train:`, `if shuffle:`
     on a closure value) are not counted; a tensor condition (`if
     tf.random.uniform(()) > 0.5:`) is. A map running Python
