@@ -46,3 +46,10 @@ def test_the_schedule_step_rule_asks_the_target_too():
     assert [f.row for f in lint_source(SCHEDULE, "s.py", rule).findings] == [5]
     assert [f.row for f in lint_source(SCHEDULE, "s.py", rule, target=parse_target("tf2.11")).findings] == [5]
     assert lint_source(SCHEDULE, "s.py", rule, target=parse_target("tf2.10")).findings == []
+
+
+def test_tf1_names_are_reported_for_keras2_targets_and_keras3_names_are_not():
+    source = "import tensorflow as tf\n\nsess = tf.Session()\nx = tf.keras.layers.DenseFeatures(columns)\n"
+    rule = [REGISTRY["TFG903"]]
+    assert [f.row for f in lint_source(source, "t.py", rule).findings] == [3, 4]
+    assert [f.row for f in lint_source(source, "t.py", rule, target=parse_target("tf2.15")).findings] == [3]

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.semantic.migration import KERAS3, raw_flavour
 from tflint_gpu.semantic.model import IMPORT, dotted_name, lookup
-from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Reported by TFG902 (removed methods) with their own messages and fixes.
 _ELSEWHERE = frozenset({"keras.backend.learning_phase", "keras.backend.set_learning_phase"})
@@ -173,7 +173,7 @@ class RemovedApiName(Rule):
     message = "Keras 3 or TensorFlow 2 removed this name"
     needs = (("keras", "tensorflow"),)
     fix_safety = Safety.SAFE
-    migration = True
+    migration = BY_TARGET  # TF 1 names break under any TF 2 target; Keras 3 names only where it is Keras 3
 
     def __init__(self) -> None:
         self._done: set = set()
@@ -239,8 +239,8 @@ class RemovedApiName(Rule):
 
     def _keras_ok(self, raw: str, spelling: str, ctx) -> bool:
         if spelling == "tensorflow":
-            return True
-        return raw_flavour(raw, ctx.migration.legacy_env) == KERAS3
+            return True  # a TF 1 name breaks under every TF 2 target
+        return ctx.target.keras3 and raw_flavour(raw, ctx.migration.legacy_env) == KERAS3
 
     # -- imports -------------------------------------------------------------------
     def visit_Import(self, node: cst.Import, ctx) -> None:
