@@ -200,3 +200,20 @@ def test_tfg306_old_tf_fix_is_unsafe_when_the_map_may_have_side_effects():
     assert [(row, safety) for row, _, _, safety in found] == [
         (21, Safety.UNSAFE), (22, Safety.UNSAFE), (23, Safety.UNSAFE), (24, Safety.SAFE)]
     assert lint(source, DatasetMapWithoutParallelism, "tf2.7") == []
+
+
+def test_tfg306_old_tf_random_op_under_a_python_flag_makes_the_fix_unsafe():
+    source = """
+    import tensorflow as tf
+
+    def make(augment):
+        def prepare(x):
+            x = tf.cast(x, tf.float32)
+            if augment:
+                x = x + tf.random.uniform(())
+            return x
+        return tf.data.Dataset.range(4).map(prepare)
+    """
+    assert [(row, safety) for row, _, _, safety in lint(source, DatasetMapWithoutParallelism, "tf2.6")] == [
+        (10, Safety.UNSAFE)]
+    assert lint(source, DatasetMapWithoutParallelism, "latest") == []

@@ -107,12 +107,13 @@ class DatasetMapWithoutParallelism(Rule):
       another default cycle length: the order changes), when the function
       is random, when `deterministic` is passed and not True, or when the
       pipeline has `with_options` (which may turn determinism off).
-    * `map` without random ops (targets older than TF 2.7): safe when the
+    * `map` with no random op that always runs (targets older than TF 2.7): safe when the
       function calls only TensorFlow ops and functions of the module (the
       same elements in the same order: `deterministic` defaults to True);
       unsafe when it calls something whose side effects the linter cannot
       see (`v.assign_add(1)`, `tf.print`, `tf.summary.*`, an imported
-      helper: a parallel map runs them in another order) or when the
+      helper: a parallel map runs them in another order), a random op
+      under a Python flag (`if augment:`), or when the
       pipeline has `with_options` (which may turn determinism off); no fix
       when `deterministic=` is given.
     * `map` with random ops: unsafe. Parallel calls draw from the op's
@@ -557,8 +558,10 @@ _SIDE_EFFECT_PREFIXES = ("tensorflow.summary.", "tensorflow.lookup.", "tensorflo
 def _only_known_stateless_ops(stage: cst.Call, scope: ScopeInfo, ctx) -> bool:
     """Does the map's function call only TensorFlow ops known to have no side effects
     (and functions of this module, whose calls are among those checked)? ``v.assign_add(1)``,
-    ``tf.print``, a call of an imported helper: no."""
+    ``tf.print``, a call of an imported helper, a random op under a Python flag: no."""
     for call, inner in function_calls(map_function(stage), scope, ctx) or ():
+        if random_call(call, inner, ctx):
+            return False  # a random op under a Python flag (`if augment:`): it may run
         qualname = ctx.qualname(call.func, inner) or ""
         if qualname.startswith("tensorflow."):
             if qualname in _SIDE_EFFECTS or qualname.startswith(_SIDE_EFFECT_PREFIXES):
