@@ -53,3 +53,18 @@ def test_tf1_names_are_reported_for_keras2_targets_and_keras3_names_are_not():
     rule = [REGISTRY["TFG903"]]
     assert [f.row for f in lint_source(source, "t.py", rule).findings] == [3, 4]
     assert [f.row for f in lint_source(source, "t.py", rule, target=parse_target("tf2.15")).findings] == [3]
+
+
+def test_removed_keras_arguments_follow_the_target():
+    source = ("import tensorflow as tf\n\nopt = tf.keras.optimizers.Adam(lr=0.1)\n"
+              "model = tf.keras.Sequential([tf.keras.layers.Dense(1)])\n"
+              "model.save('model.h5', save_format='h5')\n")
+    rule = [REGISTRY["TFG901"]]
+
+    def found(target):
+        return [(f.row, f.message.split(":")[0]) for f in lint_source(source, "t.py", rule, target=target).findings]
+
+    assert [row for row, _ in found(None)] == [3, 5]
+    # TF 2.11-2.15: tf.keras's new optimizers ignore lr= (Keras 2 semantics); save_format= still works
+    assert found(parse_target("tf2.15")) == [(3, "tf_keras optimizers ignore `lr=` and train at the default rate")]
+    assert found(parse_target("tf2.10")) == []  # the old optimizers took lr= as an alias

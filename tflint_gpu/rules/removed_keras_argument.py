@@ -85,8 +85,11 @@ def _table_keywords() -> frozenset:
     return _TABLE_KEYWORDS
 
 
-def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None) -> None:
-    """Report, unless the code never runs under Keras 3 or a test expects the error."""
+def _report(ctx, node: cst.CSTNode, message: str, fix: Optional[Fix] = None, keras3_only: bool = True) -> None:
+    """Report, unless the code never runs under Keras 3 or a test expects the error; a Keras 3
+    breakage (``keras3_only``) only where the project's target is Keras 3."""
+    if keras3_only and not ctx.target.keras3:
+        return
     if not ctx.migration.guarded(node, ctx.scope):
         ctx.report(node, message, fix)
 
@@ -310,6 +313,10 @@ class RemovedKerasArgument(Rule):
         flavour = ctx.migration.api_flavour(node.func, ctx.scope)
         raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
         has_rate = keyword(node, "learning_rate") is not None
+        if flavour == KERAS3 and not ctx.target.keras3:
+            # tf.keras is Keras 2 there: from TF 2.11 its new optimizers ignore lr= (before, an alias)
+            flavour = TF_KERAS if ctx.target.at_least((2, 11)) else None
+            raw = "tf_keras." if flavour else raw
         if flavour == KERAS3:
             lost = _lost_under_keras3(node)
             message = "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`"
@@ -321,7 +328,8 @@ class RemovedKerasArgument(Rule):
             _report(ctx, lr, message, fix)
         elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
             _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
-                    _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE))
+                    _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE),
+                    keras3_only=False)
 
     def _compile(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, ctx) -> None:
         kind = ctx.value_kind(receiver)
