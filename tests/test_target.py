@@ -607,3 +607,24 @@ def test_show_settings_of_folders(tmp_path, capsys, monkeypatch):
     assert cli.main(["--show-settings", "--format", "json", "a.py", "sub", "sub/b.py", "."]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert [s["target-version"] for s in shown] == ["latest", "tf2.12", "tf2.12", "latest"]
+
+
+def test_tf_keras_is_keras2_where_the_project_targets_keras2():
+    """The engine's Keras flavour follows the target: a tf.keras class of a project pinned to TF 2.3 is
+    Keras 2 (AutoGraph converts its call; its BatchNormalization takes a tensor `training`)."""
+    from tflint_gpu.engine.lint import analyse, lint_source
+    from tflint_gpu.rules.base import REGISTRY
+    import libcst as cst
+    source = ("import tensorflow as tf\n\nclass BN(tf.keras.layers.BatchNormalization):\n"
+              "    def call(self, x, training=False):\n        training = tf.logical_and(training, self.trainable)\n"
+              "        return super().call(x, training)\n")
+    rule = [REGISTRY["TFG102"]]
+    assert [f.row for f in lint_source(source, "bn.py", rule).findings] == [6]
+    assert lint_source(source, "bn.py", rule, target=parse_target("tf2.3")).findings == []
+    assert lint_source(source, "bn.py", rule, target=parse_target("tf2.16-keras2")).findings == []
+    module = cst.parse_module(source)
+    for target, flavour in ((None, "keras3"), (parse_target("tf2.15"), "tf_keras")):
+        ctx = analyse(module, rule, source, target=target)
+        cls = next(s for s in ctx.model.scopes if s.kind == "class")
+        assert ctx.keras_flavour(cls) == flavour
+        assert ctx.migration.legacy_env is (flavour == "tf_keras")

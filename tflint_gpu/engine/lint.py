@@ -223,10 +223,10 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
         model.source = source  # spares a code generation to any fact that reads the text
     resolver = Resolver(project)
     resolver.bind_stars(model.root)
-    graphs = GraphAnalysis(model, resolver)
+    target = target if target is not None else _TARGET
+    graphs = GraphAnalysis(model, resolver, tf_keras_is_keras2=target is not None and not target.keras3)
     graphs.run()
-    ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs),
-                      target if target is not None else _TARGET)
+    ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs), target)
     instances = [rule() for rule in rules]
     # Visit in source order: the index lists are each in source order; merge by
     # node type is enough because rules only compare nodes of the same type.

@@ -127,9 +127,11 @@ def _weakest(first: str, second: str) -> str:
 
 
 class GraphAnalysis:
-    def __init__(self, model: ModuleModel, resolver: Resolver) -> None:
+    def __init__(self, model: ModuleModel, resolver: Resolver, tf_keras_is_keras2: bool = False) -> None:
         self.model = model
         self.resolver = resolver
+        # The project targets Keras 2 (TF 2.15 and older, or tf_keras under 2.16+): ``tf.keras`` is Keras 2.
+        self.tf_keras_is_keras2 = tf_keras_is_keras2
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
@@ -270,7 +272,7 @@ class GraphAnalysis:
             targets = [t for scope in self.model.scopes for t in scope.imports.values()]
             self._module_flavour = "tf_keras" if any(
                 t == "tf_keras" or t.startswith(("tf_keras.", "tensorflow.python.keras")) for t in targets) \
-                or "TF_USE_LEGACY_KERAS" in self.model.source else "keras3"
+                or "TF_USE_LEGACY_KERAS" in self.model.source or self.tf_keras_is_keras2 else "keras3"
         return self._module_flavour
 
     def _mark_compile(self, call: cst.Call, scope: ScopeInfo) -> None:
@@ -761,12 +763,13 @@ class GraphAnalysis:
 
     def keras_flavour(self, cls: ScopeInfo) -> Optional[str]:
         """Which Keras a class derives from, decided per class by its bases:
-        "tf_keras" (Keras 2: ``tf_keras``, ``tensorflow.python.keras``) or
-        "keras3" (``keras``, and ``tf.keras`` as in TensorFlow 2.16+); None
-        if it is not a Keras class."""
+        "tf_keras" (Keras 2: ``tf_keras``, ``tensorflow.python.keras``, and
+        ``tf.keras`` where the project targets Keras 2) or "keras3" (``keras``,
+        and ``tf.keras`` as in TensorFlow 2.16+); None if it is not a Keras class."""
         for raw in self.class_bases(cls):
             if normalize(raw).startswith("keras."):
-                return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
+                return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) or (
+                    self.tf_keras_is_keras2 and raw.startswith("tensorflow.")) else "keras3"
         return None
 
     def _other_backend_module(self) -> bool:

@@ -171,7 +171,8 @@ class RuleContext:
         raw = self.resolver.raw_qualname(what, scope or self.scope)
         if raw is None or not normalize(raw).startswith("keras."):
             return None
-        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
+        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) or (
+            raw.startswith("tensorflow.") and not self.target.keras3) else "keras3"
 
     @property
     def retracing(self) -> Retracing:

@@ -95,9 +95,11 @@ class Migration:
 
     @property
     def legacy_env(self) -> bool:
-        """Does the file mention TF_USE_LEGACY_KERAS (tf.keras may be Keras 2 there)?"""
+        """Is ``tf.keras`` Keras 2 here: the file mentions TF_USE_LEGACY_KERAS, or the project
+        targets Keras 2 (``GraphAnalysis.tf_keras_is_keras2``)?"""
         if self._legacy_env is None:
-            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.source
+            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.source or getattr(
+                self.graphs, "tf_keras_is_keras2", False)
         return self._legacy_env
 
     def api_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
