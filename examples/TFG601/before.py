@@ -15,7 +15,7 @@ import numpy as np
 EXPECT = "equivalent"
 TOLERANCE = 1e-6
 
-SIZES = {"small": 60, "large": 300}  # environment steps
+SIZES = {"small": 20, "large": 200}  # environment steps
 
 
 def build(state_dim, actions):

@@ -15,6 +15,8 @@ _LOOPS = (cst.For, cst.While) + _COMPREHENSIONS
 _SET_KEYWORDS = ("batch_size", "steps")
 # Per-iteration training on whole data: the inference call is not what the iteration costs.
 _TRAINING = frozenset({"fit", "fit_generator"})
+# At most this many batches taken to look at (`ds.take(3)`) is a handful.
+_FEW = 10
 
 
 class PredictInLoop(Rule):
@@ -40,12 +42,14 @@ class PredictInLoop(Rule):
 
     Not flagged (whole data, or an iteration that costs far more): a loop over a
     handful of things written out (`for ds in [train_ds, val_ds]`, over a dict
-    display's items); data that does not change in the loop (`for epoch in
-    range(E): ... model.evaluate(x_val, y_val)`, `for path in checkpoints:
-    model.load_weights(path); model.evaluate(test)`, a hyper-parameter search
-    evaluating the same test set); a loop whose body holds another loop (the
-    call runs once per epoch or episode, after the inner loop over batches or
-    steps) or a `fit` (one training per iteration: k-fold, a search); a
+    display's items, `dataset.take(3)` batches to display); data that does not
+    change in the loop (`for epoch in range(E): ... model.evaluate(x_val,
+    y_val)`, `for path in checkpoints: model.load_weights(path);
+    model.evaluate(test)`, a hyper-parameter search evaluating the same test
+    set); a loop whose body holds another loop run at every iteration (not
+    under an `if`: the call runs once per epoch or episode, beside the inner
+    loop over batches or steps) or a `fit` (one training per iteration: k-fold,
+    a search); a
     tf.data dataset passed as the data; `batch_size=`/`steps=` passed without
     per-item evidence; code in graph functions and tests; objects whose
     same-module class defines the method itself. Eager `model(x)` calls in hot
@@ -80,17 +84,44 @@ class PredictInLoop(Rule):
 
     ## Fix safety
     No fix. `predict` returns NumPy arrays and the direct call a tensor, so code
-    that indexes, assigns into or hands the result to NumPy/Python may change
-    (`targets[i, a] = r` fails on a tensor); `.numpy()` restores the type but not
-    for multi-output models (a list or dict), nor for inputs `predict` accepts
-    and a call does not (a generator, a `PyDataset`). `predict` also runs in
-    batches of 32: for more than 32 items its results come from several
-    forward passes. Measured values (TF 2.21, Keras 3.15, CPU, a Dense and a
-    conv model): see `benchmarks/predict_in_loop.py`; where they agree to the
-    bit the rewrite is still not offered, because the type differs.
+    that indexes, assigns into or hands the result to NumPy may change
+    (`targets[i, a] = r` raises on a tensor); `.numpy()` restores the type but
+    not for multi-output models (a list or dict of outputs), nor for the inputs
+    `predict` accepts and a call does not (a generator, a `PyDataset`, a
+    dataset). `predict` also runs in batches of 32, so for more than 32 items
+    its values come from several forward passes: measured (TF 2.21 CPU, Keras 3
+    and tf_keras, a Dense and a conv model), the direct call's values equal
+    `predict`'s to the bit for 1 and 8 items and differ by up to 1.1e-6 for 64
+    and 100 (the matmul/conv kernels round differently per batch size). Types
+    differ always (`ndarray` vs `EagerTensor`). The example's rewrite
+    (`model(x, training=False).numpy()`, a single-output model, one state) gave
+    the same actions and Q-values.
 
     ## Measured effect
-    MEASURED
+    `benchmarks/predict_in_loop.py`, TF 2.21, Keras 3.15.1 and tf_keras 2.21,
+    2-core CPU shared with other jobs (load average 10-15: absolute times are
+    several times what a quiet machine gives; the ratios are the point), a
+    32-64-10 Dense model, a fresh model per run, 30 calls, steady-state per
+    call after the first 10:
+    * Keras 3, batch 1: `predict` 2106 ms, `evaluate` 2104 ms,
+      `predict_on_batch` 25 ms, `model(x, training=False)` 75 ms, a
+      `tf.function` around the call 7 ms. Batch 8: 2106 / 2048 / 20 / 91 /
+      19 ms; batch 64: 1849 / 1702 / 23 / 58 / 0.9 ms. `predict` and
+      `evaluate` cost the same whatever the batch up to 64: it is all set-up.
+    * tf_keras, batch 1: `predict` 1886 ms, `evaluate` 1584 ms,
+      `predict_on_batch` 270 ms, call 84 ms, `tf.function` 1.0 ms; batch 8:
+      1486 / 2047 / 157 / 60 / 18 ms.
+    * Traces: over 30 `predict` calls on one model the model's `call` ran
+      once: Keras 3 and tf_keras cache the predict function on the model (no
+      retracing per call, for a fixed input shape); the cost is the per-call
+      set-up, not tracing.
+    So `predict` per item is 20-30x a direct eager call and 100x or more a
+    traced one at batch 1 to 64 here; it matters for any loop of more than a
+    few iterations (an episode, a decoded sequence, a folder of images).
+    `predict_on_batch` skips most of the set-up (its steady cost is close to a
+    traced call in Keras 3), so it matters less there, but it still converts to
+    NumPy every call. `examples/TFG601` (`tflint-gpu verify --rule TFG601
+    --device cpu --size small`): 20 environment steps, see `examples/RESULTS.md`.
     """
 
     code = "TFG601"
@@ -141,8 +172,12 @@ class PredictInLoop(Rule):
                 return
         elif not item:
             return
-        what = f"`{method}`" if via is None else \
-            f"`{_text(node.func)}` (which runs `{_text(via[1].func)}`)"
+        if via is None:
+            what = f"`{method}`"
+        else:
+            owner = via[0].enclosing_class
+            where = f"{owner.name}.{via[0].name}" if owner is not None else via[0].name
+            what = f"`{_text(node.func) or method}` (which runs `{_text(via[1].func) or method}` in `{where}`)"
         size = "one sample" if item else "new data"
         advice = ("call the model directly, `model(x, training=False)` (wrapped in a `tf.function` for a hot loop), "
                   "or collect the items and call `predict` once on the batch")
@@ -192,8 +227,8 @@ class PredictInLoop(Rule):
                         action = self.model.get_action(state)
                         state, reward, done, _ = self.env.step(action)
             """,
-            at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict`) on one sample at every iteration"),
-                (30, 23, "Keras `self.target.predict` (which runs `self.model.predict`) on new data"),
+            at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict` in `ActionStateModel.predict`) on one sample"),
+                (30, 23, "Keras `self.target.predict` (which runs `self.model.predict` in `ActionStateModel.predict`) on new"),
                 (31, 20, "Keras `self.target.predict`")],
             note="marload/DeepRL-TensorFlow2 DQN shape: a wrapper judged at its call sites",
         ),
@@ -239,6 +274,27 @@ class PredictInLoop(Rule):
             at=[(13, 13, "Keras `predict` on one sample at every iteration (called inside a `for` loop")],
             note="another object's attribute; a function repeated through its caller",
         ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            actor = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+
+            def run(env, interval, epochs):
+                states, done, state = [], False, env.reset()
+                while not done:
+                    probs = actor.predict(np.reshape(state, [1, 4]), verbose=0)
+                    state, reward, done, _ = env.step(np.argmax(probs[0]))
+                    states.append(state)
+                    if len(states) >= interval:
+                        for _ in range(epochs):
+                            update(np.stack(states))
+                        states = []
+            """,
+            at=[(9, 17, "Keras `predict` on one sample at every iteration (inside a `while` loop)")],
+            note="an inner loop under an `if` (PPO's update every few steps) does not make the step loop an epoch loop",
+        ),
         clean(
             """
             import tensorflow as tf
@@ -268,8 +324,15 @@ class PredictInLoop(Rule):
                 pred = model.predict(x_train[held[fold]])
             for epoch in range(3):
                 loss = model.evaluate(x_val, y_val)
+            scores = [model.evaluate(split) for split in (x_train, x_test)]
+
+            def show_predictions(dataset, num=1):
+                for image, mask in dataset.take(num):
+                    display([image[0], mask[0], model.predict(image)])
+            for image, mask in train_ds.take(3):
+                display([image[0], mask[0], model.predict(image)])
             """,
-            note="whole datasets, loop-invariant data, epoch loops, k-fold training",
+            note="whole datasets, loop-invariant data, epoch loops, k-fold training, a few batches to display",
         ),
         clean(
             """
@@ -422,15 +485,21 @@ def _text(expr: cst.BaseExpression) -> str:
 
 def _few_whole_things(loop: cst.CSTNode, scope, ctx) -> bool:
     """A ``for`` over a handful of things written out: a display, a dict display's items."""
-    if not isinstance(loop, cst.For):
+    if isinstance(loop, _COMPREHENSIONS):
+        iterable = loop.for_in.iter
+    elif isinstance(loop, cst.For):
+        iterable = loop.iter
+    else:
         return False
-    iterable = loop.iter
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
             and iterable.func.attr.value in ("items", "values", "keys") and not iterable.args:
         iterable = iterable.func.value
     if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
             and iterable.func.value in ("enumerate", "zip", "sorted", "reversed") and iterable.args:
         iterable = iterable.args[0].value
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
+            and iterable.func.attr.value == "take" and _small_count(argument(iterable, 0, "count"), scope, ctx):
+        return True  # `for image, mask in dataset.take(3)`: a few batches to look at
     if isinstance(iterable, cst.Name):
         found = ctx.assigned(iterable.value, loop, scope)
         value = found.single_value if found is not None else None
@@ -439,16 +508,44 @@ def _few_whole_things(loop: cst.CSTNode, scope, ctx) -> bool:
     return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict))
 
 
+def _small_count(expr, scope, ctx) -> bool:
+    """A small literal count, or a parameter whose default is one."""
+    if isinstance(expr, cst.Name):
+        found = ctx.assigned(expr.value, None, scope)
+        params = [v for v in found.values if isinstance(v, tuple) and v[0] == "param"] if found else []
+        if len(params) != 1 or len(found.values) != 1:
+            return False
+        expr = params[0][1].default
+    if isinstance(expr, cst.Integer):
+        try:
+            return int(expr.value) <= _FEW
+        except ValueError:
+            return False
+    return False
+
+
 def _heavy_iteration(loop: cst.CSTNode, node: cst.CSTNode, scope, ctx) -> bool:
     """The loop's body holds another loop the call is not in, or a ``fit``."""
     if not isinstance(loop, (cst.For, cst.While)):
         return False
     order = scope.flow_order()
     for inner in walk(loop.body, skip=SCOPE_TYPES):
-        if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node):
+        if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node) \
+                and not _conditional(inner, loop, scope):
             return True
         if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
                 and inner.func.attr.value in _TRAINING:
+            return True
+    return False
+
+
+def _conditional(inner: cst.CSTNode, loop: cst.CSTNode, scope) -> bool:
+    """Is ``inner`` under an ``if`` of the loop's body (not run at every iteration:
+    PPO's update every ``update_interval`` steps)?"""
+    for ancestor in scope.ancestors(inner):
+        if ancestor is loop:
+            return False
+        if isinstance(ancestor, cst.If):
             return True
     return False
 
