@@ -91,11 +91,12 @@ class DatasetWithoutFinalPrefetch(Rule):
     fails with `inject_prefetch = False`). The timings on that loaded machine
     (100 elements, best of 5) mostly show the overlap (TF 2.21: 1.23 s by
     default, 1.33 s with an explicit prefetch, 4.49 s with the injection
-    off; TF 2.14 to 2.16 alike), but TF 2.12 and 2.13 ran as slowly by
-    default as with the injection off there (2.13: 2.29 s, 1.25 s, 2.31 s),
-    while a fresh 200-element pass on 2.13 (`prefetch_long.py`) overlapped
-    (5.50 s, 6.12 s, 13.59 s): a hint, not a promise, on those two. TF 2.11
-    and older do not install here: not measured.
+    off; TF 2.14 to 2.16 alike; TF 2.12 again at a lower load: 1.23 s,
+    1.27 s, 2.41 s), but the first runs of TF 2.12 and 2.13 were as slow by
+    default as with the injection off (2.13: 2.29 s, 1.25 s, 2.31 s), while
+    a fresh 200-element pass on 2.13 (`prefetch_long.py`) overlapped (5.50
+    s, 6.12 s, 13.59 s): the load, not the version. TF 2.11 and older do
+    not install here: not measured.
     """
 
     code = "TFG303"
