@@ -146,7 +146,7 @@ class DatasetMapWithoutParallelism(Rule):
     (`assert_next`, which fails with the optimization off). The timings
     (best of 5, 24 PNG encodings at zlib level 9; TF 2.12: 5.06 s by
     default, 3.51 s with `num_parallel_calls`, 6.09 s with the optimization
-    off) do not reproduce on that loaded machine (two runs of TF 2.14
+    off; again at a lower load: 1.39 s, 1.36 s, 1.86 s) do not reproduce on that loaded machine (two runs of TF 2.14
     disagree on which is fastest): `benchmarks/versions/README.md` has them
     all. TF 2.11 and older do not install on this Python: their default is
     the API docs' word, not measured.
