@@ -98,30 +98,40 @@ class PredictInLoop(Rule):
     the same actions and Q-values.
 
     ## Measured effect
-    `benchmarks/predict_in_loop.py`, TF 2.21, Keras 3.15.1 and tf_keras 2.21,
-    2-core CPU shared with other jobs (load average 10-15: absolute times are
-    several times what a quiet machine gives; the ratios are the point), a
-    32-64-10 Dense model, a fresh model per run, 30 calls, steady-state per
-    call after the first 10:
-    * Keras 3, batch 1: `predict` 2106 ms, `evaluate` 2104 ms,
-      `predict_on_batch` 25 ms, `model(x, training=False)` 75 ms, a
-      `tf.function` around the call 7 ms. Batch 8: 2106 / 2048 / 20 / 91 /
-      19 ms; batch 64: 1849 / 1702 / 23 / 58 / 0.9 ms. `predict` and
-      `evaluate` cost the same whatever the batch up to 64: it is all set-up.
-    * tf_keras, batch 1: `predict` 1886 ms, `evaluate` 1584 ms,
-      `predict_on_batch` 270 ms, call 84 ms, `tf.function` 1.0 ms; batch 8:
-      1486 / 2047 / 157 / 60 / 18 ms.
-    * Traces: over 30 `predict` calls on one model the model's `call` ran
-      once: Keras 3 and tf_keras cache the predict function on the model (no
-      retracing per call, for a fixed input shape); the cost is the per-call
-      set-up, not tracing.
-    So `predict` per item is 20-30x a direct eager call and 100x or more a
-    traced one at batch 1 to 64 here; it matters for any loop of more than a
-    few iterations (an episode, a decoded sequence, a folder of images).
-    `predict_on_batch` skips most of the set-up (its steady cost is close to a
-    traced call in Keras 3), so it matters less there, but it still converts to
-    NumPy every call. `examples/TFG601` (`tflint-gpu verify --rule TFG601
-    --device cpu --size small`): 20 environment steps, see `examples/RESULTS.md`.
+    `benchmarks/predict_in_loop.py --quick --calls 30`, TF 2.21, Keras 3.15.1
+    and tf_keras 2.21, 2-core CPU shared with other jobs (load average 10-15:
+    absolute times are many times a quiet machine's; the ratios are the
+    point). A 32-64-10 Dense model and a small conv model (Conv2D 8, pool,
+    Dense 10 on 28x28x1), a fresh model per run, per-call mean over a loop of
+    30 calls (first call's trace included) for `predict` / `evaluate` /
+    `predict_on_batch` / `model(x, training=False)` / a `tf.function` call:
+    * Keras 3, Dense, batch 1: 2316 / 2112 / 56 / 80 / 60 ms; batch 8: 2052 /
+      2111 / 53 / 131 / 50 ms; batch 64: 2091 / 1764 / 57 / 65 / 22 ms.
+      Conv, batch 1: 1562 / 2097 / 51 / 24 / 9 ms; batch 8: 709 / 1058 / 19 /
+      69 / 31 ms; batch 64: 1187 / 897 / 40 / 102 / 39 ms. Steady state (after
+      10 calls), Dense batch 1: `predict` 2106 ms, the call 75 ms, the
+      `tf.function` 7 ms.
+    * tf_keras, Dense, batch 1: 2135 / 1856 / 309 / 75 / 58 ms; batch 64: 1611
+      / 1961 / 237 / 75 / 49 ms; conv batch 1: 1568 / 1299 / 137 / 106 / 40 ms;
+      batch 64: 536 / 894 / 82 / 80 / 36 ms.
+    * `predict` per call is 10-65x the direct eager call (Keras 3) and 7-50x
+      (tf_keras) at batch 1 to 64, whatever the loop length (10 or 30: the
+      first call's trace is not what costs); `evaluate` the same. The ratio
+      falls with the batch only once the model's compute is large (conv, 64:
+      6-12x). It matters for any loop of more than a few iterations.
+    * Traces: over 30 `predict` calls on one model with a fixed input shape
+      the model's `call` ran once (Keras 3 and tf_keras cache the predict
+      function on the model): no retracing; varying the batch size (1 to 5)
+      made Keras 3 warn "5 out of the last 40 calls to
+      `one_step_on_data_distributed` triggered tf.function retracing", tf_keras
+      did not retrace. Memory: resident size flat over 100 more `predict`
+      calls (Keras 3 609 -> 609 MB, tf_keras 621 -> 612 MB): no leak.
+    * `predict_on_batch` skips most of the set-up (its function is cached too):
+      Keras 3 close to a traced call, tf_keras 2-4x the eager call; it still
+      converts to NumPy every call.
+    `examples/TFG601` (20 environment steps with a batch of one), `tflint-gpu
+    verify --rule TFG601 --device cpu --size small --repeat 2`: equivalent
+    (same actions and Q-values), 36.9 s -> 4.3 s (8.7x) on the loaded machine.
     """
 
     code = "TFG601"
