@@ -114,6 +114,27 @@ def _walk_fields(node_type: type) -> Tuple[str, ...]:
     return names
 
 
+# What a field's value is, by its exact class (``isinstance`` against LibCST's
+# abstract node classes goes through ``ABCMeta.__instancecheck__``, a Python call
+# each time: the walk made millions of them). OTHER: not a node (str, None,
+# MaybeSentinel...); NODE: a node; SKIPPED: a whitespace/comment node; SEQUENCE: a
+# tuple or list (of nodes, whatever their class).
+_OTHER, _NODE, _SKIPPED, _SEQUENCE = 0, 1, 2, 3
+_SKIP_NODE_TYPES = (cst.SimpleWhitespace, cst.Newline, cst.Comment, cst.EmptyLine, cst.TrailingWhitespace)
+_VALUE_KIND: Dict[type, int] = {tuple: _SEQUENCE, list: _SEQUENCE, type(None): _OTHER, str: _OTHER}
+
+
+def _value_kind(value_type: type) -> int:
+    kind = _VALUE_KIND.get(value_type)
+    if kind is None:
+        if issubclass(value_type, cst.CSTNode):
+            kind = _SKIPPED if issubclass(value_type, _SKIP_NODE_TYPES) else _NODE
+        else:
+            kind = _OTHER
+        _VALUE_KIND[value_type] = kind
+    return kind
+
+
 ScopeNode = Union[cst.Module, cst.FunctionDef, cst.Lambda, cst.ClassDef]
 
 
@@ -323,7 +344,8 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
     stack: List[Any] = [module]
     append = stack.append
     pop = stack.pop
-    skip_types = (cst.SimpleWhitespace, cst.Newline, cst.Comment, cst.EmptyLine, cst.TrailingWhitespace)
+    kinds = _VALUE_KIND
+    field_cache = _FIELD_CACHE
     while stack:
         node = pop()
         if node.__class__ is ScopeInfo:
@@ -382,16 +404,22 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
                 # A lambda body is an expression: index it like any other node.
                 append(node)
                 continue
-        for field_name in _walk_fields(node_type):
+        fields = field_cache.get(node_type)
+        if fields is None:
+            fields = _walk_fields(node_type)
+        for field_name in fields:
             value = getattr(node, field_name)
-            if value is None:
-                continue
-            if isinstance(value, cst.CSTNode):
-                if not isinstance(value, skip_types):
-                    append(value)
-            elif value.__class__ is tuple or value.__class__ is list:
+            kind = kinds.get(value.__class__)
+            if kind is None:
+                kind = _value_kind(value.__class__)
+            if kind == _NODE:
+                append(value)
+            elif kind == _SEQUENCE:
                 for child in reversed(value):
-                    if isinstance(child, cst.CSTNode):
+                    kind = kinds.get(child.__class__)
+                    if kind is None:
+                        kind = _value_kind(child.__class__)
+                    if kind == _NODE or kind == _SKIPPED:
                         append(child)
     for current in model.scopes:
         for name in current.globals:
@@ -433,6 +461,7 @@ class _EnterScope:
 
 
 SCOPE_TYPES = (cst.FunctionDef, cst.Lambda, cst.ClassDef)
+_SCOPE_CLASSES = frozenset(SCOPE_TYPES)  # LibCST's concrete node classes have no subclasses
 
 
 def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
@@ -442,23 +471,54 @@ def walk(root: cst.CSTNode, skip: Tuple[type, ...] = ()) -> Iterator[cst.CSTNode
     pass ``skip=SCOPE_TYPES`` to stay out of nested functions and classes.
     """
     stack: List[cst.CSTNode] = [root]
+    skipped = _skip_classes(skip)
     while stack:
         node = stack.pop()
         yield node
-        if node is not root and isinstance(node, skip):
+        if node is not root and (node.__class__ in skipped if skipped is not None else isinstance(node, skip)):
             continue
         stack.extend(reversed(children(node)))
+
+
+_SKIP_SETS: Dict[Tuple[type, ...], Optional[frozenset]] = {}
+
+
+def _skip_classes(skip: Tuple[type, ...]) -> Optional[frozenset]:
+    """``skip`` as a set of exact classes, when none of them has subclasses (an exact
+    class test then says what ``isinstance`` says, without ``ABCMeta``'s Python call)."""
+    try:
+        return _SKIP_SETS[skip]
+    except KeyError:
+        pass
+    except TypeError:  # not hashable
+        return None
+    classes = skip if isinstance(skip, tuple) else (skip,)
+    found = frozenset(classes) if all(isinstance(c, type) and not c.__subclasses__() for c in classes) else None
+    _SKIP_SETS[skip] = found
+    return found
 
 
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The child nodes that hold code (not whitespace or punctuation), in source order."""
     found: List[cst.CSTNode] = []
-    for field_name in _walk_fields(node.__class__):
+    kinds = _VALUE_KIND
+    fields = _FIELD_CACHE.get(node.__class__)
+    if fields is None:
+        fields = _walk_fields(node.__class__)
+    for field_name in fields:
         value = getattr(node, field_name)
-        if isinstance(value, cst.CSTNode):
+        kind = kinds.get(value.__class__)
+        if kind is None:
+            kind = _value_kind(value.__class__)
+        if kind == _NODE or kind == _SKIPPED:
             found.append(value)
-        elif value.__class__ is tuple or value.__class__ is list:
-            found.extend(child for child in value if isinstance(child, cst.CSTNode))
+        elif kind == _SEQUENCE:
+            for child in value:
+                kind = kinds.get(child.__class__)
+                if kind is None:
+                    kind = _value_kind(child.__class__)
+                if kind == _NODE or kind == _SKIPPED:
+                    found.append(child)
     return found
 
 
@@ -778,7 +838,7 @@ class _Order:
             post.append(-1)
             counter += 1
             stack.append((node, place, True))
-            if node is not root and isinstance(node, SCOPE_TYPES):
+            if node is not root and node.__class__ in _SCOPE_CLASSES:
                 continue
             for child in reversed(children(node)):
                 stack.append((child, place, False))
