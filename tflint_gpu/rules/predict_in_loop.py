@@ -20,7 +20,7 @@ _FEW = 10
 
 
 class PredictInLoop(Rule):
-    """`model.predict` / `predict_on_batch` / `evaluate` on one item or a small batch at every iteration of a Python loop.
+    """Keras `predict` / `predict_on_batch` / `evaluate` on one item or a small batch at every loop iteration.
 
     ## What it does
     Finds `m.predict(x)`, `m.predict_on_batch(x)` and `m.evaluate(x, y)` on a
@@ -237,8 +237,10 @@ class PredictInLoop(Rule):
                         action = self.model.get_action(state)
                         state, reward, done, _ = self.env.step(action)
             """,
-            at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict` in `ActionStateModel.predict`) on one sample"),
-                (30, 23, "Keras `self.target.predict` (which runs `self.model.predict` in `ActionStateModel.predict`) on new"),
+            at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict` in "
+                         "`ActionStateModel.predict`) on one sample"),
+                (30, 23, "Keras `self.target.predict` (which runs `self.model.predict` in "
+                         "`ActionStateModel.predict`) on new"),
                 (31, 20, "Keras `self.target.predict`")],
             note="marload/DeepRL-TensorFlow2 DQN shape: a wrapper judged at its call sites",
         ),

@@ -31,13 +31,13 @@ Nothing here walks the whole tree: returns are read per function asked about
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.semantic.migration import is_model_class
-from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, assigned, walk
+from tflint_gpu.semantic.model import ASSIGNED, SCOPE_TYPES, ScopeInfo, assigned, walk
 from tflint_gpu.semantic.values import KERAS
 
 INFERENCE_METHODS = ("predict", "predict_on_batch", "evaluate")
@@ -258,4 +258,4 @@ def _unit_slice(expr: cst.Subscript) -> bool:
         and _int_value(upper.right) == 1 and lower.deep_equals(upper.left)
 
 
-__all__ = ["ModelCalls", "INFERENCE_METHODS", "PARAM"]
+__all__ = ["ModelCalls", "INFERENCE_METHODS"]
