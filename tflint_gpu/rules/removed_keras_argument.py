@@ -67,6 +67,9 @@ def _no_decay(expr: cst.BaseExpression) -> bool:
 
 # Keywords this rule's own checks handle (their messages and fixes).
 _HAND_KEYWORDS = frozenset({"lr", "experimental_compile", "save_format", "weights"})
+# Keras 2's data-loading keywords of fit/evaluate/predict (Keras 3 moved them to PyDataset).
+_TRAINING = frozenset({"fit", "evaluate", "predict"})
+_DATA_LOADING = frozenset({"workers", "use_multiprocessing", "max_queue_size"})
 _TABLE_KEYWORDS: Optional[frozenset] = None
 
 
@@ -259,6 +262,13 @@ class RemovedKerasArgument(Rule):
         if not args:
             return
         names = self._callables(node, ctx)
+        if not names and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING \
+                and all(a.keyword.value in _DATA_LOADING for a in args) \
+                and not ctx.graphs.objects.defined(node.func.attr.value) \
+                and ctx.migration.module_flavour() == KERAS3 and "keras.src" not in ctx.model.source:
+            # `model.fit(..., workers=4, use_multiprocessing=True)` on a model the file makes in a way it
+            # does not show (a factory function): no other library's fit takes these keywords
+            names = [f"keras.Model.{node.func.attr.value}"]
         if not names:
             return
         table = _table()
@@ -276,6 +286,9 @@ class RemovedKerasArgument(Rule):
                         message += f": use `{removal.replacement}=`"
                     else:
                         message += f"; its parameter in that place is `{removal.replacement}=`"
+                elif arg.keyword.value in _DATA_LOADING and qualname.rsplit(".", 1)[1] in _TRAINING:
+                    # Keras 3 reads them from a PyDataset: dropping them changes how fast, not what, it trains
+                    fix = _drop(node, arg, f"Drop `{arg.keyword.value}=` (Keras 3 takes it on a `PyDataset`)")
                 _report(ctx, arg, message, fix)
                 break
 
@@ -381,11 +394,53 @@ class RemovedKerasArgument(Rule):
             """
             import numpy as np
             import tensorflow as tf
+
+            def unet(n):
+                inputs = tf.keras.Input((n,))
+                return tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="zeros")(inputs))
+
+            model = unet(2)
+            model.compile("sgd", "mse")
+            history = model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=1, verbose=0,
+                                use_multiprocessing=False, workers=1)
+            seq = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            seq.compile("sgd", "mse")
+            seq.fit(np.ones((8, 2)), np.ones((8, 1)), verbose=0, workers=2)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def unet(n):
+                inputs = tf.keras.Input((n,))
+                return tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="zeros")(inputs))
+
+            model = unet(2)
+            model.compile("sgd", "mse")
+            history = model.fit(np.ones((8, 2)), np.ones((8, 1)), epochs=1, verbose=0)
+            seq = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            seq.compile("sgd", "mse")
+            seq.fit(np.ones((8, 2)), np.ones((8, 1)), verbose=0)
+            """,
+            at=[(11, 21, "Keras 3 `Model.fit()` takes no `use_multiprocessing=` (TypeError)"),
+                (11, 48, "Keras 3 `Model.fit()` takes no `workers=` (TypeError)"),
+                (14, 54, "Keras 3 `Sequential.fit()` takes no `workers=` (TypeError)")],
+            run="""
+            loss = history.history["loss"][0]
+            """,
+            effect=FIXES_ERROR,
+            note="a model made by a factory function the file does not follow: no other library's fit takes "
+                 "these keywords (bubbliiiing/unet-tf2 train.py:473)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
             import keras
 
             model = keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)])
             model.compile("sgd", "mse")
-            model.fit(np.ones((4, 2)), np.ones((4, 1)), epochs=1, workers=4, use_multiprocessing=True)
+            model.evaluate(np.ones((4, 2)), np.ones((4, 1)), callbacks=None)
             bn = tf.keras.layers.BatchNormalization(fused=True)
             dense = keras.layers.Dense(2, batch_size=8)
             labels = keras.utils.to_categorical(y=[0, 1], num_classes=2)
@@ -395,9 +450,7 @@ class RemovedKerasArgument(Rule):
                 def build(self, shape):
                     self.w = self.add_weight(shape=(1,), synchronization=None)
             """,
-            at=[(7, 55, "Keras 3 `Sequential.fit()` takes no `workers=` (TypeError)"),
-                (7, 66, "Keras 3 `Sequential.fit()` takes no `use_multiprocessing=` (TypeError)"),
-                (8, 41, "Keras 3 `layers.BatchNormalization()` takes no `fused=` (ValueError)"),
+            at=[(8, 41, "Keras 3 `layers.BatchNormalization()` takes no `fused=` (ValueError)"),
                 (9, 31, "Keras 3 `layers.Dense()` takes no `batch_size=` (ValueError)"),
                 (10, 37, "Keras 3 `utils.to_categorical()` takes no `y=` (TypeError); its parameter in that place "
                          "is `x=`"),
