@@ -164,8 +164,9 @@ class ModelCalls:
             params = [p.name.value for p in node.params.params]
             if function.binds_instance and params:
                 params = params[1:]
-            for inner in walk(node.body, skip=SCOPE_TYPES):
-                if not isinstance(inner, cst.Call):
+            for inner in self.graphs.model.nodes_in(function, "Call"):  # the walk's index, no new walk
+                func = inner.func
+                if not isinstance(func, cst.Attribute) or func.attr.value not in INFERENCE_METHODS:
                     continue
                 got = self.inference(inner, function)
                 if got is None or not isinstance(got[1], cst.Name) or got[1].value not in params:
