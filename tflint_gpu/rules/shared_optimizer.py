@@ -30,7 +30,10 @@ class SharedOptimizer(Rule):
     names and `self.` attributes bound once, and one optimizer handed in once
     and stored under two attributes, as `compile(self, optimizer)` often
     does), when it is never built explicitly (`optimizer.build(all_vars)`).
-    Reported at the second call.
+    Reported at the second call. Also one optimizer handed to `compile` again
+    after layers were unfrozen in that code (`layer.trainable = True`; the
+    freeze-then-fine-tune recipe): it was built at the first `fit` for the
+    variables trainable then.
 
     ## Why is this bad?
     Since TF 2.11, `tf.keras.optimizers.Adam` and the others are the optimizers
@@ -78,7 +81,8 @@ class SharedOptimizer(Rule):
     code = "TFG602"
     name = "shared-optimizer"
     message = "One optimizer updates the variables of two models"
-    needs = (("apply_gradients", "minimize"),)
+    needs = (("apply_gradients", "minimize", "compile"),)
+    reads_index = ("Call", "Assign")
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         if not ctx.target.at_least(NEW_OPTIMIZERS_TF):
@@ -104,6 +108,7 @@ class SharedOptimizer(Rule):
                 continue
             keys, shown = owners
             calls.setdefault(id(origin[0]), []).append((call, scope, frozenset(keys), shown))
+        self._recompiled(ctx)
         for key, uses in calls.items():  # each in source order (the walk's index keeps it)
             if key in built or len(uses) < 2:
                 continue
@@ -115,6 +120,73 @@ class SharedOptimizer(Rule):
                                f"and tf_keras) an optimizer refuses variables it was not built with "
                                f"(ValueError: Unknown variable); give {shown} an optimizer of its own")
                     break
+
+
+    def _recompiled(self, ctx) -> None:
+        """``model.compile(optimizer=opt)`` again with the same optimizer after layers were unfrozen
+        (``layer.trainable = True`` between the two, in that scope's code and on one path): the
+        optimizer was built for the variables trainable at its first ``fit`` and refuses the others."""
+        compiles: Dict[Tuple[int, int], List[cst.Call]] = {}
+        for call, scope in ctx.model.index.get("Call", ()):
+            func = call.func
+            if not isinstance(func, cst.Attribute) or func.attr.value != "compile":
+                continue
+            given = argument(call, 0, "optimizer")
+            if given is None or isinstance(given, (cst.SimpleString, cst.Call)):
+                continue  # a string or a new optimizer each time
+            key = _optimizer_key(given, scope, ctx)
+            if key is not None:
+                compiles.setdefault((id(scope), key), []).append(call)
+        if not compiles:
+            return
+        unfreezing: Dict[int, List[cst.CSTNode]] = {}
+        for statement, where in ctx.model.index.get("Assign", ()):
+            if any(isinstance(t.target, cst.Attribute) and t.target.attr.value == "trainable"
+                   for t in statement.targets) and isinstance(statement.value, cst.Name) \
+                    and statement.value.value == "True":
+                unfreezing.setdefault(id(where), []).append(statement)
+        scopes = {id(scope): scope for _, scope in ctx.model.index.get("Call", ())}
+        for (scope_id, _), calls in compiles.items():
+            scope = scopes[scope_id]
+            order = scope.flow_order()
+            for later in calls[1:]:
+                if any(_before(first, unfreeze, order) and _before(unfreeze, later, order)
+                       and _before(first, later, order)
+                       for first in calls if first is not later for unfreeze in unfreezing.get(scope_id, ())):
+                    ctx.report(argument(later, 0, "optimizer"),
+                               "This optimizer was built at the first `fit` for the variables trainable then: "
+                               "after unfreezing, from TF 2.11 (Keras 3 and tf_keras) it refuses the others "
+                               "(ValueError: Unknown variable); compile with a new optimizer")
+
+
+def _before(a: cst.CSTNode, b: cst.CSTNode, order) -> bool:
+    """Does ``a`` come before ``b`` in the scope's code, on a path that reaches both (not the two
+    branches of one ``if``)?"""
+    if id(a) not in order.index or id(b) not in order.index or order.pre[id(a)] >= order.pre[id(b)]:
+        return False
+    above_a = list(order.ancestors(a))
+    above_b = {id(n) for n in order.ancestors(b)}
+    common = next((n for n in above_a if id(n) in above_b), None)
+    if isinstance(common, cst.If) and common.orelse is not None:
+        in_body = order.contains(common.body, a)
+        return in_body == order.contains(common.body, b)
+    return True
+
+
+def _optimizer_key(expr: cst.BaseExpression, scope: ScopeInfo, ctx) -> Optional[int]:
+    """An id for the optimizer object ``expr`` names: its origin (``Migration.object_origin``), or the
+    subscript of a dict display of Keras optimizers it was bound from (``{"adam": Adam(), "sgd": SGD()}[name]``)."""
+    origin = ctx.migration.object_origin(expr, scope)
+    if origin is not None:
+        return id(origin[0]) if _keras_optimizer(origin, ctx) else None
+    if isinstance(expr, cst.Name):
+        found = assigned(expr.value, scope, expr)
+        if found is not None and len(found.values) == 1 and isinstance(found.values[0], cst.Subscript) \
+                and isinstance(found.values[0].value, cst.Dict):
+            values = [e.value for e in found.values[0].value.elements if isinstance(e, cst.DictElement)]
+            if values and all(isinstance(v, cst.Call) and _keras_optimizer((v, found.scope), ctx) for v in values):
+                return id(found.values[0])
+    return None
 
 
 def _keras_optimizer(origin: Tuple[cst.CSTNode, ScopeInfo], ctx) -> bool:
@@ -223,6 +295,27 @@ SharedOptimizer.cases = [
         """,
         at=[(22, 26, "This optimizer also updates `self.discriminator`'s variables")],
         note="one optimizer handed to compile and kept under two names (dslisleedh/GAN-tensorflow2's dcgan.py)",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        def train(model, base, data, optimizer_type):
+            optimizer = {
+                "adam": tf.keras.optimizers.Adam(1e-3),
+                "sgd": tf.keras.optimizers.SGD(1e-2),
+            }[optimizer_type]
+            base.trainable = False
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+            base.trainable = True
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+            model.compile(optimizer="adam", loss="mse")
+        """,
+        at=[(12, 29, "This optimizer was built at the first `fit` for the variables trainable then")],
+        note="bubbliiiing/unet-tf2 train_medical.py:479 (ValueError: Unknown variable under Keras 3, run by "
+             "hand); a string optimizer makes a new one",
     ),
     clean(
         """
