@@ -240,7 +240,7 @@ def keras3_self(node: cst.Attribute, ctx) -> bool:
     if cls is None or ctx.migration.legacy_env or ctx.graphs.keras_flavour(cls) != KERAS3:
         return False
     name = node.attr.value
-    if any(name in c.defs for c in objects.mro(cls)) or objects.attribute_bindings(cls, name, family=True):
+    if objects.defines(cls, name) or objects.attribute_bindings(cls, name, family=True):
         return False
     base = ctx.migration.class_base(cls)
     return base is not None and base.split(".")[-1] in ("Model", "Sequential", "Functional")

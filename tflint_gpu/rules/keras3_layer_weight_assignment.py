@@ -94,7 +94,7 @@ class Keras3LayerWeightAssignment(Rule):
             if ctx.migration.legacy_env or ctx.graphs.keras_flavour(cls) != KERAS3:
                 return
             base = ctx.migration.class_base(cls)
-            if not _read_only(base, attribute) or any(attribute in c.defs for c in ctx.graphs.objects.mro(cls)):
+            if not _read_only(base, attribute) or ctx.graphs.objects.defines(cls, attribute):
                 return
             name = base.rsplit(".", 1)[1]
             message = (f"Keras 3's `{name}.{attribute}` is a read-only property (AttributeError: no setter): a "

@@ -6,7 +6,7 @@ import libcst as cst
 
 from tflint_gpu.semantic import values
 from tflint_gpu.semantic.migration import KERAS3
-from tflint_gpu.semantic.model import ASSIGNED, ITERATED, lookup
+from tflint_gpu.semantic.model import ASSIGNED, ITERATED
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights",
@@ -171,7 +171,7 @@ class Keras3ScopedVariableName(Rule):
                     if isinstance(comp.target, cst.Name) and comp.target.value == name.value:
                         return comp.iter, ctx.scope
                     comp = comp.inner_for_in
-        found = lookup(name.value, ctx.scope, name)
+        found = ctx.binding(name.value, name)
         if found is None or found.kind != ASSIGNED or len(found.own_values) != 1:
             return None
         value = found.own_values[0]

@@ -5,7 +5,7 @@ from typing import List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.migration import KERAS3, raw_flavour
-from tflint_gpu.semantic.model import IMPORT, dotted_name, lookup
+from tflint_gpu.semantic.model import IMPORT, dotted_name
 from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Reported by TFG902 (removed methods) with their own messages and fixes.
@@ -378,12 +378,12 @@ class RemovedApiName(Rule):
     @staticmethod
     def _plain_root(name: cst.Name, ctx) -> bool:
         """The chain's root is an import bound once (not `tf = tf.compat.v1` after `import tensorflow as tf`)."""
-        found = lookup(name.value, ctx.scope)
+        found = ctx.binding(name.value)
         if found is None:
             return True  # a star import, resolved by the resolver
         if found.kind != IMPORT:
             return True  # an alias assigned once (the resolver follows it)
-        return not found.scope.assigned.get(name.value) and name.value not in found.scope.globals
+        return not found.also_assigned and name.value not in found.scope.globals
 
     def _attribute_fix(self, chain, raws, index: int, root: str, spelling: str):
         """(index of the chain part reported, Fix or None): the longest part whose table entry has an

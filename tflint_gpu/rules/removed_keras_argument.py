@@ -313,7 +313,7 @@ class RemovedKerasArgument(Rule):
             cls = keras3_class(func.value, ctx, method)
             if cls is None:
                 return []
-            return [f"{c}.{method}" for c in [cls] + list(_table().classes.get(cls, ()))]
+            return [f"{c}.{method}" for c in [cls] + list(_table().bases_of(cls))]
         return []
 
     def _optimizer(self, node: cst.Call, lr: cst.Arg, ctx) -> None:

@@ -47,7 +47,7 @@ def keras3_class(receiver: cst.BaseExpression, ctx, member: Optional[str] = None
     objects = ctx.migration.graphs.objects
     cls_scope = objects.self_class(receiver, ctx.scope)
     if cls_scope is not None:
-        if member is not None and (any(member in c.defs for c in objects.mro(cls_scope))
+        if member is not None and (objects.defines(cls_scope, member)
                                    or objects.attribute_bindings(cls_scope, member)):
             return None
         flavour = ctx.migration.graphs.keras_flavour(cls_scope)

@@ -131,6 +131,10 @@ class MigrationTable:
     def known_class(self, qualname: str) -> bool:
         return qualname in self.classes
 
+    def bases_of(self, cls: str):
+        """The Keras bases the table records for class ``cls`` (nearest first)."""
+        return tuple(self.classes.get(cls, ()))
+
     def removed_member(self, cls: str, member: str) -> Optional[Removal]:
         """A member Keras 2's class ``cls`` (or a base the table records) had and executing
         it on a Keras 3 instance raised for."""

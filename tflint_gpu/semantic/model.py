@@ -685,6 +685,12 @@ class Binding:
         return self.values[0] if self.kind == ASSIGNED and len(self.values) == 1 else None
 
     @property
+    def also_assigned(self) -> bool:
+        """Is the name assigned in its scope besides how this lookup found it bound (an import of
+        ``tf`` that a later ``tf = tf.compat.v1`` rebinds)?"""
+        return bool(self.scope.assigned.get(self.name))
+
+    @property
     def rebound(self) -> bool:
         """Is the name bound more than once (anywhere in its scope, or by a
         function through ``global``/``nonlocal``)? Always the whole scope's

@@ -156,6 +156,10 @@ class Objects:
         self._mro[id(cls)] = order
         return list(order)
 
+    def defines(self, cls: ScopeInfo, name: str) -> bool:
+        """Do ``cls`` or its same-module bases define ``name`` (a method, a nested class)?"""
+        return any(name in c.defs for c in self.mro(cls))
+
     def defined(self, name: str) -> List[ScopeInfo]:
         """Every method called ``name`` that a class of the module defines."""
         if self._by_name is None:
