@@ -10,54 +10,76 @@ provider needs one.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from itertools import accumulate
 from typing import Collection, Dict, NamedTuple, Optional, Sequence, Tuple
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
-from libcst.metadata.position_provider import PositionProvidingCodegenState
+from libcst.metadata.position_provider import NEWLINE_RE
 
 # Where Python and LibCST end a line ("\r\n", "\r", "\n"); str.splitlines
 # also splits at form feed, "\x85", "\u2028", ...
 LINE_END = re.compile(r"\r\n|\r|\n")
+_NEWLINE = re.compile("\n")
 
 
-class _Ranges:
-    """Where the codegen state records syntactic ranges (it expects a provider's ``_computed``)."""
+class _Recorder:
+    """The context manager ``record_syntactic_position`` returns: the node's syntactic
+    range, as token indexes, hoisted from its start or end node where LibCST's is."""
 
-    __slots__ = ("_computed",)
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
 
-    def __init__(self) -> None:
-        self._computed: Dict[cst.CSTNode, CodeRange] = {}
+    def __init__(self, state: "_OffsetState", node: cst.CSTNode, start_node: Optional[cst.CSTNode],
+                 end_node: Optional[cst.CSTNode]) -> None:
+        self.state = state
+        self.node = node
+        self.start_node = start_node
+        self.end_node = end_node
+
+    def __enter__(self) -> None:
+        self.start = len(self.state.tokens)
+
+    def __exit__(self, *exc) -> None:
+        syntactic = self.state.syntactic
+        start = syntactic[self.start_node][0] if self.start_node is not None else self.start
+        end = syntactic[self.end_node][1] if self.end_node is not None else len(self.state.tokens)
+        syntactic[self.node] = (start, end)
 
 
-class _BothRangesState(PositionProvidingCodegenState):
-    """Records, in the same pass, each node's whole-text range as well, and the
-    indentation in force where each node of ``contexts`` is written. With
-    ``keep``, the ranges of other nodes are dropped once their parent is
-    written (a parent's syntactic range may be hoisted from its children's)."""
+class _OffsetState(CodegenState):
+    """A code generation that notes, for every node, where its tokens start and
+    end (token indexes) instead of a line and column after every token: the
+    lines and columns of the nodes asked for are worked out at the end, from
+    the code. The ranges are those of LibCST's ``PositionProvider`` (syntactic:
+    ``record_syntactic_position``, else the whole text) and
+    ``WhitespaceInclusivePositionProvider`` (the node's whole text), and the
+    indentation in force where each node of ``contexts`` is written."""
 
-    __slots__ = ("inclusive", "contexts", "indents", "keep", "written")
+    __slots__ = ("syntactic", "inclusive", "stack", "contexts", "indents", "keep", "popped")
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if node in self.contexts:
             self.indents[node] = tuple(self.indent_tokens)
-        super().before_codegen(node)
-        if self.keep is not None:
-            self.written.append([])  # the children written inside this node
+        self.stack.append(len(self.tokens))
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        start = self._stack[-1]
-        super().after_codegen(node)
-        self.inclusive[node] = CodeRange(start, CodePosition(self.line, self.column))
-        if self.keep is not None:
-            syntactic = self.provider._computed
-            for child in self.written.pop():
-                if child not in self.keep:
-                    syntactic.pop(child, None)
-                    self.inclusive.pop(child, None)
-            if self.written:
-                self.written[-1].append(node)
+        start = self.stack.pop()
+        end = len(self.tokens)
+        if node not in self.syntactic:
+            self.syntactic[node] = (start, end)
+        if self.keep is None or node in self.keep:
+            self.inclusive[node] = (start, end)
+
+    def record_syntactic_position(self, node: cst.CSTNode, *, start_node: Optional[cst.CSTNode] = None,
+                                  end_node: Optional[cst.CSTNode] = None) -> _Recorder:
+        return _Recorder(self, node, start_node, end_node)
+
+    def pop_trailing_newline(self) -> None:
+        # The providers' positions were counted with the newline (a module's range ends after it):
+        # it stays among the tokens, left out of the code.
+        self.popped = bool(self.tokens)
 
 
 class Ranges(NamedTuple):
@@ -67,6 +89,41 @@ class Ranges(NamedTuple):
     indents: Dict[cst.CSTNode, Tuple[str, ...]]  # of the nodes asked for
 
 
+def _token_positions(tokens: Sequence[str], code: str, wanted: Collection[int]) -> Dict[int, CodePosition]:
+    """The (line, column) LibCST's position providers reach after ``tokens[:i]``, for each ``i`` of ``wanted``."""
+    found: Dict[int, CodePosition] = {}
+    if "\r" not in code:
+        # Lines end at "\n" only: a token offset's line and column come from the code.
+        offsets = [0]
+        offsets.extend(accumulate(map(len, tokens)))
+        starts = [0]
+        starts.extend(match.end() for match in _NEWLINE.finditer(code))
+        for index in wanted:
+            offset = offsets[index]
+            line = bisect_right(starts, offset)
+            found[index] = CodePosition(line, offset - starts[line - 1])
+        return found
+    # As the providers count, token by token ("\r" and "\n" in two tokens are two line ends).
+    targets = sorted(wanted)
+    line, column, next_target = 1, 0, 0
+    for index, token in enumerate(tokens):
+        while next_target < len(targets) and targets[next_target] == index:
+            found[index] = CodePosition(line, column)
+            next_target += 1
+        if next_target == len(targets):
+            break
+        segments = NEWLINE_RE.split(token)
+        if len(segments) == 1:
+            column += len(token)
+        else:
+            line += len(segments) - 1
+            column = len(segments[-1])
+    else:
+        for index in targets[next_target:]:
+            found[index] = CodePosition(line, column)
+    return found
+
+
 def code_ranges(module: cst.Module, contexts: Collection[cst.CSTNode] = (),
                 keep: Optional[Collection[cst.CSTNode]] = None) -> Ranges:
     """Every node's syntactic range and its whole-text range, the code
@@ -74,16 +131,28 @@ def code_ranges(module: cst.Module, contexts: Collection[cst.CSTNode] = (),
     from one pass. With ``keep``, the ranges of those nodes only (and the
     module's): memory for the nodes asked about, not two ranges for every
     node of the file."""
-    sink = _Ranges()
-    state = _BothRangesState(default_indent=module.default_indent, default_newline=module.default_newline,
-                             provider=sink)  # type: ignore[arg-type]
+    state = _OffsetState(default_indent=module.default_indent, default_newline=module.default_newline)
+    state.syntactic = {}
     state.inclusive = {}
+    state.stack = []
     state.contexts = contexts
     state.indents = {}
-    state.keep = keep
-    state.written = []
+    state.keep = keep if keep is None else set(keep) | {module}
+    state.popped = False
     module._codegen(state)
-    return Ranges(sink._computed, state.inclusive, "".join(state.tokens), state.indents)
+    tokens = state.tokens
+    code = "".join(tokens)
+    if state.popped:
+        code = code[:len(code) - len(tokens[-1])]
+    syntactic = state.syntactic if keep is None else \
+        {node: span for node, span in state.syntactic.items() if node in state.keep}
+    wanted = {index for spans in (syntactic, state.inclusive) for span in spans.values() for index in span}
+    at = _token_positions(tokens, code if not state.popped else code + tokens[-1], wanted)
+
+    def ranges(spans: Dict[cst.CSTNode, Tuple[int, int]]) -> Dict[cst.CSTNode, CodeRange]:
+        return {node: CodeRange(at[start], at[end]) for node, (start, end) in spans.items()}
+
+    return Ranges(ranges(syntactic), ranges(state.inclusive), code, state.indents)
 
 
 def code_in_context(module: cst.Module, node: cst.CSTNode, indent: Sequence[str]) -> str:
