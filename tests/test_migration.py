@@ -109,6 +109,9 @@ def test_path_ending():
             for name in ("path", "other", "text", "unknown", "twice")}
     assert ends == {"path": "model.keras", "other": "/w.h5", "text": "/m.keras", "unknown": None, "twice": None}
     assert ctx.path_ending(cst.parse_expression("'x.hdf5'"), ctx.model.root) == "x.hdf5"
+    formatted = "'ep%03d-loss%.3f.h5' % (epoch, loss)"
+    assert ctx.path_ending(cst.parse_expression(formatted), ctx.model.root) == ".h5"
+    assert ctx.path_ending(cst.parse_expression("'weights-%s' % name"), ctx.model.root) is None
 
 
 def _call_at(ctx, text):

@@ -133,7 +133,7 @@ class Keras3UnsupportedSavePath(Rule):
         if path is None:
             return
         ending = ctx.path_ending(path)
-        if ending is None or not self._keras3_model(node.func.value, ctx):
+        if ending is None or not self._keras3_model(node.func.value, ctx, method):
             return
         if method == "save":
             what = _tf_format(ending)
@@ -198,11 +198,16 @@ class Keras3UnsupportedSavePath(Rule):
         return what
 
     @staticmethod
-    def _keras3_model(receiver: cst.BaseExpression, ctx) -> bool:
+    def _keras3_model(receiver: cst.BaseExpression, ctx, method: str = "") -> bool:
         kind = ctx.value_kind(receiver)
         if kind == values.KERAS:
             return ctx.migration.object_flavour(receiver, ctx.scope) == KERAS3
-        if kind != values.UNKNOWN or ctx.migration.module_flavour() != KERAS3:
+        flavours = ctx.migration.module_flavours()
+        # `save_weights` is Keras's name alone: an unknown receiver in a TensorFlow file that names no
+        # Keras (a training helper given `net`) is a Keras 3 model where the target is Keras 3.
+        keras3 = ctx.migration.module_flavour() == KERAS3 or (
+            method == "save_weights" and not flavours and ctx.target.keras3 and "tensorflow" in ctx.model.source)
+        if kind != values.UNKNOWN or not keras3:
             return False
         # Unknown: a model only when nothing says it was made by something else.
         return not _made_by_other(receiver, ctx)
@@ -213,6 +218,24 @@ class Keras3UnsupportedSavePath(Rule):
             ctx.report(node, message)
 
     cases = [
+        flagged(
+            """
+            import os
+
+            import tensorflow as tf
+
+
+            def fit_one_epoch(net, images, labels, optimizer, save_dir):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(net(images) - labels))
+                optimizer.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
+                net.save_weights(os.path.join(save_dir, "last_epoch_weights.h5"))
+                net.save(os.path.join(save_dir, "model"))
+            """,
+            at=[(10, 22, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`")],
+            note="a training helper given the model (bubbliiiing/unet-tf2 utils/utils_fit.py:108): save_weights is "
+                 "Keras's name alone; save() of an unknown object stays silent",
+        ),
         flagged(
             """
             import os

@@ -39,6 +39,8 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -451,10 +453,14 @@ def is_metric_class(qualname: Optional[str]) -> bool:
 _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
 
 
+# A %-conversion of printf-style formatting (``%03d``, ``%.3f``, ``%(name)s``, ``%%`` too).
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa%]")
+
+
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
     part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
-    ``a / "x"`` (pathlib) or of an f-string ending in text; the argument of
+    ``a / "x"`` (pathlib), of an f-string ending in text, or of ``"...%d.h5" % x``; the argument of
     ``str(...)``/``os.fspath(...)``; through a name (the one binding that
     reaches the read, where the name is local; else a name bound once). None
     when it cannot be told."""
@@ -470,6 +476,14 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
         return path_ending(expr.right, scope, resolver, depth + 1)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
+            and isinstance(expr.left, cst.SimpleString):
+        # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
+        value = expr.left.evaluated_value
+        if not isinstance(value, str):
+            return None
+        tail = _PERCENT.split(value)[-1]
+        return tail or None
     if isinstance(expr, cst.Call) and expr.args:
         qualname = resolver.qualname(expr.func, scope)
         if qualname in _PATH_JOINS:
