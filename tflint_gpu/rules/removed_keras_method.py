@@ -392,6 +392,43 @@ class RemovedKerasMethod(Rule):
     cases = [
         flagged(
             """
+            import tensorflow as tf
+
+            class LRLogger(tf.keras.callbacks.Callback):
+                def on_epoch_end(self, epoch, logs=None):
+                    print(float(tf.keras.backend.get_value(self.model.optimizer.lr)))
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile("adam", "mse")
+            rate = model.optimizer.lr
+            """,
+            at=[(5, 69, "Keras 3 `Optimizer` has no `lr` (AttributeError)"),
+                (9, 24, "Keras 3 `Optimizer` has no `lr` (AttributeError)")],
+            note="objects Keras hands out: a callback's self.model, a model's optimizer (bubbliiiing/unet-tf2 "
+                 "utils/callbacks.py:92)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            class Holder(tf.keras.callbacks.Callback):
+                def __init__(self, model):
+                    super().__init__()
+                    self.model = model
+
+                def on_epoch_end(self, epoch, logs=None):
+                    print(self.model.optimizer.lr)
+
+            class Plain:
+                def run(self):
+                    return self.model.optimizer.lr
+
+            rate = tf.keras.Sequential([tf.keras.layers.Dense(1)]).optimizer.learning_rate
+            """,
+            note="a callback binding its own model (it may be anything); no Keras base; learning_rate",
+        ),
+        flagged(
+            """
             import keras
             import numpy as np
 

@@ -172,10 +172,49 @@ class Migration:
                 return value[1], found.scope
         return None
 
+    def keras_attribute(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0
+                        ) -> Optional[Tuple[str, Optional[str]]]:
+        """(class, flavour) of an object Keras itself hands out through an attribute: a model's
+        ``optimizer`` (``keras.optimizers.Optimizer``), and ``self.model`` in a callback subclass
+        that does not bind ``model`` itself (``keras.Model``: Keras sets it before training).
+        None for any other expression."""
+        if not isinstance(expr, cst.Attribute) or depth > 3:
+            return None
+        name = expr.attr.value
+        objects = self.graphs.objects
+        if name == "model":
+            cls = objects.self_class(expr.value, scope)
+            if cls is None or objects.attribute_bindings(cls, "model", family=True) or objects.defines(cls, "model"):
+                return None
+            base = self.class_base(cls)
+            if base is None or not base.startswith("keras.callbacks."):
+                return None
+            flavour = self.graphs.keras_flavour(cls)
+            return "keras.Model", (None if flavour == KERAS3 and self.legacy_env else flavour)
+        if name == "optimizer":
+            inner = self.keras_attribute(expr.value, scope, depth + 1)
+            if inner is not None:
+                return ("keras.optimizers.Optimizer", inner[1]) if is_model_class(inner[0]) else None
+            cls = objects.self_class(expr.value, scope)
+            if cls is not None:
+                if objects.attribute_bindings(cls, "optimizer", family=True):
+                    return None
+                base = self.class_base(cls)
+                flavour = self.graphs.keras_flavour(cls)
+            else:
+                base = self.object_class(expr.value, scope)
+                flavour = self.object_flavour(expr.value, scope) if base is not None else None
+            if base is not None and is_model_class(base):
+                return "keras.optimizers.Optimizer", flavour
+        return None
+
     def object_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The Keras of the object ``expr``: of the call that made it (for an
         element of a container, ``for m in ms`` or ``ms[k]``: the one Keras of
         the calls that made every element), else the file's."""
+        known = self.keras_attribute(expr, scope)
+        if known is not None:
+            return known[1]
         origin = self._origin(expr, scope)
         if origin is not None:
             found = self._call_flavour(*origin)
@@ -290,7 +329,11 @@ class Migration:
     def object_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The normalized Keras class the object ``expr`` was made from
         (``keras.metrics.Mean``; for a same-module subclass, its nearest Keras
-        base; ``keras.Model`` for ``load_model`` and the like), or None."""
+        base; ``keras.Model`` for ``load_model`` and the like; what ``keras_attribute``
+        tells), or None."""
+        known = self.keras_attribute(expr, scope)
+        if known is not None:
+            return known[0]
         origin = self._origin(expr, scope)
         if origin is None:
             return None
