@@ -347,3 +347,32 @@ def test_except_fallback_handlers_of_the_errors_a_removed_api_raises():
     assert {n: m.except_fallback(*where) for n, where in _probes(ctx).items()} == \
         {1: True, 2: False, 3: True, 4: False, 5: False, 6: True}
     assert m.guarded(*_probes(ctx)[1])
+
+
+def test_objects_keras_hands_out_through_attributes():
+    ctx = context("""
+        import tensorflow as tf
+
+        class Logger(tf.keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                return self.model.optimizer
+
+        class Own(tf.keras.callbacks.Callback):
+            def set(self, model):
+                self.model = model
+
+            def read(self):
+                return self.model
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = model.optimizer
+    """)
+    migration = ctx.migration
+    logger = next(s for s in ctx.model.scopes if s.name == "on_epoch_end")
+    read = next(s for s in ctx.model.scopes if s.name == "read")
+    assert migration.keras_attribute(cst.parse_expression("self.model"), logger) == ("keras.Model", "keras3")
+    assert migration.object_class(cst.parse_expression("self.model.optimizer"), logger) == "keras.optimizers.Optimizer"
+    assert migration.keras_attribute(cst.parse_expression("self.model"), read) is None  # it binds model itself
+    assert migration.object_class(cst.parse_expression("model.optimizer"), ctx.model.root) == \
+        "keras.optimizers.Optimizer"
+    assert migration.keras_attribute(cst.parse_expression("model.layers"), ctx.model.root) is None
