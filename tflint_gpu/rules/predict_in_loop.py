@@ -132,6 +132,14 @@ class PredictInLoop(Rule):
     `examples/TFG601` (20 environment steps with a batch of one), `tflint-gpu
     verify --rule TFG601 --device cpu --size small --repeat 2`: equivalent
     (same actions and Q-values), 36.9 s -> 4.3 s (8.7x) on the loaded machine.
+
+    On real code (the labelled set, `benchmarks/realcode`): 20 of the 32
+    predict-in-loop labels found, 21 findings all true (the 12 missed labels
+    are eager `model(x)` calls, not reported); 48 findings over the eleven
+    checked-out projects, all read, all true (RL agents' per-step `predict`,
+    Grad-CAM-style masking per channel, per-image test loops); on the
+    reliability corpus 2 (a YOLO video loop's `predict_on_batch` per frame, the
+    TF music-generation tutorial's `predict` per generated note), both true.
     """
 
     code = "TFG601"
