@@ -5,7 +5,6 @@ from typing import List, Optional, Set
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument, keyword
-from tflint_gpu.semantic.model import SCOPE_TYPES, walk
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
 
@@ -182,8 +181,8 @@ class PredictInLoop(Rule):
         if loop is not None:
             if _few_whole_things(loop, scope, ctx) or _heavy_iteration(loop, node, scope, ctx):
                 return
-            bound = _loop_bindings(loop)
-            varies = _reads(data) & bound
+            bound = _loop_bindings(loop, ctx)
+            varies = _reads(data, ctx) & bound
             if not item and not varies:
                 return
             if method == "evaluate" and not item and not _batch_of_dataset(loop, data, scope, ctx):
@@ -428,7 +427,7 @@ def _innermost_loop(node: cst.CSTNode, scope) -> Optional[cst.CSTNode]:
     return None
 
 
-def _loop_bindings(loop: cst.CSTNode) -> Set[str]:
+def _loop_bindings(loop: cst.CSTNode, ctx) -> Set[str]:
     """Names (and ``self.x`` texts) a loop binds once per iteration."""
     found: Set[str] = set()
     parts: List[cst.CSTNode] = []
@@ -442,7 +441,7 @@ def _loop_bindings(loop: cst.CSTNode) -> Set[str]:
             parts.append(comp.target)
             comp = comp.inner_for_in
     for part in parts:
-        for inner in walk(part, skip=SCOPE_TYPES):
+        for inner in ctx.descendants(part):
             targets: List[cst.CSTNode] = []
             if isinstance(inner, cst.Assign):
                 targets = [t.target for t in inner.targets]
@@ -477,11 +476,11 @@ def _target_names(target: cst.CSTNode) -> Set[str]:
     return set()
 
 
-def _reads(expr: cst.BaseExpression) -> Set[str]:
+def _reads(expr: cst.BaseExpression, ctx) -> Set[str]:
     """Names an expression reads, and its ``a.b`` texts."""
     found: Set[str] = set()
     attrs = set()
-    for inner in walk(expr, skip=SCOPE_TYPES):
+    for inner in ctx.descendants(expr):
         if isinstance(inner, cst.Attribute):
             attrs.add(id(inner.attr))
             text = _text(inner)
@@ -549,7 +548,7 @@ def _heavy_iteration(loop: cst.CSTNode, node: cst.CSTNode, scope, ctx) -> bool:
     if not isinstance(loop, (cst.For, cst.While)):
         return False
     order = scope.flow_order()
-    for inner in walk(loop.body, skip=SCOPE_TYPES):
+    for inner in ctx.descendants(loop.body):
         if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node) \
                 and not _conditional(inner, loop, scope):
             return True
@@ -580,4 +579,4 @@ def _batch_of_dataset(loop: cst.CSTNode, data: cst.BaseExpression, scope, ctx) -
         iterable = iterable.args[0].value
     if not ctx.is_dataset(iterable, scope):
         return False
-    return bool(_reads(data) & _target_names(loop.target))
+    return bool(_reads(data, ctx) & _target_names(loop.target))

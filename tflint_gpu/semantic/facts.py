@@ -8,13 +8,13 @@ first use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 import libcst as cst
 
 from tflint_gpu.findings import Fix
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
-from tflint_gpu.semantic.model import Binding, ModuleModel, ScopeInfo, assigned, lookup
+from tflint_gpu.semantic.model import SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
@@ -132,6 +132,11 @@ class RuleContext:
         dataset, Keras model/layer, loss, NumPy array, Python container...,
         or unknown)."""
         return self.values.kind(expr, scope or self.scope)
+
+    def descendants(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """``node`` and the nodes below it in the same scope's code (nested functions, classes
+        and lambdas are not entered): for a rule that reads one small part of the tree."""
+        return walk(node, skip=SCOPE_TYPES)
 
     def nodes_in(self, scope: ScopeInfo, *type_names: str) -> List[cst.CSTNode]:
         """The nodes of these types whose own scope is ``scope`` (not inside a
