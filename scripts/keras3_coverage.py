@@ -130,7 +130,8 @@ KERAS_LIST: List[Tuple[str, str]] = [
     ("`keras.backend` session functions (`get_session`, `eval`...)", """\
         sess = tf.keras.backend.get_session()
     """),
-    ("`keras.utils.Sequence` subclasses: `__init__` must call `super().__init__()` (PyDataset)", """\
+    ("`keras.utils.Sequence` subclasses not calling `super().__init__()` (PyDataset; measured: only a "
+     "UserWarning under Keras 3.15, `fit` runs)", """\
         class Batches(keras.utils.Sequence):
             def __init__(self, x):
                 self.x = x
