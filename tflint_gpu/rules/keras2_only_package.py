@@ -19,8 +19,14 @@ _IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "
 
 
 def _import_guarded(node: cst.CSTNode, ctx) -> bool:
-    """Is the import in a ``try`` whose handlers catch its ImportError (a fallback follows)?"""
+    """Is the import in a ``try`` whose handlers catch its ImportError (a fallback follows), or in the
+    ``else`` of a feature test (``if hasattr(layers, "GroupNormalization"): ... else: from tfa...``)?"""
+    child = node
     for above in ctx.scope.ancestors(node):
+        if isinstance(above, cst.If) and child is above.orelse and isinstance(above.test, cst.Call) \
+                and isinstance(above.test.func, cst.Name) and above.test.func.value == "hasattr":
+            return True
+        child = above
         if isinstance(above, cst.Try):
             for handler in above.handlers:
                 caught = handler.type
@@ -129,7 +135,13 @@ Keras2OnlyPackage.cases = [
             tfa = None
 
         import tensorflow_addons_extra
+
+        if hasattr(tf.keras.layers, "GroupNormalization"):
+            GroupNormalization = tf.keras.layers.GroupNormalization
+        else:
+            from tensorflow_addons.layers import GroupNormalization
         """,
-        note="an import guarded by `except ImportError`; another package whose name starts the same",
+        note="an import guarded by `except ImportError`; another package whose name starts the same; the "
+             "fallback of a feature test (leondgarse/keras_cv_attention_models common_layers.py:271)",
     ),
 ]
