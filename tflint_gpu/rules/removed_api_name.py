@@ -65,6 +65,20 @@ def _lookup(qualname: str, spelling: str, how: str):
     return table.removed_name(module, name, spelling, how) if module else None
 
 
+def _shortest_removed(dotted: str, root: str, spelling: str):
+    """(prefix, removal) for the shortest prefix of the dotted module, below its root, that the table
+    records as removed (what an import of it fails on), or None."""
+    parts = dotted.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        if len(prefix) <= len(root):
+            continue
+        removal = _lookup(_normal(prefix, root, spelling), spelling, "import")
+        if removal is not None:
+            return prefix, removal
+    return None
+
+
 def _message(raw: str, removal, spelling: str) -> str:
     what = "TensorFlow 2" if spelling == "tensorflow" else "Keras 3"
     if getattr(removal, "stub", False):
@@ -251,17 +265,9 @@ class RemovedApiName(Rule):
             spelling, root = _spelling(raw)
             if spelling is None or not self._keras_ok(raw, spelling, ctx):
                 continue
-            # the shortest removed prefix of the dotted module
-            parts = raw.split(".")
-            for end in range(2, len(parts) + 1):
-                prefix = ".".join(parts[:end])
-                if len(prefix) <= len(root):
-                    continue
-                removal = _lookup(_normal(prefix, root, spelling), spelling, "import")
-                if removal is not None:
-                    if not self._guarded(node, ctx, "import", prefix):
-                        ctx.report(alias, _message(prefix, removal, spelling))
-                    break
+            found = _shortest_removed(raw, root, spelling)
+            if found is not None and not self._guarded(node, ctx, "import", found[0]):
+                ctx.report(alias, _message(found[0], found[1], spelling))
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
@@ -272,17 +278,12 @@ class RemovedApiName(Rule):
         spelling, root = _spelling(module)
         if spelling is None or not self._keras_ok(module, spelling, ctx):
             return
-        parts = module.split(".")
-        for end in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:end])
-            if len(prefix) <= len(root):
-                continue
-            removal = _lookup(_normal(prefix, root, spelling), spelling, "import")
-            if removal is not None:
-                if not self._guarded(node, ctx, "import", prefix):
-                    ctx.report(node, _message(prefix, removal, spelling),
-                               self._module_fix(node, module, root, spelling))
-                return
+        found = _shortest_removed(module, root, spelling)
+        if found is not None:
+            prefix, removal = found
+            if not self._guarded(node, ctx, "import", prefix):
+                ctx.report(node, _message(prefix, removal, spelling), self._module_fix(node, module, root, spelling))
+            return
         normal_module = _normal(module, root, spelling)
         for alias in node.names:
             name = dotted_name(alias.name)
