@@ -37,8 +37,10 @@ def _env(tool_path: str) -> Dict[str, str]:
 
 
 def findings(tool: List[str], env: Dict[str, str], root: Path) -> List[dict]:
-    done = subprocess.run(tool + ["check", ".", "--target-version", "latest", "--select", "ALL", "--format", "json",
-                                  "--exit-zero", "--no-cache", "--quiet"],
+    help_text = subprocess.run(tool + ["check", "--help"], cwd=root, capture_output=True, text=True, env=env).stdout
+    target = ["--target-version", "latest"] if "--target-version" in help_text else []  # an older tool has none
+    done = subprocess.run(tool + ["check", "."] + target + ["--select", "ALL", "--format", "json",
+                                                            "--exit-zero", "--no-cache", "--quiet"],
                           cwd=root, capture_output=True, text=True, env=env)
     return json.loads(done.stdout or "[]")
 
@@ -90,11 +92,15 @@ def main(argv=None) -> int:
             if i not in used:
                 unmatched.append(f"{repo},{f['filename']},{f['location']['row']},{f['code']},{f['message']}")
         summary = upgrade(tool, env, root)
-        report[repo] = {"labels": len(rows), "found": hits, "findings": len(relevant), "unmatched": len(relevant) - len(used),
-                        "upgrade": {k: summary.get(k) for k in ("target", "breakages", "fixable", "files")}
-                        if "error" not in summary else summary}
+        if not isinstance(summary, dict) or "error" in summary:
+            upgrade_counts = None  # an older tool has no upgrade report
+        else:
+            upgrade_counts = {k: summary.get(k) for k in ("total", "safe_fixes", "unsafe_fixes", "by_hand",
+                                                          "fixable_share")}
+        report[repo] = {"labels": len(rows), "found": hits, "findings": len(relevant),
+                        "unmatched": len(relevant) - len(used), "upgrade": upgrade_counts}
         print(f"{repo}: {hits}/{len(rows)} labels found; {len(relevant)} findings, {len(relevant) - len(used)} "
-              f"name no label")
+              f"name no label; upgrade report: {upgrade_counts}")
     total = sum(labels_by_kind.values())
     print(f"\nall: {sum(found_by_kind.values())}/{total} labels found")
     for kind, count in labels_by_kind.most_common():
