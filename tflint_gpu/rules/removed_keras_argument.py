@@ -326,10 +326,8 @@ class RemovedKerasArgument(Rule):
         flavour = ctx.migration.api_flavour(node.func, ctx.scope)
         raw = ctx.resolver.raw_qualname(node.func, ctx.scope) or ""
         has_rate = keyword(node, "learning_rate") is not None
-        if flavour == KERAS3 and not ctx.target.keras3:
-            # tf.keras is Keras 2 there: from TF 2.11 its new optimizers ignore lr= (before, an alias)
-            flavour = TF_KERAS if ctx.target.at_least((2, 11)) else None
-            raw = "tf_keras." if flavour else raw
+        if flavour is None and not ctx.target.keras3 and raw.startswith(("tensorflow.keras.", "tensorflow.compat.v2.keras.")):
+            flavour = TF_KERAS  # the project targets Keras 2: tf.keras is Keras 2 there
         if flavour == KERAS3:
             lost = _lost_under_keras3(node)
             message = "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`"
@@ -339,7 +337,8 @@ class RemovedKerasArgument(Rule):
             fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`",
                                                 Safety.SAFE if lost is None else Safety.UNSAFE)
             _report(ctx, lr, message, fix)
-        elif flavour == TF_KERAS and raw.startswith("tf_keras.") and not has_rate:
+        elif flavour == TF_KERAS and not has_rate and (raw.startswith("tf_keras.") or ctx.target.at_least((2, 11))):
+            # tf_keras, or tf.keras of a Keras 2 target: from TF 2.11 its new optimizers ignore lr= (before, an alias)
             _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
                     _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE),
                     keras3_only=False)

@@ -238,6 +238,10 @@ ScheduleIntStep.cases = [
                 return 1e-3 * it
         ''',
         at=[(6, 16, "`it` is the optimizer's int64 `iterations`")],
+        run="""
+        value = float(Warmup()(keras.ops.convert_to_tensor(5, dtype="int64")))
+        """,
+        effect=FIXES_ERROR,
         note="any parameter name; after the docstring; the import added",
     ),
     clean(
