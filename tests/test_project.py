@@ -635,3 +635,13 @@ def test_changing_what_a_helper_returns_invalidates_the_cached_result(tmp_path, 
                                                                     "return ds.batch(32).shuffle(3)"))
     assert cli.main(args) == 1
     assert "train.py:5:9" not in capsys.readouterr().out
+
+
+def test_a_package_of_the_project_is_its_own_module(tmp_path):
+    """TFG917 leaves tensorflow/addons's own imports of tensorflow_addons alone (RuleContext.own_module)."""
+    make(tmp_path, {"tensorflow_addons/__init__.py": "import tensorflow as tf\nfrom tensorflow_addons import utils\n",
+                    "tensorflow_addons/utils.py": "x = 1\n",
+                    "outside/train.py": "import tensorflow as tf\nimport tensorflow_addons as tfa\n"})
+    tfg917 = [REGISTRY["TFG917"]]
+    assert codes(tmp_path, "tensorflow_addons/__init__.py", rules=tfg917) == []
+    assert codes(tmp_path / "outside", "train.py", rules=tfg917) == [("TFG917", 2)]

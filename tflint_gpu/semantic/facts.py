@@ -133,6 +133,12 @@ class RuleContext:
         or unknown)."""
         return self.values.kind(expr, scope or self.scope)
 
+    def own_module(self, name: str) -> bool:
+        """Is the top-level module ``name`` one of the checked project's own (``tensorflow_addons``
+        while checking tensorflow/addons)? False for a file read alone."""
+        project = self.resolver.project
+        return project is not None and project.index.locate(name) is not None
+
     def descendants(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         """``node`` and the nodes below it in the same scope's code (nested functions, classes
         and lambdas are not entered): for a rule that reads one small part of the tree."""
