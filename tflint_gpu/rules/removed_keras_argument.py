@@ -7,6 +7,7 @@ import libcst as cst
 from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.semantic import values
 from tflint_gpu.semantic.migration import KERAS3, TF_KERAS
+from tflint_gpu.semantic.target import NEW_OPTIMIZERS_TF
 from tflint_gpu.rules.base import CHANGES, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Keras 3 layers whose constructor takes `weights=` (measured: Keras 3.15).
@@ -337,7 +338,7 @@ class RemovedKerasArgument(Rule):
             fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`",
                                                 Safety.SAFE if lost is None else Safety.UNSAFE)
             _report(ctx, lr, message, fix)
-        elif flavour == TF_KERAS and not has_rate and (raw.startswith("tf_keras.") or ctx.target.at_least((2, 11))):
+        elif flavour == TF_KERAS and not has_rate and (raw.startswith("tf_keras.") or ctx.target.at_least(NEW_OPTIMIZERS_TF)):
             # tf_keras, or tf.keras of a Keras 2 target: from TF 2.11 its new optimizers ignore lr= (before, an alias)
             _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
                     _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE),

@@ -5,11 +5,10 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.target import NEW_OPTIMIZERS_TF
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 _SCHEDULE = "keras.optimizers.schedules.LearningRateSchedule"
-# From TF 2.11 the optimizer hands a schedule its int64 `iterations`; before, a float cast of it.
-NEW_OPTIMIZERS_TF = (2, 11)
 # Ops that reject an integer tensor (measured, TF 2.21: InvalidArgumentError or TypeError on int64).
 _FLOAT_ONLY = frozenset({
     "tensorflow.math.rsqrt", "tensorflow.rsqrt", "tensorflow.math.sqrt", "tensorflow.sqrt", "tensorflow.math.exp",
@@ -21,15 +20,9 @@ _WITH_FLOAT = frozenset({"tensorflow.math.pow", "tensorflow.pow", "tensorflow.ma
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Power)
 
 
-def _has_float(expr: cst.BaseExpression) -> bool:
+def _has_float(expr: cst.BaseExpression, ctx) -> bool:
     """Does the expression hold a float literal (``0.5``, ``self.warmup ** -1.5``)?"""
-    todo = [expr]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, cst.Float):
-            return True
-        todo.extend(c for c in node.children if isinstance(c, cst.BaseExpression) or isinstance(c, cst.CSTNode))
-    return False
+    return any(isinstance(node, cst.Float) for node in ctx.descendants(expr))
 
 
 class ScheduleIntStep(Rule):
@@ -121,25 +114,19 @@ class ScheduleIntStep(Rule):
             if qualname in _FLOAT_ONLY and args and _is_param(args[0], step, scope, ctx):
                 found.append(call)
             elif qualname in _WITH_FLOAT and len(args) == 2 and (
-                    (_is_param(args[0], step, scope, ctx) and _has_float(args[1]))
-                    or (_is_param(args[1], step, scope, ctx) and _has_float(args[0]))):
+                    (_is_param(args[0], step, scope, ctx) and _has_float(args[1], ctx))
+                    or (_is_param(args[1], step, scope, ctx) and _has_float(args[0], ctx))):
                 found.append(call)
         for operation in ctx.nodes_in(scope, "BinaryOperation"):
             if not isinstance(operation.operator, _ARITHMETIC):
                 continue
-            if (_is_param(operation.left, step, scope, ctx) and _has_float(operation.right)) or (
-                    _is_param(operation.right, step, scope, ctx) and _has_float(operation.left)):
+            if (_is_param(operation.left, step, scope, ctx) and _has_float(operation.right, ctx)) or (
+                    _is_param(operation.right, step, scope, ctx) and _has_float(operation.left, ctx)):
                 found.append(operation)
         if not found:
             return None
         wanted = {id(n) for n in found}
-        todo = [function.body]  # the first in source order: a preorder walk of this one body
-        while todo:
-            current = todo.pop()
-            if id(current) in wanted:
-                return current
-            todo.extend(reversed(current.children))
-        return found[0]
+        return next((n for n in ctx.descendants(function.body) if id(n) in wanted), found[0])  # source order
 
 
 def _is_schedule(cls: ScopeInfo, ctx) -> bool:

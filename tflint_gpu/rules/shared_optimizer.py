@@ -5,12 +5,10 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument
-from tflint_gpu.semantic.model import ScopeInfo, assigned
+from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.target import NEW_OPTIMIZERS_TF
 from tflint_gpu.rules.base import Rule, clean, flagged
 
-# The TensorFlow whose tf.keras optimizers are the ones built for a fixed set of variables
-# (TF 2.11 made tf.keras.optimizers.X the new optimizer; Keras 3 kept it).
-NEW_OPTIMIZERS_TF = (2, 11)
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 _DEPTH = 6
 
@@ -180,7 +178,7 @@ def _optimizer_key(expr: cst.BaseExpression, scope: ScopeInfo, ctx) -> Optional[
     if origin is not None:
         return id(origin[0]) if _keras_optimizer(origin, ctx) else None
     if isinstance(expr, cst.Name):
-        found = assigned(expr.value, scope, expr)
+        found = ctx.assigned(expr.value, expr, scope)
         if found is not None and len(found.values) == 1 and isinstance(found.values[0], cst.Subscript) \
                 and isinstance(found.values[0].value, cst.Dict):
             values = [e.value for e in found.values[0].value.elements if isinstance(e, cst.DictElement)]
@@ -237,7 +235,7 @@ def _owners(expr: Optional[cst.BaseExpression], scope: ScopeInfo, ctx, depth: in
             return None
         return left[0] + right[0], left[1]
     if isinstance(expr, cst.Name):
-        found = assigned(expr.value, scope, expr)
+        found = ctx.assigned(expr.value, expr, scope)
         if found is None or len(found.values) != 1 or not isinstance(found.values[0], cst.BaseExpression):
             return None
         return _owners(found.values[0], found.scope, ctx, depth + 1)

@@ -46,6 +46,9 @@ Version = Tuple[int, int]
 
 # The first TensorFlow whose tf.keras is Keras 3.
 KERAS3_TF: Version = (2, 16)
+# The first TensorFlow whose tf.keras optimizers are the new ones (built for a fixed set of variables,
+# handing a schedule the int64 iterations, ignoring lr=): TF 2.11's release note; Keras 3 kept them.
+NEW_OPTIMIZERS_TF: Version = (2, 11)
 
 # Distributions of TensorFlow itself (PEP 503 normalised names); nightlies are the newest.
 TF_DISTRIBUTIONS = frozenset({
