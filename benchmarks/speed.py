@@ -158,7 +158,7 @@ def main() -> None:
         text = decode(Path(target).read_bytes()).text
 
         def inside():
-            view = ProjectFile(ProjectIndex(root, loader=store.load), target)
+            view = ProjectFile(ProjectIndex(root, loader=store.load, by_text=store.of_text), target)
             lint_source(text, target, settings.rules, project=view)
 
         def by_itself():

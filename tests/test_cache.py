@@ -133,3 +133,38 @@ def test_the_project_summaries_are_reused_by_content(tmp_path):
     again = ProjectCache(tmp_path / "cache")
     assert again.summaries and again.load(str(tmp_path / "b.py")).digest == first.digest
     assert again.load(str(tmp_path / "missing.py")) is None
+
+
+def test_a_text_summarised_before_is_not_compiled_again(tmp_path, monkeypatch):
+    # stdin and flake8: the file's own text, cached by content, gives its imports and syntax verdict.
+    from tflint_gpu.engine import lint
+    from tflint_gpu.engine.cache import ProjectCache
+    from tflint_gpu.rules.base import all_rules
+    from tflint_gpu.semantic.project import ProjectFile, ProjectIndex
+
+    text = "import tensorflow as tf\n\n@tf.function\ndef f(x):\n    return x.numpy()\n"
+    (tmp_path / "a.py").write_text(text)
+    store = ProjectCache(tmp_path / "cache")
+    store.load(str(tmp_path / "a.py"))
+    view = ProjectFile(ProjectIndex(str(tmp_path), loader=store.load, by_text=store.of_text), str(tmp_path / "a.py"))
+    assert view.own_summary(text) is store.of_text(text) is not None
+    assert view.own_summary(text + "x = 1\n") is None  # an edited buffer is compiled
+    compiled = []
+    original = lint.check_syntax
+    monkeypatch.setattr(lint, "check_syntax", lambda *args: compiled.append(args) or original(*args))
+    codes = [f.code for f in lint.lint_source(text, str(tmp_path / "a.py"), list(all_rules()), project=view).findings]
+    assert "TFG101" in codes and compiled == []
+    lint.lint_source(text + "x = 1\n", str(tmp_path / "a.py"), list(all_rules()), project=view)
+    assert compiled  # not known: CPython's verdict as for any file
+
+
+def test_the_cache_belongs_to_one_python(monkeypatch):
+    # Which texts are Python depends on the interpreter: a cache is not shared across versions.
+    import types
+
+    from tflint_gpu.engine import cache
+
+    here = cache.code_version()
+    monkeypatch.setattr(cache, "sys", types.SimpleNamespace(implementation=types.SimpleNamespace(name="cpython"),
+                                                            version_info=(3, 99, 0)))
+    assert cache.code_version() != here

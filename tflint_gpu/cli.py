@@ -340,7 +340,8 @@ def _stdin_project(args: argparse.Namespace, settings: config.Settings):
     if root is None:
         return None, None
     store = ProjectCache(None if args.no_cache else settings.cache_dir)
-    return ProjectFile(ProjectIndex(root, loader=store.load), os.path.abspath(args.stdin_filename)), store
+    index = ProjectIndex(root, loader=store.load, by_text=store.of_text)
+    return ProjectFile(index, os.path.abspath(args.stdin_filename)), store
 
 
 def _print_errors(errors: List[str]) -> None:

@@ -44,7 +44,8 @@ def _index_for(root: str) -> ProjectIndex:
     """The project index under ``root``: modules are summarised as imports reach them."""
     from tflint_gpu.engine.cache import ProjectCache
 
-    return ProjectIndex(root, loader=ProjectCache(None).load)
+    store = ProjectCache(None)
+    return ProjectIndex(root, loader=store.load, by_text=store.of_text)
 
 
 def _project_for(filename: str, settings: config.Settings) -> "ProjectFile | None":

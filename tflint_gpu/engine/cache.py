@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -32,8 +33,10 @@ _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache dire
 
 
 def code_version() -> str:
-    """Changes whenever the linter's own code changes."""
-    digest = hashlib.sha256(tflint_gpu.__version__.encode())
+    """Changes whenever the linter's own code changes, or the Python that runs it
+    (whose parser says which texts are Python: a cached verdict holds for one version)."""
+    python = f"{sys.implementation.name}{sys.version_info[0]}.{sys.version_info[1]}"
+    digest = hashlib.sha256(f"{tflint_gpu.__version__}|{python}".encode())
     package = Path(tflint_gpu.__file__).parent
     for path in sorted(package.rglob("*.py")):
         stat = path.stat()
@@ -271,6 +274,13 @@ class ProjectCache:
         self.summaries[digest] = summary
         self.files[os.path.abspath(path)] = (stamp, digest)
         self.dirty = True
+
+    def of_text(self, text: str) -> Optional[Summary]:
+        """The summary made earlier of ``text`` (a file's UTF-8 bytes with this content), if any."""
+        try:
+            return self.summaries.get(content_digest(text.encode("utf-8")))
+        except UnicodeError:  # a lone surrogate: no file holds these bytes
+            return None
 
     def load(self, path: str) -> Optional[Summary]:
         """The summary of ``path``: cached (unchanged file, or same content), else read and compiled."""

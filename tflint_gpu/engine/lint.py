@@ -279,9 +279,9 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     if prefilter_text and project is not None and not file_noqa_line and rules:
         # TensorFlow (and any name) may come through the project's modules: CPython's tree
         # (its syntax verdict, which every file gets anyway) says what the file imports.
-        if project.own is not None and project.own[0] is source:
-            summary = project.own[1]  # the driver compiled this very text for the index
-        else:
+        # Made already when the driver compiled this very text for the index, or cached by content.
+        summary = project.own_summary(source)
+        if summary is None:
             summary = summarize(on_large_stack(check_syntax, source, path))
         checked = True
         framework = mentions_framework(source)

@@ -616,10 +616,12 @@ class ProjectIndex:
     """The modules under ``root`` (and ``root/src``), found on disk as asked and
     summarised once. ``summaries``: path -> Summary known beforehand (built in
     parallel, or from the cache); ``loader(path)``: the summary of a file not
-    known yet (reads and compiles it; ``load_summary`` by default)."""
+    known yet (reads and compiles it; ``load_summary`` by default); ``by_text(text)``:
+    the summary already made of this very text, if any (a cache by content)."""
 
     def __init__(self, root: str, summaries: Optional[Dict[str, Optional[Summary]]] = None,
-                 loader: Optional[_Loader] = None) -> None:
+                 loader: Optional[_Loader] = None,
+                 by_text: Optional[_Loader] = None) -> None:
         self.root = os.path.abspath(root)
         src = os.path.join(self.root, "src")
         self.bases = [self.root] + ([src] if os.path.isdir(src) else [])
@@ -631,6 +633,7 @@ class ProjectIndex:
         self._by_name: Optional[Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = None
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
+        self.by_text = by_text
         self._located: Dict[str, Optional[Tuple[str, str]]] = {}
         self._reach: Dict[str, Tuple[bool, FrozenSet[Tuple[str, str]]]] = {}
         self._resolved: Dict[Tuple[str, str, int, str], Tuple[Any, FrozenSet[Tuple[str, str]]]] = {}
@@ -1059,6 +1062,13 @@ class ProjectFile:
         # (text, its summary) when the driver already compiled this very text (the index's
         # summary of the file): the syntax verdict and the imports, without compiling again.
         self.own: Optional[Tuple[str, Summary]] = None
+
+    def own_summary(self, source: str) -> Optional[Summary]:
+        """The summary of ``source``, this file's text, when it was made already (by the
+        driver, or earlier and cached by content): it compiled, and it says what the file imports."""
+        if self.own is not None and self.own[0] is source:
+            return self.own[1]
+        return self.index.by_text(source) if self.index.by_text is not None else None
 
     def _importer(self) -> Tuple[Optional[str], bool]:
         if self.module is None:
