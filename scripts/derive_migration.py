@@ -828,13 +828,110 @@ _DEPRECATED_VALUES = re.compile(r"SOME ARGUMENT VALUES ARE DEPRECATED: `\((.*?)\
 _INSTRUCTIONS = re.compile(r"Instructions for updating:\n(.*?)(?:\n\n|\Z)", re.S)
 _USE = re.compile(r"[Uu]se `?([A-Za-z_][A-Za-z_0-9]*)`?(?:=\S*)? instead|[Uu]se `?([A-Za-z_][A-Za-z_0-9]*)`?")
 
-# (qualname, old, new): executed both ways, outputs compared.
+# (qualname, keyword) -> (snippet, the deprecated arguments, their current spelling or None). Every
+# entry runs with the deprecated arguments, then with the current spelling (outputs compared: an exact
+# replacement), or without them when TF names none (outputs compared: is dropping them exact?).
+# ``out`` is a list of plain values (numbers, strings, shapes, whether a gradient is None).
+_GRAPH_DEF = """
+g = tf.Graph()
+with g.as_default():
+    tf.constant(1.0, name="c")
+with tf.Graph().as_default() as h:
+    {fn}(g.as_graph_def(), name=""{args})
+    out = [n.name for n in h.as_graph_def().node]
+"""
+_FOLD = """
+def run(x):
+    return {fn}{call}
+x = tf.constant([1.0, 2.0, 3.0])
+out = []
+for f in (run, tf.function(run)):  # eagerly, then traced
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    out += [float(tf.reduce_sum(y)), tape.gradient(y, x) is None]
+"""
+_NORMALIZE = "out = {fn}(tf.constant([[3.0, 4.0], [1.0, 0.0]]){args}).numpy().tolist()"
+_GENERATOR = """
+def gen():
+    yield [1, 2]
+    yield [3, 4]
+ds = tf.data.Dataset.from_generator(gen{args})
+out = [x.numpy().tolist() for x in ds] + [str(ds.element_spec)]
+"""
+_RETRACES = """
+traces = []
+def f(x: tf.Tensor):
+    traces.append(1)
+    return tf.reduce_sum(x) * 2.0
+g = tf.function(f{args})
+out = [float(g(tf.ones([n]))) for n in range(1, 6)] + [float(g(1.0)), float(g(2.0)), len(traces)]
+"""
 _VERIFY = {
-    ("tensorflow.map_fn", "dtype", "fn_output_signature"):
-        "out = tf.map_fn(lambda v: tf.cast(v, tf.float32) * 2.0, tf.range(3), {kw}=tf.float32)",
-    ("tensorflow.data.Dataset.from_generator", "output_types", "output_signature"): None,
-    ("tensorflow.while_loop", "back_prop", None): None,
+    ("tensorflow.Graph.create_op", "compute_shapes"): ("""
+g = tf.Graph()
+with g.as_default():
+    a = tf.constant([1.0, 2.0])
+    op = g.create_op("Identity", [a], [tf.float32]{args})
+    out = [op.outputs[0].shape.as_list()]
+""", ", compute_shapes=True", None),
+    ("tensorflow.Variable", "caching_device"): (
+        "v = tf.Variable([1.0, 2.0]{args})\nout = v.read_value().numpy().tolist()", ', caching_device="/cpu:0"',
+        None),
+    ("tensorflow.config.optimizer.set_jit", "jit_config"): (
+        "tf.config.optimizer.set_jit({args})\nout = [tf.config.optimizer.get_jit()]\n"
+        "tf.config.optimizer.set_jit(False)", "True", '"autoclustering"'),
+    ("tensorflow.data.Dataset.from_generator", "output_types"): (
+        _GENERATOR, ", output_types=tf.int32", ", output_signature=tf.TensorSpec(shape=None, dtype=tf.int32)"),
+    ("tensorflow.data.Dataset.from_generator", "output_shapes"): (
+        _GENERATOR, ", output_types=tf.int32, output_shapes=(2,)",
+        ", output_signature=tf.TensorSpec(shape=(2,), dtype=tf.int32)"),
+    ("tensorflow.foldl", "back_prop"): (
+        _FOLD.replace("{call}", "(lambda a, v: a + v * v, x{args})"), ", back_prop=False", None),
+    ("tensorflow.foldr", "back_prop"): (
+        _FOLD.replace("{call}", "(lambda a, v: a + v * v, x{args})"), ", back_prop=False", None),
+    ("tensorflow.scan", "back_prop"): (
+        _FOLD.replace("{call}", "(lambda a, v: a + v * v, x{args})"), ", back_prop=False", None),
+    ("tensorflow.map_fn", "back_prop"): (
+        _FOLD.replace("{call}", "(lambda v: v * v, x{args})"), ", back_prop=False", None),
+    ("tensorflow.while_loop", "back_prop"): (
+        _FOLD.replace("{call}", "(lambda i, a: i < 3, lambda i, a: (i + 1, a * x), (0, x){args})[1]"),
+        ", back_prop=False", None),
+    ("tensorflow.map_fn", "dtype"): (
+        "out = tf.map_fn(lambda v: tf.cast(v, tf.float32) * 2.0, tf.range(3){args}).numpy().tolist()",
+        ", dtype=tf.float32", ", fn_output_signature=tf.float32"),
+    ("tensorflow.function", "experimental_compile"): (
+        "g = tf.function(lambda x: x * 2.0{args})\nout = [float(g(tf.constant(1.5)))]",
+        ", experimental_compile=True", ", jit_compile=True"),
+    ("tensorflow.function", "experimental_relax_shapes"): (
+        _RETRACES, ", experimental_relax_shapes=True", ", reduce_retracing=True"),
+    ("tensorflow.function", "experimental_follow_type_hints"): (
+        _RETRACES, ", experimental_follow_type_hints=True", None),
+    ("tensorflow.import_graph_def", "op_dict"): (
+        _GRAPH_DEF.replace("{fn}", "tf.import_graph_def"), ", op_dict=None", None),
+    ("tensorflow.graph_util.import_graph_def", "op_dict"): (
+        _GRAPH_DEF.replace("{fn}", "tf.graph_util.import_graph_def"), ", op_dict=None", None),
+    ("tensorflow.linalg.LinearOperator", "graph_parents"): ("""
+class Op(tf.linalg.LinearOperator):
+    def __init__(self, **kwargs):
+        super().__init__(dtype=tf.float32, is_square=True, **kwargs)
+    def _shape(self):
+        return tf.TensorShape([2, 2])
+    def _shape_tensor(self):
+        return tf.constant([2, 2])
+    def _matmul(self, x, adjoint=False, adjoint_arg=False):
+        return x
+out = [Op({args}).shape.as_list()]
+""", "graph_parents=[]", None),
+    ("tensorflow.train.CheckpointOptions", "experimental_enable_async_checkpoint"): (
+        "out = [tf.train.CheckpointOptions({args}).enable_async]", "experimental_enable_async_checkpoint=True",
+        "enable_async=True"),
 }
+for _fn in ("tf.linalg.l2_normalize", "tf.math.l2_normalize", "tf.nn.l2_normalize"):
+    _VERIFY[("tensorflow." + _fn[3:], "dim")] = (_NORMALIZE.replace("{fn}", _fn), ", dim=1", ", axis=1")
+for _key in ("tensorflow.foldl", "tensorflow.foldr", "tensorflow.scan", "tensorflow.map_fn", "tensorflow.while_loop"):
+    _fn = "tf." + _key[len("tensorflow."):]
+    _VERIFY[(_key, "back_prop")] = (_VERIFY[(_key, "back_prop")][0].replace("{fn}", _fn),) + _VERIFY[(_key, "back_prop")][1:]
 
 
 def _callables(tf) -> List[Tuple[str, Any]]:
@@ -891,34 +988,63 @@ def _tf_keywords(tf) -> List[Dict[str, Any]]:
                     if new is not None:
                         entry["replacement"] = {"keyword": new, "exact": False,
                                                 "why": "named by TensorFlow's instructions"}
-                    verdict = _verify_tf(tf, qualname, keyword, new)
+                    positional = [q.name for q in (sig.parameters.values() if sig is not None else ())
+                                  if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+                    if positional[:1] in (["self"], ["cls"]):
+                        positional = positional[1:]  # a constructor or method: called without it
+                    if keyword in positional:
+                        entry["position"] = positional.index(keyword)
+                    if sig is not None and keyword not in params and not _has_var_keyword(sig):
+                        # the marker names no parameter (``set_jit``'s ``jit_config``): passing it is a TypeError
+                        entry["in_signature"] = False
+                    if kind == "value" and "=" in part:
+                        entry["value"] = part.split("=", 1)[1].strip()
+                    verdict = _verify_tf(tf, qualname, keyword)
                     entry["outcome"] = verdict["outcome"]
                     entry["executed"] = verdict["executed"]
-                    if verdict.get("exact") and new is not None:
-                        entry["replacement"].update(exact=True, why="executed both ways: identical outputs")
+                    if verdict.get("old") is not None:
+                        entry["results"] = {"deprecated": verdict["old"], "current": verdict["new"]}
+                    if verdict.get("spelling") is not None and new is None and kind == "value":
+                        # a deprecated value whose current value TF names (``set_jit(True)`` -> "autoclustering")
+                        entry["replacement"] = {"keyword": keyword, "exact": False,
+                                                "why": "named by TensorFlow's instructions"}
+                        new = keyword
+                    if verdict.get("spelling") is not None and new is not None:
+                        entry["replacement"]["arguments"] = verdict["spelling"].lstrip(", ")
+                        before, after = _VERIFY[(qualname, keyword)][1].lstrip(", "), entry["replacement"]["arguments"]
+                        # the same value under the new name (``dim=1`` -> ``axis=1``): a plain rename
+                        entry["replacement"]["rename"] = new != keyword and before.count("=") == after.count("=") == 1 and \
+                            before.split("=", 1) == [keyword, after.split("=", 1)[1]] and \
+                            after.split("=", 1)[0] == new
+                        if verdict["exact"]:
+                            entry["replacement"].update(exact=True, why="executed both ways: identical outputs")
+                    elif "old" in verdict and verdict.get("spelling") is None:
+                        entry["dropped_exact"] = bool(verdict["exact"])
                     entries.append(entry)
     return entries
 
 
-def _verify_tf(tf, qualname: str, old: str, new: Optional[str]) -> Dict[str, Any]:
-    snippet = _VERIFY.get((qualname, old, new))
-    if snippet is None:
+def _verify_tf(tf, qualname: str, keyword: str) -> Dict[str, Any]:
+    """Run the entry's snippet with the deprecated arguments and with their current spelling (or
+    without them): what the old spelling gives (its warning), and whether the outputs are the same."""
+    recipe = _VERIFY.get((qualname, keyword))
+    if recipe is None:
         return {"outcome": {"breaks": False, "deprecated": True},
-                "executed": "not executed: a deprecation marker (the argument is still accepted)"}
-    import numpy as np
-
-    results = {}
-    outcome = None
-    for kw in (old, new):
+                "executed": "not executed: no recipe (the argument is still accepted)"}
+    snippet, old, new = recipe
+    results: Dict[str, Any] = {}
+    outcome: Dict[str, Any] = {}
+    for which, args in (("old", old), ("new", new if new is not None else "")):
         namespace: Dict[str, Any] = {"tf": tf}
         with _capture() as captured:
-            exec(snippet.format(kw=kw), namespace)  # noqa: S102
-        if kw == old:
+            exec(snippet.replace("{args}", args), namespace)  # noqa: S102
+        if which == "old":
             outcome = _outcome(captured)
-        results[kw] = None if captured.error is not None else np.asarray(namespace["out"])
-    same = all(r is not None for r in results.values()) and np.array_equal(results[old], results[new]) \
-        and results[old].dtype == results[new].dtype
-    return {"outcome": outcome, "executed": "executed with the old and the new keyword", "exact": same}
+        results[which] = None if captured.error is not None else repr(namespace.get("out"))
+    same = results["old"] is not None and results["old"] == results["new"]
+    how = "with the current spelling" if new is not None else "without the argument"
+    return {"outcome": outcome, "executed": f"executed with the deprecated argument and {how}", "exact": same,
+            "old": results["old"], "new": results["new"], "spelling": new}
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -130,10 +130,19 @@ def test_tensorflow_names_and_deprecated_arguments():
     assert t.removed_tf_name("tensorflow.function") is None
     assert t.is_tf_module("tensorflow.layers") or t.removed_tf_name("tensorflow.layers") is not None
     dtype = t.deprecated_tf_keyword("tensorflow.map_fn", "dtype")
-    assert (dtype.replacement, dtype.exact) == ("fn_output_signature", True)
+    assert (dtype.replacement, dtype.exact, dtype.rename) == ("fn_output_signature", True, True)
     generator = t.deprecated_tf_keyword("tensorflow.data.Dataset.from_generator", "output_types")
-    assert (generator.replacement, generator.exact) == ("output_signature", False)
-    assert t.deprecated_tf_keyword("tensorflow.while_loop", "back_prop") is not None
+    assert (generator.replacement, generator.exact, generator.rename) == ("output_signature", True, False)
+    assert generator.arguments == "output_signature=tf.TensorSpec(shape=None, dtype=tf.int32)"
+    back_prop = t.deprecated_tf_keyword("tensorflow.while_loop", "back_prop")
+    # executed: no effect eagerly, no gradient once traced: dropping it is not exact
+    assert (back_prop.value, back_prop.replacement, back_prop.dropped_exact) == ("False", None, False)
+    assert back_prop.deprecated_result.endswith("True]") and back_prop.current_result.endswith("False]")
+    follow = t.deprecated_tf_keyword("tensorflow.function", "experimental_follow_type_hints")
+    assert follow.dropped_exact is True  # the same traces with and without it under TF 2.21
+    assert t.deprecates_tf_keywords("tensorflow.nn.l2_normalize") and not t.deprecates_tf_keywords("tensorflow.add")
+    # every entry was executed
+    assert all(e["executed"].startswith("executed") for e in t.entries() if e["kind"] == "tf_keyword")
 
 
 def test_spelling_of_raw_names():

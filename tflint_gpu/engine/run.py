@@ -339,7 +339,15 @@ def _crashed(task: _Task, how: str) -> FileResult:
 def _map(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterable[FileResult]:
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         return (_process_star(item) for item in todo)
-    return _parallel(todo, jobs, index)
+    # Largest files first: the last batches are small ones, so no worker waits long for the other.
+    return _parallel(sorted(todo, key=_size, reverse=True), jobs, index)
+
+
+def _size(task: _Task) -> int:
+    try:
+        return os.stat(task[0]).st_size
+    except OSError:
+        return 0
 
 
 _started = None  # in a worker: one flag a task, set as the task starts (shared memory)

@@ -71,6 +71,7 @@ class MigrationTable:
         self._keywords: Dict[Tuple[str, str], dict] = {}
         self._tf_names: Dict[str, dict] = {}
         self._tf_keywords: Dict[Tuple[str, str], dict] = {}
+        self._tf_callables: Optional[frozenset] = None
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -185,13 +186,43 @@ class MigrationTable:
         entry = self._tf_names.get(qualname)
         return bool(entry and entry.get("is_module"))
 
-    def deprecated_tf_keyword(self, callable_qualname: str, keyword: str) -> Optional[Removal]:
+    def deprecated_tf_keyword(self, callable_qualname: str, keyword: str) -> Optional["Deprecation"]:
+        """An argument TF 2 marks deprecated on ``callable_qualname`` (``tensorflow.map_fn``), as executed."""
         entry = self._tf_keywords.get((callable_qualname, keyword))
-        if entry is None:
+        if entry is None or entry.get("in_signature") is False:  # a marker naming no parameter
             return None
         replacement = entry.get("replacement") or {}
-        return Removal("tf_keyword", callable_qualname, None, entry.get("instructions", ""),
-                       replacement.get("keyword"), bool(replacement.get("exact")), replacement.get("why", ""))
+        outcome = entry.get("outcome") or {}
+        return Deprecation(callable_qualname, keyword, entry.get("value"), entry.get("instructions", ""),
+                           replacement.get("keyword"), replacement.get("arguments"), bool(replacement.get("exact")),
+                           bool(replacement.get("rename")),
+                           entry.get("dropped_exact"), bool(outcome.get("warning")),
+                           entry.get("position"), (entry.get("results") or {}).get("deprecated"),
+                           (entry.get("results") or {}).get("current"))
+
+    def deprecates_tf_keywords(self, callable_qualname: str) -> bool:
+        """Whether some argument of ``callable_qualname`` is marked deprecated (a quick test first)."""
+        if self._tf_callables is None:
+            self._tf_callables = frozenset(q for q, _ in self._tf_keywords)
+        return callable_qualname in self._tf_callables
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """A TF 2 argument (or argument value) marked deprecated, and what executing it showed."""
+    qualname: str  # the callable
+    keyword: str
+    value: Optional[str]  # only this value is deprecated (``False`` of ``back_prop=``); None: any value
+    instructions: str  # TensorFlow's own
+    replacement: Optional[str]  # the current keyword TensorFlow names, if any
+    arguments: Optional[str]  # the current spelling as executed (``output_signature=tf.TensorSpec(...)``)
+    exact: bool  # executed both ways: identical outputs
+    rename: bool  # the current spelling is the same value under the new keyword (``dim=1`` -> ``axis=1``)
+    dropped_exact: Optional[bool]  # no replacement: executed without it, identical (None: not executed)
+    warns: bool  # executing it logged a deprecation warning
+    position: Optional[int] = None  # its place among the positional arguments of a call, if it has one
+    deprecated_result: Optional[str] = None  # the executed outputs, with the deprecated argument...
+    current_result: Optional[str] = None  # ... and with the current spelling or without it
 
 
 _TABLE: Optional[MigrationTable] = None
