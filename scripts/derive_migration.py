@@ -1040,6 +1040,8 @@ def _verify_tf(tf, qualname: str, keyword: str) -> Dict[str, Any]:
             exec(snippet.replace("{args}", args), namespace)  # noqa: S102
         if which == "old":
             outcome = _outcome(captured)
+            if not outcome["breaks"]:
+                outcome["deprecated"] = True  # marked so by TF, whether or not it warns
         results[which] = None if captured.error is not None else repr(namespace.get("out"))
     same = results["old"] is not None and results["old"] == results["new"]
     how = "with the current spelling" if new is not None else "without the argument"

@@ -233,6 +233,8 @@ def _breaks(entry: Dict) -> bool:
         return bool(entry.get("breaks"))
     if entry["kind"] == "tf_name":
         return bool(entry.get("breaks"))
+    if entry.get("in_signature") is False:
+        return False  # a deprecation marker naming no parameter: no user can pass it
     outcome = entry.get("outcome") or {}
     return bool(outcome.get("breaks") or outcome.get("deprecated"))
 

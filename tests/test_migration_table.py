@@ -152,3 +152,14 @@ def test_spelling_of_raw_names():
     assert spelling_of("keras.src.layers.Dense") is None
     assert spelling_of("tf_keras.layers.Dense") is None
     assert spelling_of("tensorflow.nn.relu") is None
+
+
+def test_tfg918_reads_every_deprecated_tf_argument_the_table_flags():
+    # The rule's text prefilter must name each keyword the table records (else a file is never parsed).
+    from tflint_gpu.rules.deprecated_tf_argument import _ELSEWHERE, DeprecatedTfArgument
+
+    t = table()
+    wanted = {e["keyword"] for e in t.entries() if e["kind"] == "tf_keyword"
+              and t.deprecated_tf_keyword(e["qualname"], e["keyword"]) is not None
+              and (e["qualname"], e["keyword"]) not in _ELSEWHERE}
+    assert wanted and wanted <= set(DeprecatedTfArgument.needs[0])

@@ -52,6 +52,7 @@ OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
 ALSO: Dict[str, Tuple[str, ...]] = {
     "removed-keras-method": ("TFG9",),
     "removed-keras-argument": ("TFG9",),
+    "deprecated-tf-alias": ("TFG918",),  # a deprecated argument (`from_generator(output_types=)`)
 }
 
 
