@@ -281,7 +281,10 @@ _VALUES = {
     "depth_multiplier": 1, "upsampling": None, "output_mode": "int", "offset": 0.0, "value_range": (0, 1),
     "thresholds": 0.5, "num_thresholds": 3, "top_k": None, "class_id": None, "num_classes": 2,
     "inner_optimizer": None, "data_format": None, "strides": 1, "pool_size": 2, "threshold": 0.5,
+    "height_factor": 0.1, "width_factor": 0.1, "axes": 1, "equation": "ab,bc->ac", "output_shape": 4,
 }
+# Optional parameters some constructors need to be made at all (Keras 3 checks them in __init__).
+_EXTRA = {"CategoryEncoding": {"num_tokens": 4}, "InputLayer": {"shape": (2,)}}
 
 
 def _required(sig: inspect.Signature) -> List[inspect.Parameter]:
@@ -316,6 +319,7 @@ def _fill(cls: type, keras) -> Optional[Dict[str, Any]]:
             values[name] = _VALUES[name]
         else:
             return None
+    values.update(_EXTRA.get(cls.__name__, {}))
     return values
 
 
@@ -708,7 +712,8 @@ def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
                     entry.update(_execute_keyword(qualname, what, fn3, keyword, value, keras, tmp))
                 outcome = entry.get("outcome") or {}
                 # the error names the keyword as unknown (not a complaint about the value passed)
-                entry["rejects_name"] = bool(outcome.get("breaks")) and bool(_REJECTED.search(outcome["message"]))
+                entry["rejects_name"] = bool(outcome.get("breaks")) and bool(_REJECTED.search(outcome["message"])) \
+                    and not outcome.get("with_or_without")
                 replacement = _keyword_replacement(keyword, sig2, sig3, entry.get("outcome"))
                 if replacement is not None:
                     entry["replacement"] = replacement
@@ -752,13 +757,24 @@ def _execute_keyword(qualname: str, what: str, fn3: Any, keyword: str, value: An
             return {"outcome": None, "executed": "not executed: required arguments unknown"}
         baseline = _run(fn3, **values)
         if baseline["breaks"]:
-            return {"outcome": None, "executed": "not executed: the baseline construction fails"}
+            # the class itself cannot be made under Keras 3 (a stub, or abstract): its own entry says so
+            return {"outcome": dict(_run(fn3, **values, **{keyword: value}), with_or_without=True),
+                    "executed": "constructed with and without it: both fail (the class itself breaks)"}
         return {"outcome": _run(fn3, **values, **{keyword: value}), "executed": "constructed with it"}
     if what == "method":
         cls_path, method = qualname[len("keras."):].rsplit(".", 1)
         call = _method_call(cls_path, method, keras, tmp)
         if call is None:
-            return {"outcome": None, "executed": "not executed: no recipe for this method"}
+            owner = _chain(keras, cls_path)
+            if not hasattr(owner, method):  # the method itself is gone: its member entry says so
+                return {"outcome": dict(_run(getattr, owner, method), with_or_without=True),
+                        "executed": "looked up: Keras 3's class has no such method (the member breaks)"}
+            outcome = _run(_keyword_only_call(owner, method, keras), **{keyword: value})
+            bare = _run(_keyword_only_call(owner, method, keras))
+            if outcome["breaks"] and bare["breaks"] and bare.get("error") == outcome.get("error") \
+                    and bare.get("message") == outcome.get("message"):
+                outcome["with_or_without"] = True  # the method raises whatever it is given (`add_metric`)
+            return {"outcome": outcome, "executed": "called with only this keyword on an instance (and without it)"}
         fn, args, kwargs = call
         baseline = _run(fn, *args, **kwargs)
         if baseline["breaks"]:
@@ -766,7 +782,36 @@ def _execute_keyword(qualname: str, what: str, fn3: Any, keyword: str, value: An
         call = _method_call(cls_path, method, keras, tmp)
         fn, args, kwargs = call
         return {"outcome": _run(fn, *args, **kwargs, **{keyword: value}), "executed": "called with it"}
-    return {"outcome": None, "executed": "not executed: Keras 3 takes **kwargs"}
+    recipe = _FUNCTION_CALLS.get(qualname)
+    if recipe is None:
+        return {"outcome": None, "executed": "not executed: Keras 3 takes **kwargs and no recipe runs it"}
+    args = recipe(keras, tmp)
+    baseline = _run(fn3, *args)
+    if baseline["breaks"]:
+        return {"outcome": None, "executed": f"not executed: the baseline call fails ({baseline['error']})"}
+    return {"outcome": _run(fn3, *recipe(keras, tmp), **{keyword: value}), "executed": "called with it"}
+
+
+def _small_model(keras):
+    inputs = keras.Input((2,))
+    return keras.Model(inputs, keras.layers.Dense(1)(inputs))
+
+
+# Keras 3 functions that take **kwargs: the arguments of a real call (the keyword is added to them).
+_FUNCTION_CALLS = {
+    "keras.layers.dot": lambda keras, tmp: ([keras.Input((2,)), keras.Input((2,))], 1),
+    "keras.models.save_model": lambda keras, tmp: (_small_model(keras), os.path.join(tmp, "s.keras")),
+    "keras.saving.save_model": lambda keras, tmp: (_small_model(keras), os.path.join(tmp, "t.keras")),
+    "keras.utils.model_to_dot": lambda keras, tmp: (_small_model(keras),),
+    "keras.utils.plot_model": lambda keras, tmp: (_small_model(keras), os.path.join(tmp, "m.png")),
+}
+
+
+def _keyword_only_call(owner: type, method: str, keras):
+    """A bound ``method`` of a small instance of ``owner`` (a Keras 3 model or layer)."""
+    if issubclass(owner, keras.Model):
+        return getattr(_small_model(keras), method)
+    return getattr(keras.layers.Dense(2), method)
 
 
 # -- TensorFlow ------------------------------------------------------------------------

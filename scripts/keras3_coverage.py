@@ -319,8 +319,11 @@ def build() -> str:
         "",
         f"The table was derived from tf_keras {versions.get('tf_keras', '?')} (Keras 2) and Keras "
         f"{versions.get('keras', '?')} under TensorFlow {versions.get('tensorflow', '?')} by "
-        "`scripts/derive_migration.py`, which executed every entry under Keras 3; the error column is what "
-        "that raised.",
+        "`scripts/derive_migration.py`, which executed its entries under Keras 3 (the deprecated TF arguments "
+        "under TensorFlow, with the deprecated argument and with its current spelling); the error column is what "
+        "that raised. Not executed: " + (", ".join(f"`{e['qualname']}({e['keyword']}=)` ({e['executed'][len('not executed: '):]})"
+                                          for e in table["entries"] if e.get("executed", "").startswith("not executed"))
+                                         or "none") + ".",
         "",
         "## Summary",
         "",
