@@ -588,6 +588,10 @@ def derive() -> Dict[str, Any]:
             replacement = _member_replacement(cls2, cls3, member)
             if replacement is not None:
                 entry["replacement"] = replacement
+            sig2 = _signature(getattr(cls2, member, None)) if callable(getattr(cls2, member, None)) else None
+            if sig2 is not None and "node_index" in sig2.parameters:
+                # Keras 2's layer-node API (``get_input_shape_at(node_index)``): no other library's name
+                entry["node_api"] = True
             entries.append(entry)
 
     # A member recorded on a base (Layer.output_shape) that a subclass has under Keras 3 (a functional

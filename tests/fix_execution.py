@@ -31,16 +31,22 @@ class Outcome:
     error: Optional[str] = None  # "Type: first line" when the source raised
 
 
-def run_many(sources: Sequence[str], timeout: float = 600) -> List[Outcome]:
+def run_many(sources: Sequence[str], timeout: float = 600, legacy_keras: bool = False) -> List[Outcome]:
     """Execute each source in one fresh child process; one Outcome per source."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "out.pickle")
-        process = start(sources, out)
+        process = start(sources, out, legacy_keras)
         return finish(process, out, timeout)
 
 
-def start(sources: Sequence[str], out: str) -> subprocess.Popen:
+def start(sources: Sequence[str], out: str, legacy_keras: bool = False) -> subprocess.Popen:
+    """``legacy_keras``: the child runs with ``TF_USE_LEGACY_KERAS=1`` from its start, so ``tf.keras``
+    is tf_keras (Keras 2) there, as in a project that sets it before importing TensorFlow."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="-1", PYTHONHASHSEED="0")
+    if legacy_keras:
+        env["TF_USE_LEGACY_KERAS"] = "1"
+    else:
+        env.pop("TF_USE_LEGACY_KERAS", None)
     # stderr goes to a file: TensorFlow's warnings would fill a pipe and block the child.
     stderr = open(out + ".stderr", "w")
     process = subprocess.Popen([sys.executable, __file__, out], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
@@ -113,6 +119,10 @@ def _child(out: str) -> None:
 
     from tflint_gpu.verify.runner import describe_error, to_numpy
 
+    try:
+        import keras as keras3  # Keras 3 itself, whatever tf.keras is here
+    except ImportError:  # pragma: no cover - the test extra installs it
+        keras3 = None
     sources = json.loads(sys.stdin.read())
     outcomes: List[Dict[str, Any]] = []  # plain data: the parent has no __main__.Outcome
     folder = tempfile.mkdtemp(prefix="cases-")
@@ -123,6 +133,10 @@ def _child(out: str) -> None:
             handle.write(source)
         if "keras" in source:
             tf.keras.backend.clear_session()  # ~160 ms: only where Keras state can leak
+            # a mixed-precision policy set by an earlier source would change this one's dtypes
+            tf.keras.mixed_precision.set_global_policy("float32")
+            if keras3 is not None:
+                keras3.mixed_precision.set_global_policy("float32")
         tf.random.set_seed(SEED)
         np.random.seed(SEED)
         random.seed(SEED)

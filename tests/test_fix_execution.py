@@ -51,6 +51,7 @@ class Pair:
     after: str
     safety: Safety
     effect: str
+    legacy_keras: bool = False  # run where tf.keras is Keras 2 (a fix that must run under both)
 
 
 def _safety(code: str, rules) -> Safety:
@@ -69,6 +70,9 @@ def case_pairs() -> List[Pair]:
             fixed = fix_source(case.code, "case.py", [rule], unsafe=True).source  # what --fix writes today
             pairs.append(Pair(f"{rule.code}-case-{i}", case.code + run, fixed + run,
                               _safety(case.code, [rule]), case.effect))
+            if case.keras2:  # the same pair where tf.keras is Keras 2: the original runs, the fix must too
+                pairs.append(Pair(f"{rule.code}-case-{i}-keras2", case.code + run, fixed + run, Safety.SAFE,
+                                  IDENTICAL, legacy_keras=True))
     return pairs
 
 
@@ -106,15 +110,24 @@ PAIRS = CASE_PAIRS + VARIANT_PAIRS
 
 @pytest.fixture(scope="module")
 def outcomes():
-    """Run every original, every fixed source, and the eager references, in three fresh processes."""
-    eager = [p for p in PAIRS if p.effect == FIXES_ERROR]
-    groups = [[p.before for p in PAIRS], [p.after for p in PAIRS], [EAGER_PRELUDE + p.before for p in eager]]
+    """Run every original, every fixed source, and the eager references, in fresh processes: three
+    where ``tf.keras`` is Keras 3, and three more for the code that asks for Keras 2 (``TF_USE_LEGACY_KERAS``)."""
+    found = {}
     with tempfile.TemporaryDirectory() as tmp:
-        outs = [os.path.join(tmp, f"{i}.pickle") for i in range(len(groups))]
-        processes = [fix_execution.start(group, out) for group, out in zip(groups, outs)]
-        before, after, reference = (fix_execution.finish(p, out, 1200) for p, out in zip(processes, outs))
-    references = dict(zip((p.id for p in eager), reference))
-    return {p.id: (b, a, references.get(p.id)) for p, b, a in zip(PAIRS, before, after)}
+        runs = []
+        for legacy in (False, True):
+            pairs = [p for p in PAIRS if p.legacy_keras is legacy]
+            if not pairs:
+                continue
+            eager = [p for p in pairs if p.effect == FIXES_ERROR]
+            groups = [[p.before for p in pairs], [p.after for p in pairs], [EAGER_PRELUDE + p.before for p in eager]]
+            outs = [os.path.join(tmp, f"{legacy:d}-{i}.pickle") for i in range(len(groups))]
+            runs.append((pairs, eager, outs, [fix_execution.start(group, out, legacy) for group, out in zip(groups, outs)]))
+        for pairs, eager, outs, processes in runs:
+            before, after, reference = (fix_execution.finish(p, out, 1200) for p, out in zip(processes, outs))
+            references = dict(zip((p.id for p in eager), reference))
+            found.update({p.id: (b, a, references.get(p.id)) for p, b, a in zip(pairs, before, after)})
+    return found
 
 
 def _structure_only(values):
@@ -138,6 +151,8 @@ def _values_only(values):
 @pytest.mark.parametrize("pair", PAIRS, ids=[p.id for p in PAIRS])
 def test_fix_keeps_what_the_code_computes(pair, outcomes):
     before, after, reference = outcomes[pair.id]
+    if pair.legacy_keras:
+        assert before.error is None, f"where tf.keras is Keras 2 the original raised {before.error}"
     if pair.safety is Safety.SAFE:
         # Held to identical results: with the original's own, or, where the
         # original raises, with the original's run with tf.functions run eagerly.
@@ -186,3 +201,13 @@ def test_every_variant_generator_has_fixes_to_execute():
     assert VARIANT_COUNTS, "no fix_variants_* module found"
     for name, (total, fixed) in VARIANT_COUNTS.items():
         assert fixed >= max(3, total // 10), f"{name}: {fixed} of {total} variants fixed"
+
+
+def test_code_that_asks_for_keras2_runs_under_keras2():
+    # The cases written for a Keras 2 project (TF_USE_LEGACY_KERAS) run where tf.keras is tf_keras.
+    assert any(p.legacy_keras for p in PAIRS) and not all(p.legacy_keras for p in PAIRS)
+    source = 'import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\nimport tensorflow as tf\n' \
+             'major = 2 if type(tf.keras.layers.Dense(1)).__module__.startswith("tf_keras") else 3\n'
+    legacy, = fix_execution.run_many([source], legacy_keras=True)
+    current, = fix_execution.run_many([source.replace('os.environ["TF_USE_LEGACY_KERAS"] = "1"\n', "")])
+    assert legacy.values["major"][1] == 2 and current.values["major"][1] == 3

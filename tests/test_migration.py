@@ -376,3 +376,27 @@ def test_objects_keras_hands_out_through_attributes():
     assert migration.object_class(cst.parse_expression("model.optimizer"), ctx.model.root) == \
         "keras.optimizers.Optimizer"
     assert migration.keras_attribute(cst.parse_expression("model.layers"), ctx.model.root) is None
+
+
+def test_member_class_tells_a_keras_layer_by_its_node_api():
+    # An object of unknown origin asked for Keras 2's layer-node API is a Keras layer; not where the
+    # object's maker is known, where tf.keras is Keras 2, or for a member other libraries have too.
+    from tflint_gpu.semantic.model import walk
+
+    def member_class(source, name, member):
+        ctx = context(source)
+        for node in walk(ctx.model.module):
+            if isinstance(node, cst.Attribute) and node.attr.value == member and isinstance(node.value, cst.Name) \
+                    and node.value.value == name:
+                scope = next(s for s in list(reversed(ctx.model.scopes)) + [ctx.model.root]
+                             if any(n is node for n in walk(s.node)))
+                return ctx.migration.member_class(node.value, scope, member)
+        raise AssertionError("no such attribute")
+
+    loop = "import tensorflow as tf\ndef f(model):\n    for l in model.layers:\n        l.{m}(0)\n"
+    assert member_class(loop.format(m="get_input_shape_at"), "l", "get_input_shape_at") == "keras.layers.Layer"
+    assert member_class(loop.format(m="get_config"), "l", "get_config") is None
+    legacy = 'import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\n' + loop.format(m="get_output_at")
+    assert member_class(legacy, "l", "get_output_at") is None
+    made = "import numpy as np\nimport tensorflow as tf\nl = np.zeros(3)\nl.get_input_at(0)\n"
+    assert member_class(made, "l", "get_input_at") is None

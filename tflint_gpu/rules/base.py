@@ -44,7 +44,10 @@ class Case:
     --unsafe-fixes`` (``None``: no fix is offered). ``run`` is code appended
     to both the original and the fixed source when they are executed under
     TensorFlow, to call what the case defines; ``effect`` says how the fixed
-    code's values may differ (one of ``EFFECTS``).
+    code's values may differ (one of ``EFFECTS``). ``keras2``: the fixed code
+    must also run where ``tf.keras`` is Keras 2 (tf_keras, ``TF_USE_LEGACY_KERAS``),
+    computing what the original computes there (a fix for code that must run
+    under both); the fix-execution test runs it there too.
     """
 
     code: str
@@ -53,6 +56,7 @@ class Case:
     run: str = ""
     effect: str = IDENTICAL
     note: str = ""
+    keras2: bool = False
 
     def __post_init__(self) -> None:
         self.code = textwrap.dedent(self.code).lstrip("\n")
@@ -68,9 +72,10 @@ class Case:
 
 
 def flagged(code: str, fixed: Optional[str] = None, *, at: Sequence[Tuple[int, int, str]],
-            run: str = "", effect: str = IDENTICAL, note: str = "") -> Case:
+            run: str = "", effect: str = IDENTICAL, note: str = "", keras2: bool = False) -> Case:
     assert at, "a must-flag case pins its findings"
-    return Case(code, tuple(at), fixed, run, effect, note)
+    assert not keras2 or fixed is not None, "only a fix runs under Keras 2"
+    return Case(code, tuple(at), fixed, run, effect, note, keras2)
 
 
 def clean(code: str, note: str = "") -> Case:

@@ -115,6 +115,9 @@ class DeprecatedTfAlias(Rule):
     under Keras 2 (TensorFlow ≤ 2.15's `tf.keras`, `tf_keras`): code that must
     run under both should keep `alpha=`. No fix when both are given (`alpha`
     wins).
+    Executed under tf_keras too (the fix-execution test's Keras 2 run): the
+    TensorFlow renames give identical results there; `negative_slope=` does not
+    run there (TypeError), as said above.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the identities and warnings above; the
@@ -251,7 +254,7 @@ class DeprecatedTfAlias(Rule):
                 (10, 53, "`tf.data.experimental.UNKNOWN_CARDINALITY` is a deprecated alias"),
                 (11, 11, "`tf.data.experimental.ThreadingOptions` is a deprecated alias"),
             ],
-            note="the chain is rewritten in place: tf.compat.v1 stays tf.compat.v1",
+            note="the chain is rewritten in place: tf.compat.v1 stays tf.compat.v1", keras2=True,
         ),
         flagged(
             """
@@ -281,7 +284,7 @@ class DeprecatedTfAlias(Rule):
                 (7, 5, "`tf.data.experimental.UNKNOWN_CARDINALITY` is a deprecated alias"),
                 (8, 5, "`tf.data.experimental.AUTOTUNE` is a deprecated alias"),
             ],
-            note="other spellings: the module alias, the imported submodule, the imported names",
+            note="other spellings: the module alias, the imported submodule, the imported names", keras2=True,
         ),
         flagged(
             """
@@ -326,7 +329,7 @@ class DeprecatedTfAlias(Rule):
             values, count = traces()
             compiled = int(jitted._jit_compile)
             """,
-            note="the same XLA compilation and the same retracing: 2 traces for 5 input lengths",
+            note="the same XLA compilation and the same retracing: 2 traces for 5 input lengths", keras2=True,
         ),
         flagged(
             """

@@ -136,6 +136,8 @@ class DeprecatedTfArgument(Rule):
     result) changes what it computes eagerly. No fix where the project's
     target is older than TF 2.16 (the current spellings were executed under
     TF 2.21 only).
+    Executed under tf_keras too (the fix-execution test's Keras 2 run):
+    identical results, so the fixes suit code that must run under both.
 
     ## Measured effect
     TensorFlow 2.21, CPU: the executed results above. examples/TFG918
@@ -297,7 +299,7 @@ class DeprecatedTfArgument(Rule):
             values = [[t.numpy() for t in item] for item in ds] + [str(ds.element_spec)]
             ones = [t.numpy() for t in one] + [str(one.element_spec)]
             """,
-            note="the same elements and element_spec (shapes (3,) and (); one shape unknown)",
+            note="the same elements and element_spec (shapes (3,) and (); one shape unknown)", keras2=True,
         ),
         flagged(
             """
@@ -324,7 +326,7 @@ class DeprecatedTfArgument(Rule):
                 (7, 35, "`tf.train.CheckpointOptions(experimental_enable_async_checkpoint=)` is deprecated")],
             run="""
             values = [unit, also, squares, opts.enable_async]
-            """,
+            """, keras2=True,
         ),
         flagged(
             """
@@ -365,7 +367,7 @@ class DeprecatedTfArgument(Rule):
             run="""
             values = [traced(x), eager(x), v.read_value(), f(tf.constant(1.5))]
             """,
-            note="back_prop has no fix (its traced meaning differs from its eager one); the removals are unsafe",
+            note="back_prop has no fix (its traced meaning differs from its eager one); the removals are unsafe", keras2=True,
         ),
         clean(
             """

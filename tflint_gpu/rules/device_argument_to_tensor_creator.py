@@ -67,6 +67,8 @@ class DeviceArgumentToTensorCreator(Rule):
     this fixes a TypeError; for `tf.Variable` it changes where the variable
     lives (the point; the values are the same). No fix elsewhere (the call
     inside a larger expression, a lambda, a one-line block).
+    Executed under tf_keras too (the fix-execution test's Keras 2 run): the
+    same values.
 
     ## Measured effect
     TensorFlow 2.21, CPU: the errors above. examples/TFG906 (`tflint-gpu
@@ -173,7 +175,7 @@ class DeviceArgumentToTensorCreator(Rule):
             """,
             at=[(3, 45, "`tf.Variable` silently ignores `device=`")],
             effect=IDENTICAL,
-            note="the same values; on a GPU machine the variable moves to the device asked for",
+            note="the same values; on a GPU machine the variable moves to the device asked for", keras2=True,
         ),
         flagged(
             """

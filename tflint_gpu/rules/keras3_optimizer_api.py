@@ -83,6 +83,8 @@ class Keras3OptimizerApi(Rule):
     the tests run the original, which raises, and the fixed code. No fix for
     `get_unscaled_gradients`: dropping it is right only when the gradients
     go to the same `LossScaleOptimizer`'s `apply_gradients`.
+    Executed under tf_keras too (the fix-execution test's Keras 2 run):
+    `.variables` gives the same values there.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the errors above. tf_keras 2.21:
@@ -173,7 +175,7 @@ class Keras3OptimizerApi(Rule):
             at=[(7, 13, "Keras 3 optimizers' `variables` is a list, not a method (TypeError"),
                 (8, 26, "Keras 3 optimizers' `variables` is a list")],
             run="n = np.array(count)",
-            effect=FIXES_ERROR,
+            effect=FIXES_ERROR, keras2=True,
         ),
         flagged(
             """

@@ -83,6 +83,8 @@ class Keras3ScopedVariableName(Rule):
     `:0`, measured for layers, nested and subclassed models; a scope from a
     `tf.name_scope` is not in it). It changes which variables the filter
     selects, on purpose. No fix for `:0` tests or `split`.
+    Keras 3 only: under tf_keras a `ResourceVariable` has no `path`
+    (AttributeError, executed).
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: the counts above.

@@ -208,6 +208,9 @@ class RemovedKerasArgument(Rule):
       the table derived from Keras 3.15); otherwise the message names the
       parameter Keras 3 has in that place when there is one
       (`to_categorical(y=)` → `x`), no fix.
+    Executed under tf_keras too (the fix-execution test's Keras 2 run): the
+    `fit(workers=)` drop and the `save_format=` drops give identical results
+    there, so they suit code that must run under both.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: the errors above, each
@@ -430,7 +433,7 @@ class RemovedKerasArgument(Rule):
             """,
             effect=FIXES_ERROR,
             note="a model made by a factory function the file does not follow: no other library's fit takes "
-                 "these keywords (bubbliiiing/unet-tf2 train.py:473)",
+                 "these keywords (bubbliiiing/unet-tf2 train.py:473)", keras2=True,
         ),
         flagged(
             """
@@ -637,7 +640,7 @@ class RemovedKerasArgument(Rule):
                 finally:
                     os.chdir(_old)
             """,
-            note="paths known to end in .h5/.keras (literal, os.path.join, +): save_format is ignored, dropped (safe)",
+            note="paths known to end in .h5/.keras (literal, os.path.join, +): save_format is ignored, dropped (safe)", keras2=True,
         ),
         flagged(
             """
@@ -677,7 +680,7 @@ class RemovedKerasArgument(Rule):
                 weights = save_twice(_folder)
             """,
             note="a name rebound: the binding that reaches each save decides (str(), pathlib /); tensorflow/addons "
-                 "normalizations_test",
+                 "normalizations_test", keras2=True,
         ),
         flagged(
             """

@@ -55,9 +55,14 @@ def keras3_class(receiver: cst.BaseExpression, ctx, member: Optional[str] = None
             return None
         name = ctx.migration.class_base(cls_scope)
     else:
-        if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+        # a member only Keras 2's layers have tells an object of unknown origin (under a Keras 3 target)
+        name = ctx.migration.member_class(receiver, ctx.scope, member) if member is not None else None
+        if name is not None and not ctx.target.keras3:
             return None
-        name = ctx.migration.object_class(receiver, ctx.scope)
+        if name is None:
+            if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
+                return None
+            name = ctx.migration.object_class(receiver, ctx.scope)
     if name is None:
         return None
     name = _CLASS_ALIASES.get(name, name)
@@ -218,6 +223,9 @@ class RemovedKerasMethod(Rule):
     No fix for `model.reset_states()` (reset the stateful layers),
     `learning_phase()` (pass `training=` to the calls instead), the
     experimental `LossScaleOptimizer` (its arguments changed) or the imports.
+    Executed under tf_keras too (the fix-execution test's Keras 2 run): the
+    `reset_state()` and `fit_generator` → `fit` rewrites of `tf.keras` code
+    give identical results there, so they suit code that must run under both.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the errors above, raised at the call.
@@ -236,7 +244,8 @@ class RemovedKerasMethod(Rule):
     migration = True
     name = "removed-keras-method"
     message = "Keras 3 removed this method"
-    needs = (("reset_states", "_generator", "learning_phase", "experimental", "keras"),)
+    needs = (("reset_states", "_generator", "learning_phase", "experimental", "keras", "_shape_at", "_mask_at",
+              "get_input_at", "get_output_at"),)
     fix_safety = Safety.SAFE
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -537,7 +546,7 @@ class RemovedKerasMethod(Rule):
             after = test_loss.result()
             """,
             effect=FIXES_ERROR,
-            note="a metric in self.x and a module-level one; a stateful LSTM keeps reset_states (not flagged)",
+            note="a metric in self.x and a module-level one; a stateful LSTM keeps reset_states (not flagged)", keras2=True,
         ),
         flagged(
             _TRAIN + textwrap.dedent("""
@@ -555,7 +564,7 @@ class RemovedKerasMethod(Rule):
                 (15, 14, "Keras 3 models have no `evaluate_generator()`"),
                 (16, 14, "Keras 3 models have no `predict_generator()`")],
             effect=FIXES_ERROR,
-            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default",
+            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default", keras2=True,
         ),
         flagged(
             """
@@ -918,5 +927,39 @@ class RemovedKerasMethod(Rule):
             """,
             note="branches that never call the removed method under Keras 3 (hasattr guards); a test that expects "
                  "the AttributeError",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def flops(model):
+                shapes = []
+                for l in model.layers:
+                    try:
+                        shapes.append(l.get_input_shape_at(0)[1:4])
+                    except Exception:
+                        pass
+                return shapes
+            """,
+            at=[(7, 29, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError)")],
+            note="a layer of a model the file is given: only Keras 2's layer-node API takes a node_index; "
+                 "the bare except makes it silently wrong (every shape missing)",
+        ),
+        clean(
+            """
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
+            def flops(model):
+                return [l.get_input_shape_at(0) for l in model.layers]
+
+            class Node:
+                def get_input_shape_at(self, index):
+                    return index
+
+            n = Node().get_input_shape_at(0)
+            """,
+            note="tf.keras is Keras 2 here; a class of the file's own that defines the name",
         ),
     ]

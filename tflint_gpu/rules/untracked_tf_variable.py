@@ -90,6 +90,8 @@ class UntrackedTfVariable(Rule):
     name, a `trainable=False` one of a layer or model (then it is only not
     saved, and is often a constant rebuilt in `build`, such as a positional
     encoding; a metric's is reported: `reset_state` misses it), `keras.Variable` and `add_weight`, Keras's own code (`keras.src`).
+    Keras 3 only: tf_keras has no `tf.keras.Variable` (AttributeError,
+    executed).
 
     ## Measured effect
     TF 2.21 / Keras 3.15, CPU: a layer with `self.w = tf.Variable(2.0)` has no

@@ -326,6 +326,18 @@ class Migration:
             return found
         return None
 
+    def member_class(self, expr: cst.BaseExpression, scope: ScopeInfo, member: str) -> Optional[str]:
+        """The Keras class an object of unknown origin (a parameter, ``for l in model.layers``) is, told
+        by a member only that Keras class has: Keras 2's layer-node API (``get_input_shape_at(node_index)``
+        and the like, from the migration table). None where the object's origin is known
+        (``object_class`` answers) or the member says nothing."""
+        if self.legacy_env or TF_KERAS in self.module_flavours() or self.keras_attribute(expr, scope) is not None \
+                or self._origin(expr, scope) is not None or self._element_origins(expr, scope):
+            return None  # Keras 2 here, or an object the file made: its maker says what it is
+        from tflint_gpu.semantic.migration_table import table
+
+        return table().node_api_class(member)
+
     def object_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The normalized Keras class the object ``expr`` was made from
         (``keras.metrics.Mean``; for a same-module subclass, its nearest Keras

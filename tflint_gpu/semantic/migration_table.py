@@ -72,6 +72,7 @@ class MigrationTable:
         self._tf_names: Dict[str, dict] = {}
         self._tf_keywords: Dict[Tuple[str, str], dict] = {}
         self._tf_callables: Optional[frozenset] = None
+        self._node_api: Optional[Dict[str, str]] = None
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -150,6 +151,13 @@ class MigrationTable:
             return Removal("member", owner, outcome["error"], outcome["message"], replacement.get("member"),
                            bool(replacement.get("exact")), replacement.get("why", ""))
         return None
+
+    def node_api_class(self, member: str) -> Optional[str]:
+        """The Keras 2 class whose layer-node API ``member`` is (a member taking ``node_index``, such as
+        ``get_input_shape_at``, that Keras 3 removed): no other library has these names."""
+        if self._node_api is None:
+            self._node_api = {e["member"]: e["qualname"] for e in self._members.values() if e.get("node_api")}
+        return self._node_api.get(member)
 
     # -- keywords -----------------------------------------------------------------
     def removed_keyword(self, callable_qualname: str, keyword: str) -> Optional[Removal]:
