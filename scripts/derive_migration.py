@@ -789,11 +789,35 @@ def _execute_keyword(qualname: str, what: str, fn3: Any, keyword: str, value: An
     recipe = _FUNCTION_CALLS.get(qualname)
     if recipe is None:
         return {"outcome": None, "executed": "not executed: Keras 3 takes **kwargs and no recipe runs it"}
-    args = recipe(keras, tmp)
-    baseline = _run(fn3, *args)
-    if baseline["breaks"]:
-        return {"outcome": None, "executed": f"not executed: the baseline call fails ({baseline['error']})"}
-    return {"outcome": _run(fn3, *recipe(keras, tmp), **{keyword: value}), "executed": "called with it"}
+    value = _FUNCTION_VALUES.get(keyword, value)  # a value that uses the keyword (its default may not)
+    with _local_datasets(keras, tmp):
+        args = recipe(keras, tmp)
+        baseline = _run(fn3, *args)
+        if baseline["breaks"]:
+            return {"outcome": None, "executed": f"not executed: the baseline call fails ({baseline['error']})"}
+        return {"outcome": _run(fn3, *recipe(keras, tmp), **{keyword: value}), "executed": "called with it",
+                "value": _clean(repr(value))}
+
+
+_FUNCTION_VALUES = {"layer_range": ["dense", "dense"], "cache_dir": "datasets", "normalize": True}
+
+
+@contextlib.contextmanager
+def _local_datasets(keras, tmp: str):
+    """``keras.datasets`` loaders read a small local file instead of downloading theirs."""
+    import numpy as np
+    from keras.src.datasets import imdb
+
+    path = os.path.join(tmp, "imdb.npz")
+    ragged = np.empty(2, dtype=object)
+    ragged[0], ragged[1] = [1, 5, 7], [1, 9]
+    np.savez(path, x_train=ragged, y_train=np.array([0, 1]), x_test=ragged, y_test=np.array([1, 0]))
+    original = imdb.get_file
+    imdb.get_file = lambda *args, **kwargs: path
+    try:
+        yield
+    finally:
+        imdb.get_file = original
 
 
 def _small_model(keras):
@@ -804,6 +828,7 @@ def _small_model(keras):
 # Keras 3 functions that take **kwargs: the arguments of a real call (the keyword is added to them).
 _FUNCTION_CALLS = {
     "keras.layers.dot": lambda keras, tmp: ([keras.Input((2,)), keras.Input((2,))], 1),
+    "keras.datasets.imdb.load_data": lambda keras, tmp: (),
     "keras.models.save_model": lambda keras, tmp: (_small_model(keras), os.path.join(tmp, "s.keras")),
     "keras.saving.save_model": lambda keras, tmp: (_small_model(keras), os.path.join(tmp, "t.keras")),
     "keras.utils.model_to_dot": lambda keras, tmp: (_small_model(keras),),
