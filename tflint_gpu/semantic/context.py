@@ -361,9 +361,9 @@ class GraphAnalysis:
         ``lambda ...``, ``functools.partial(f, ...)``, and the ``__call__`` of
         an instance of a same-module class (``Preprocess()``, or a name bound
         once to one)."""
-        if isinstance(expr, cst.Lambda):
+        if expr.__class__ is cst.Lambda:
             return self.model.scope_of_node.get(expr)
-        if isinstance(expr, cst.Name):
+        if expr.__class__ is cst.Name:
             found = scope.lookup_def(expr.value, expr)
             if found is None:
                 value = assigned(expr.value, scope)
@@ -371,11 +371,11 @@ class GraphAnalysis:
                 if isinstance(instance, cst.Call):
                     return self._instance_call(instance, value.scope)
             return found
-        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        if expr.__class__ is cst.Attribute and expr.value.__class__ is cst.Name and expr.value.value == "self":
             cls = scope.method_class()
             if cls is not None:
                 return cls.defs.get(expr.attr.value)
-        if isinstance(expr, cst.Call):
+        if expr.__class__ is cst.Call:
             # functools.partial(f, ...)
             qualname = self.resolver.qualname(expr.func, scope)
             if qualname == "functools.partial" and expr.args:

@@ -498,6 +498,37 @@ def _skip_classes(skip: Tuple[type, ...]) -> Optional[frozenset]:
     return found
 
 
+def _concrete(base: type) -> frozenset:
+    found, todo = set(), [base]
+    while todo:
+        cls = todo.pop()
+        todo.extend(cls.__subclasses__())
+        if not getattr(cls, "__abstractmethods__", None):
+            found.add(cls)
+    return frozenset(found)
+
+
+# Every concrete expression class: no statement (no ``return``) is below one (a lambda's body is an
+# expression), so a walk for statements need not enter them.
+EXPRESSION_CLASSES = _concrete(cst.BaseExpression)
+
+
+def returns(block: cst.CSTNode) -> Iterator[cst.Return]:
+    """The ``return`` statements of a function body, in source order (not those of nested
+    functions or classes); expressions are not entered."""
+    stack: List[cst.CSTNode] = [block]
+    expressions = EXPRESSION_CLASSES
+    while stack:
+        node = stack.pop()
+        cls = node.__class__
+        if cls is cst.Return:
+            yield node
+            continue
+        if node is not block and cls in _SCOPE_CLASSES:
+            continue
+        stack.extend(c for c in reversed(children(node)) if c.__class__ not in expressions)
+
+
 def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     """The child nodes that hold code (not whitespace or punctuation), in source order."""
     found: List[cst.CSTNode] = []
@@ -536,7 +567,7 @@ def split_attributes(node: cst.BaseExpression) -> Tuple[cst.BaseExpression, List
     """``a.b.c`` -> (the expression ``a``, ["b", "c"]): the base of an attribute
     chain and the attribute names after it, in source order."""
     attrs: List[str] = []
-    while isinstance(node, cst.Attribute):
+    while node.__class__ is cst.Attribute:
         attrs.append(node.attr.value)
         node = node.value
     attrs.reverse()
@@ -864,6 +895,10 @@ class _Order:
 
 _LOOPS = (cst.For, cst.While)
 _BLOCKS = (cst.IndentedBlock, cst.SimpleStatementSuite, cst.Module)
+# The same as exact classes (LibCST's concrete node classes have no subclasses): a set lookup,
+# not ABCMeta's isinstance, on the flow lookups' hot path.
+_LOOP_CLASSES = frozenset(_LOOPS)
+_BLOCK_CLASSES = frozenset(_BLOCKS)
 
 
 def _value_node(value: Any) -> Optional[cst.CSTNode]:
@@ -878,12 +913,12 @@ def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]
     if id(at) not in order.pre:
         return values  # not in this scope's own code: no flow to follow
     at_pre = order.pre[id(at)]
-    loops = [node for node in order.ancestors(at) if isinstance(node, _LOOPS)]
+    loops = [node for node in order.ancestors(at) if node.__class__ in _LOOP_CLASSES]
     # The other branch of each `if` around ``at`` (no loop around the `if` to bring a
     # binding there round): what it binds never reaches ``at``.
     exclusive: List[cst.CSTNode] = []
     for node in order.ancestors(at):
-        if isinstance(node, cst.If) and not any(order.contains(loop, node) for loop in loops):
+        if node.__class__ is cst.If and not any(order.contains(loop, node) for loop in loops):
             if order.contains(node.body, at):
                 if node.orelse is not None:
                     exclusive.append(node.orelse)
@@ -906,7 +941,7 @@ def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]
     before.sort(key=lambda item: item[0])
     # The last binding on every path to ``at`` replaces the earlier ones: its
     # statement sits in a block that contains ``at``.
-    at_blocks = {id(node) for node in order.ancestors(at) if isinstance(node, _BLOCKS)}
+    at_blocks = {id(node) for node in order.ancestors(at) if node.__class__ in _BLOCK_CLASSES}
     for index in range(len(before) - 1, -1, -1):
         _, value, node = before[index]
         if node is None or _statement_block(node, order) in at_blocks:

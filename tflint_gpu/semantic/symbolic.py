@@ -36,7 +36,7 @@ import libcst as cst
 from tflint_gpu.semantic import tensors
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.symbolic_ops import RAISES
-from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, UNPACKED, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, UNPACKED, ScopeInfo, lookup, returns
 
 _INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
 _SYMBOLIC_ATTRIBUTES = frozenset({"output", "outputs", "input", "inputs"})
@@ -244,15 +244,7 @@ class SymbolicTensors:
 
 def _returns(block: cst.IndentedBlock):
     """The ``return`` statements of a function body (not of nested functions or classes)."""
-    stack: List[cst.CSTNode] = [block]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Return):
-            yield node
-            continue
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        stack.extend(reversed(node.children))
+    return returns(block)
 
 
 def _argument_for(call: cst.Call, param: cst.Param, position: int) -> Optional[cst.BaseExpression]:

@@ -122,26 +122,27 @@ class TraceState:
         comprehension_names: Set[str] = set()
         nodes = list(walk(body, skip=SCOPE_TYPES))
         for node in nodes:
-            if isinstance(node, cst.Attribute):
+            cls = node.__class__  # exact classes: LibCST's concrete node classes have no subclasses
+            if cls is cst.Attribute:
                 not_reads.add(id(node.attr))
-            elif isinstance(node, cst.Arg) and node.keyword is not None:
+            elif cls is cst.Arg and node.keyword is not None:
                 not_reads.add(id(node.keyword))
-            elif isinstance(node, (cst.Global, cst.Nonlocal)):
+            elif cls is cst.Global or cls is cst.Nonlocal:
                 not_reads.update(id(item.name) for item in node.names)
-            elif isinstance(node, cst.CompFor):
+            elif cls is cst.CompFor:
                 comprehension_names.update(n.value for n in walk(node.target) if isinstance(n, cst.Name))
-            elif isinstance(node, cst.NamedExpr) and isinstance(node.target, cst.Name):
+            elif cls is cst.NamedExpr and node.target.__class__ is cst.Name:
                 comprehension_names.add(node.target.value)
-            elif isinstance(node, cst.Call):
+            elif cls is cst.Call:
                 func = node.func
-                if isinstance(func, cst.Name):
+                if func.__class__ is cst.Name:
                     uses[id(func)] = CALLED
                 elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
                     uses[id(func.value)] = METHOD
         found: List[OuterRead] = []
         seen: Set[str] = set()
         for node in nodes:
-            if not isinstance(node, cst.Name) or id(node) in not_reads or node.value in seen:
+            if node.__class__ is not cst.Name or id(node) in not_reads or node.value in seen:
                 continue
             name = node.value
             if name in comprehension_names or name in function.globals:
