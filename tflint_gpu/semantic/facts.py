@@ -282,6 +282,18 @@ class RuleContext:
             found = self._test_module = is_test_module(self.model, self.resolver)
         return found
 
+    # -- Keras model outputs and losses (semantic/model_outputs.py) ------------
+    @property
+    def model_outputs(self):
+        """How a Keras model the file builds makes its output (softmax, sigmoid, linear) and
+        which losses take probabilities: an ``semantic.model_outputs.ModelOutputs``."""
+        facts = getattr(self, "_model_outputs", None)
+        if facts is None:
+            from tflint_gpu.semantic.model_outputs import ModelOutputs
+
+            facts = self._model_outputs = ModelOutputs(self.resolver)
+        return facts
+
     # -- Keras model inference calls (semantic/model_calls.py) ----------------
     @property
     def model_calls(self):
