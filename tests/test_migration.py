@@ -400,3 +400,20 @@ def test_member_class_tells_a_keras_layer_by_its_node_api():
     assert member_class(legacy, "l", "get_output_at") is None
     made = "import numpy as np\nimport tensorflow as tf\nl = np.zeros(3)\nl.get_input_at(0)\n"
     assert member_class(made, "l", "get_input_at") is None
+
+
+def test_unknown_keras3_model_is_told_by_use_only_in_keras3_code():
+    # A receiver the engine cannot follow is a Keras 3 model for a use only Keras models have, in Keras 3
+    # code; not when something else made it, when the file's class defines the method, or in keras.src.
+    def told(source, name, method="", distinctive=False):
+        ctx = context(source)
+        return ctx.unknown_keras3_model(cst.Name(name), method, distinctive)
+
+    keras3 = "import tensorflow as tf\nm = tf.keras.Sequential()\n"
+    assert told(keras3 + "net = make()\n", "net", "fit", True)
+    assert not told(keras3 + "import PIL.Image\nnet = PIL.Image.open('x')\n", "net", "save", False)
+    assert not told(keras3 + "class Store:\n    def fit(self):\n        pass\n", "net", "fit", True)
+    tensorflow_only = "import tensorflow as tf\nnet = make()\n"
+    assert told(tensorflow_only, "net", "save_weights", True)  # the newest release: Keras 3
+    assert not told(tensorflow_only, "net", "save", False)  # `save` is everyone's name
+    assert not told("import tf_keras\nm = tf_keras.Sequential()\nnet = make()\n", "net", "fit", True)

@@ -199,18 +199,11 @@ class Keras3UnsupportedSavePath(Rule):
 
     @staticmethod
     def _keras3_model(receiver: cst.BaseExpression, ctx, method: str = "") -> bool:
-        kind = ctx.value_kind(receiver)
-        if kind == values.KERAS:
+        if ctx.value_kind(receiver) == values.KERAS:
             return ctx.migration.object_flavour(receiver, ctx.scope) == KERAS3
-        flavours = ctx.migration.module_flavours()
         # `save_weights` is Keras's name alone: an unknown receiver in a TensorFlow file that names no
         # Keras (a training helper given `net`) is a Keras 3 model where the target is Keras 3.
-        keras3 = ctx.migration.module_flavour() == KERAS3 or (
-            method == "save_weights" and not flavours and ctx.target.keras3 and "tensorflow" in ctx.model.source)
-        if kind != values.UNKNOWN or not keras3:
-            return False
-        # Unknown: a model only when nothing says it was made by something else.
-        return not _made_by_other(receiver, ctx)
+        return ctx.unknown_keras3_model(receiver, distinctive=method == "save_weights")
 
     @staticmethod
     def _report(ctx, node: cst.CSTNode, message: str) -> None:
@@ -354,43 +347,3 @@ class Keras3UnsupportedSavePath(Rule):
             note="a TF 1 branch, an except ValueError fallback, a test expecting the error",
         ),
     ]
-
-
-_OTHER_LIBRARIES = ("tensorflow.", "numpy.", "PIL.", "torch.", "joblib.", "pickle.", "pandas.", "matplotlib.",
-                    "cv2.", "h5py.", "sklearn.", "jax.", "flax.", "orbax.", "imageio.", "skimage.", "gensim.",
-                    "transformers.", "tensorflow_hub.", "tensorflow_datasets.")
-
-
-def _made_by_other(expr: cst.BaseExpression, ctx, depth: int = 0) -> bool:
-    """Was ``expr`` (a name or ``self.x``) made by a call of something that may
-    not be a Keras model: an imported API other than Keras (``tf.train.
-    Checkpoint``, ``Image.open``, a project's ``stores.get(...)``), or a
-    same-module class that is not a Keras class? (A same-module function's
-    result is not judged.)"""
-    calls = []
-    if isinstance(expr, cst.Name):
-        found = ctx.assigned(expr.value)
-        if found is None:
-            return False
-        calls = [(v, found.scope) for v in found.values if isinstance(v, cst.Call)]
-    elif isinstance(expr, cst.Attribute):
-        attribute = ctx.values.attribute(expr, ctx.scope)
-        if attribute is None:
-            return True  # a method or property: not a model this rule can tell
-        calls = [(b.value, b.method) for b in attribute.bound if isinstance(b.value, cst.Call)]
-    else:
-        return True
-    for call, where in calls:
-        func = call.func
-        qualname = ctx.qualname(func, where)
-        if qualname is not None:
-            if not qualname.startswith("keras."):
-                return True
-            continue
-        if isinstance(func, cst.Attribute):
-            return True  # Indexer.load(...), obj.make(): not told
-        if isinstance(func, cst.Name):
-            cls = where.lookup_class(func.value)
-            if cls is not None and ctx.migration.class_base(cls) is None:
-                return True
-    return False

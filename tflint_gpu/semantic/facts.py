@@ -127,6 +127,56 @@ class RuleContext:
     def is_tensor(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         return self.tensors.is_tensor(expr, scope or self.scope)
 
+    def unknown_keras3_model(self, receiver: cst.BaseExpression, method: str = "",
+                             distinctive: bool = False) -> bool:
+        """Is ``receiver``, an object whose maker the engine cannot follow (a parameter, a factory's
+        result), to be taken for a Keras 3 model that ``method`` is called on? Only in Keras 3 code (the
+        file's Keras; or, for a ``distinctive`` use, one no other library's objects have, such as
+        ``save_weights`` or ``fit(workers=)``, a TensorFlow file naming no Keras under a Keras 3 target),
+        never when something else made it (an imported API other than Keras, a same-module class of
+        no Keras base), when the file's own classes define ``method``, or in Keras's own code."""
+        if self.value_kind(receiver) != "unknown" or "keras.src" in self.model.source:
+            return False
+        if method and self.graphs.objects.defined(method):
+            return False
+        migration = self.migration
+        keras3 = migration.module_flavour() == "keras3" or (
+            distinctive and not migration.module_flavours() and self.target.keras3
+            and "tensorflow" in self.model.source)
+        return keras3 and not self._made_by_other(receiver)
+
+    def _made_by_other(self, expr: cst.BaseExpression) -> bool:
+        """Was ``expr`` (a name or ``self.x``) made by a call of something that may not be a Keras
+        model: an imported API other than Keras (``tf.train.Checkpoint``, ``Image.open``, a project's
+        ``stores.get(...)``), or a same-module class that is not a Keras class? (A same-module
+        function's result is not judged.)"""
+        if isinstance(expr, cst.Name):
+            found = self.assigned(expr.value)
+            if found is None:
+                return False
+            calls = [(v, found.scope) for v in found.values if isinstance(v, cst.Call)]
+        elif isinstance(expr, cst.Attribute):
+            attribute = self.values.attribute(expr, self.scope)
+            if attribute is None:
+                return True  # a method or property: not a model the engine can tell
+            calls = [(b.value, b.method) for b in attribute.bound if isinstance(b.value, cst.Call)]
+        else:
+            return True
+        for call, where in calls:
+            func = call.func
+            qualname = self.qualname(func, where)
+            if qualname is not None:
+                if not qualname.startswith("keras."):
+                    return True
+                continue
+            if isinstance(func, cst.Attribute):
+                return True  # Indexer.load(...), obj.make(): not told
+            if isinstance(func, cst.Name):
+                cls = where.lookup_class(func.value)
+                if cls is not None and self.migration.class_base(cls) is None:
+                    return True
+        return False
+
     def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
         """What ``expr`` is: one of ``semantic.values``' kinds (tensor, variable,
         dataset, Keras model/layer, loss, NumPy array, Python container...,
