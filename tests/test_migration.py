@@ -405,9 +405,9 @@ def test_member_class_tells_a_keras_layer_by_its_node_api():
 def test_unknown_keras3_model_is_told_by_use_only_in_keras3_code():
     # A receiver the engine cannot follow is a Keras 3 model for a use only Keras models have, in Keras 3
     # code; not when something else made it, when the file's class defines the method, or in keras.src.
-    def told(source, name, method="", distinctive=False):
+    def told(source, name, method="", distinctive=False, judge_maker=True):
         ctx = context(source)
-        return ctx.unknown_keras3_model(cst.Name(name), method, distinctive)
+        return ctx.unknown_keras3_model(cst.Name(name), method, distinctive, judge_maker)
 
     keras3 = "import tensorflow as tf\nm = tf.keras.Sequential()\n"
     assert told(keras3 + "net = make()\n", "net", "fit", True)
@@ -417,3 +417,7 @@ def test_unknown_keras3_model_is_told_by_use_only_in_keras3_code():
     assert told(tensorflow_only, "net", "save_weights", True)  # the newest release: Keras 3
     assert not told(tensorflow_only, "net", "save", False)  # `save` is everyone's name
     assert not told("import tf_keras\nm = tf_keras.Sequential()\nnet = make()\n", "net", "fit", True)
+    # an imported factory's result (`model = Unet()` from the project's nets module): judged by its maker
+    # unless the use is a Keras model's whatever made it
+    factory = keras3 + "from nets.unet import Unet\nnet = Unet()\n"
+    assert not told(factory, "net", "fit", True) and told(factory, "net", "fit", True, judge_maker=False)

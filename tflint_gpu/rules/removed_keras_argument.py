@@ -268,7 +268,8 @@ class RemovedKerasArgument(Rule):
         names = self._callables(node, ctx)
         if not names and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING \
                 and all(a.keyword.value in _DATA_LOADING for a in args) \
-                and ctx.unknown_keras3_model(node.func.value, node.func.attr.value, distinctive=True):
+                and ctx.unknown_keras3_model(node.func.value, node.func.attr.value, distinctive=True,
+                                             judge_maker=False):
             # `model.fit(..., workers=4, use_multiprocessing=True)` on a model the file makes in a way it
             # does not show (a factory function): no other library's fit takes these keywords
             names = [f"keras.Model.{node.func.attr.value}"]

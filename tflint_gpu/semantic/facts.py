@@ -128,13 +128,15 @@ class RuleContext:
         return self.tensors.is_tensor(expr, scope or self.scope)
 
     def unknown_keras3_model(self, receiver: cst.BaseExpression, method: str = "",
-                             distinctive: bool = False) -> bool:
+                             distinctive: bool = False, judge_maker: bool = True) -> bool:
         """Is ``receiver``, an object whose maker the engine cannot follow (a parameter, a factory's
         result), to be taken for a Keras 3 model that ``method`` is called on? Only in Keras 3 code (the
         file's Keras; or, for a ``distinctive`` use, one no other library's objects have, such as
         ``save_weights`` or ``fit(workers=)``, a TensorFlow file naming no Keras under a Keras 3 target),
         never when something else made it (an imported API other than Keras, a same-module class of
-        no Keras base), when the file's own classes define ``method``, or in Keras's own code."""
+        no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
+        made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
+        define ``method``, or in Keras's own code."""
         if self.value_kind(receiver) != "unknown" or "keras.src" in self.model.source:
             return False
         if method and self.graphs.objects.defined(method):
@@ -143,7 +145,7 @@ class RuleContext:
         keras3 = migration.module_flavour() == "keras3" or (
             distinctive and not migration.module_flavours() and self.target.keras3
             and "tensorflow" in self.model.source)
-        return keras3 and not self._made_by_other(receiver)
+        return keras3 and not (judge_maker and self._made_by_other(receiver))
 
     def _made_by_other(self, expr: cst.BaseExpression) -> bool:
         """Was ``expr`` (a name or ``self.x``) made by a call of something that may not be a Keras
