@@ -163,3 +163,11 @@ def test_tfg918_reads_every_deprecated_tf_argument_the_table_flags():
               and t.deprecated_tf_keyword(e["qualname"], e["keyword"]) is not None
               and (e["qualname"], e["keyword"]) not in _ELSEWHERE}
     assert wanted and wanted <= set(DeprecatedTfArgument.needs[0])
+
+
+def test_tfg902_text_prefilter_names_every_layer_node_member():
+    # A file asking for Keras 2's layer-node API must reach the rule, whatever else it says.
+    from tflint_gpu.rules.removed_keras_method import RemovedKerasMethod
+
+    members = [e["member"] for e in table().entries() if e["kind"] == "member" and e.get("node_api")]
+    assert members and all(any(text in m for text in RemovedKerasMethod.needs[0]) for m in members)

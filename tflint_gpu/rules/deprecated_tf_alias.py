@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.api import keyword
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.model import dotted_name
@@ -18,10 +19,6 @@ _ALIASES.update({
     for name in ("AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "ThreadingOptions")
 })
 _ALIAS_MODULES = {"tensorflow.config.experimental", "tensorflow.data.experimental"}
-
-
-def _short(qualname: str) -> str:
-    return "tf." + qualname[len("tensorflow."):]
 
 
 def _is_bool(expr: cst.BaseExpression) -> bool:
@@ -146,13 +143,13 @@ class DeprecatedTfAlias(Rule):
         new = _ALIASES[qualname]
         fix = None
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "experimental":
-            fix = Fix(f"Use `{_short(new)}`", Safety.SAFE, {node: node.with_changes(value=node.value.value)})
+            fix = Fix(f"Use `{short_name(new)}`", Safety.SAFE, {node: node.with_changes(value=node.value.value)})
         else:
             spelled = ctx.module_expr("tensorflow", new[len("tensorflow."):])
             if spelled is not None:
                 expr, imports = spelled
-                fix = Fix(f"Use `{_short(new)}`", Safety.SAFE, {node: expr}, imports)
-        ctx.report(node, f"`{_short(qualname)}` is a deprecated alias of `{_short(new)}`", fix)
+                fix = Fix(f"Use `{short_name(new)}`", Safety.SAFE, {node: expr}, imports)
+        ctx.report(node, f"`{short_name(qualname)}` is a deprecated alias of `{short_name(new)}`", fix)
 
     def visit_ImportFrom(self, node: cst.ImportFrom, ctx) -> None:
         if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
@@ -174,8 +171,8 @@ class DeprecatedTfAlias(Rule):
             fix = Fix(f"Import from `{module[:-len('.experimental')]}`", Safety.SAFE,
                       {node.module: node.module.value})
         listed = ", ".join(f"`{n}`" for n in aliased)
-        ctx.report(node, f"Deprecated aliases imported from `{_short(target)}`: import {listed} from "
-                         f"`{_short(target[:-len('.experimental')])}`", fix)
+        ctx.report(node, f"Deprecated aliases imported from `{short_name(target)}`: import {listed} from "
+                         f"`{short_name(target[:-len('.experimental')])}`", fix)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not any(a.keyword is not None for a in node.args):
@@ -254,7 +251,8 @@ class DeprecatedTfAlias(Rule):
                 (10, 53, "`tf.data.experimental.UNKNOWN_CARDINALITY` is a deprecated alias"),
                 (11, 11, "`tf.data.experimental.ThreadingOptions` is a deprecated alias"),
             ],
-            note="the chain is rewritten in place: tf.compat.v1 stays tf.compat.v1", keras2=True,
+            note="the chain is rewritten in place: tf.compat.v1 stays tf.compat.v1",
+            keras2=True,
         ),
         flagged(
             """
@@ -284,7 +282,8 @@ class DeprecatedTfAlias(Rule):
                 (7, 5, "`tf.data.experimental.UNKNOWN_CARDINALITY` is a deprecated alias"),
                 (8, 5, "`tf.data.experimental.AUTOTUNE` is a deprecated alias"),
             ],
-            note="other spellings: the module alias, the imported submodule, the imported names", keras2=True,
+            note="other spellings: the module alias, the imported submodule, the imported names",
+            keras2=True,
         ),
         flagged(
             """
@@ -329,7 +328,8 @@ class DeprecatedTfAlias(Rule):
             values, count = traces()
             compiled = int(jitted._jit_compile)
             """,
-            note="the same XLA compilation and the same retracing: 2 traces for 5 input lengths", keras2=True,
+            note="the same XLA compilation and the same retracing: 2 traces for 5 input lengths",
+            keras2=True,
         ),
         flagged(
             """

@@ -1,12 +1,13 @@
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.api import keyword, without_args
+from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.target import KERAS3_TF
-from tflint_gpu.rules.base import CHANGES, IDENTICAL, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import Fix, Rule, Safety, clean, flagged
 
 # TFG904 reports and renames these two (its own checks, messages and cases).
 _ELSEWHERE = frozenset({("tensorflow.function", "experimental_compile"),
@@ -16,10 +17,6 @@ _DTYPES = frozenset({"float16", "float32", "float64", "bfloat16", "half", "doubl
                      "int64", "uint8", "uint16", "uint32", "uint64", "bool", "string", "complex64",
                      "complex128", "qint8", "quint8", "qint32", "variant", "resource"})
 _GENERATOR = "tensorflow.data.Dataset.from_generator"
-
-
-def _short(qualname: str) -> str:
-    return "tf." + qualname[len("tensorflow."):]
 
 
 def _table():
@@ -41,18 +38,6 @@ def _given(node: cst.Call, name: str, position: Optional[int]) -> Optional[cst.A
     if any(a.star for a in node.args[:len(leading) + 1] if a.keyword is None):
         return None  # `*args` before it: its place is unknown
     return leading[position] if position < len(leading) else None
-
-
-def _without(node: cst.Call, dropped: List[cst.Arg], replaced: Optional[Tuple[cst.Arg, cst.Arg]] = None) -> cst.Call:
-    args = []
-    for arg in node.args:
-        if replaced is not None and arg is replaced[0]:
-            args.append(replaced[1].with_changes(comma=arg.comma))
-        elif arg not in dropped:
-            args.append(arg)
-    if args:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return node.with_changes(args=args)
 
 
 class DeprecatedTfArgument(Rule):
@@ -176,7 +161,7 @@ class DeprecatedTfArgument(Rule):
                 self._report(node, arg, found, ctx, fixes)
 
     def _report(self, node: cst.Call, arg: cst.Arg, found, ctx, fixes: bool) -> None:
-        what = f"`{_short(found.qualname)}({found.keyword}=)`"
+        what = f"`{short_name(found.qualname)}({found.keyword}=)`"
         if found.value is not None:
             if not (isinstance(arg.value, cst.Name) and arg.value.value == found.value):
                 return  # only that value is deprecated (a variable: not known)
@@ -196,7 +181,7 @@ class DeprecatedTfArgument(Rule):
             advice = found.instructions.split(". ")[0].rstrip(".")
             message = f"{what} is deprecated" + (f" ({advice})" if advice and "deprecated" not in advice else "")
             if fixes and found.dropped_exact:
-                fix = Fix(f"Remove `{found.keyword}=`", Safety.UNSAFE, {node: _without(node, [arg])})
+                fix = Fix(f"Remove `{found.keyword}=`", Safety.UNSAFE, {node: without_args(node, [arg])})
         ctx.report(arg, message, fix)
 
     # -- from_generator ------------------------------------------------------
@@ -256,7 +241,7 @@ class DeprecatedTfArgument(Rule):
             return None
         new = cst.Arg(value, keyword=cst.Name("output_signature"),
                       equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-        call = _without(node, [shapes] if shapes is not None else [], (types, new))
+        call = without_args(node, [shapes] if shapes is not None else [], (types, new))
         return Fix("Use `output_signature=` with a `tf.TensorSpec` per element", Safety.SAFE, {node: call}, imports)
 
     @staticmethod
@@ -299,7 +284,8 @@ class DeprecatedTfArgument(Rule):
             values = [[t.numpy() for t in item] for item in ds] + [str(ds.element_spec)]
             ones = [t.numpy() for t in one] + [str(one.element_spec)]
             """,
-            note="the same elements and element_spec (shapes (3,) and (); one shape unknown)", keras2=True,
+            note="the same elements and element_spec (shapes (3,) and (); one shape unknown)",
+            keras2=True,
         ),
         flagged(
             """
@@ -326,7 +312,8 @@ class DeprecatedTfArgument(Rule):
                 (7, 35, "`tf.train.CheckpointOptions(experimental_enable_async_checkpoint=)` is deprecated")],
             run="""
             values = [unit, also, squares, opts.enable_async]
-            """, keras2=True,
+            """,
+            keras2=True,
         ),
         flagged(
             """
@@ -367,7 +354,8 @@ class DeprecatedTfArgument(Rule):
             run="""
             values = [traced(x), eager(x), v.read_value(), f(tf.constant(1.5))]
             """,
-            note="back_prop has no fix (its traced meaning differs from its eager one); the removals are unsafe", keras2=True,
+            note="back_prop has no fix (its traced meaning differs from its eager one); the removals are unsafe",
+            keras2=True,
         ),
         clean(
             """

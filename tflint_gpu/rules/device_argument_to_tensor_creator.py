@@ -4,7 +4,8 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.api import keyword, without_args
+from tflint_gpu.semantic.names import short_name
 from tflint_gpu.rules.base import FIXES_ERROR, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # TensorFlow functions that raise TypeError on `device=` (measured, TF 2.21; tf.compat.v1 too).
@@ -90,7 +91,7 @@ class DeviceArgumentToTensorCreator(Rule):
             return
         qualname = ctx.call_name(node)
         if qualname in _RAISES:
-            short = "tf." + qualname[len("tensorflow."):]
+            short = short_name(qualname)
             message = f"`{short}` takes no `device=` (TypeError): create it inside `with tf.device(...)`"
         elif qualname in _IGNORES:
             message = "`tf.Variable` silently ignores `device=`: create it inside `with tf.device(...)`"
@@ -109,11 +110,8 @@ class DeviceArgumentToTensorCreator(Rule):
         if spelled is None:
             return None
         func, imports = spelled
-        args = [a for a in node.args if a is not device]
-        if args and node.args[-1] is device:
-            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         inner = statement.body[0]
-        replaced = _replace_value(inner, node.with_changes(args=args))
+        replaced = _replace_value(inner, without_args(node, [device]))
         wrapped = cst.With(
             items=[cst.WithItem(cst.Call(func, [cst.Arg(device.value)]))],
             body=cst.IndentedBlock([statement.with_changes(body=[replaced], leading_lines=[])]),
@@ -175,7 +173,8 @@ class DeviceArgumentToTensorCreator(Rule):
             """,
             at=[(3, 45, "`tf.Variable` silently ignores `device=`")],
             effect=IDENTICAL,
-            note="the same values; on a GPU machine the variable moves to the device asked for", keras2=True,
+            note="the same values; on a GPU machine the variable moves to the device asked for",
+            keras2=True,
         ),
         flagged(
             """

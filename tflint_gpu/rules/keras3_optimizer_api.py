@@ -175,7 +175,8 @@ class Keras3OptimizerApi(Rule):
             at=[(7, 13, "Keras 3 optimizers' `variables` is a list, not a method (TypeError"),
                 (8, 26, "Keras 3 optimizers' `variables` is a list")],
             run="n = np.array(count)",
-            effect=FIXES_ERROR, keras2=True,
+            effect=FIXES_ERROR,
+            keras2=True,
         ),
         flagged(
             """

@@ -4,6 +4,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.symbolic_ops import RAISES
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
@@ -46,10 +47,6 @@ def _op(qualname: str) -> Optional[str]:
             if name in _OPS and (prefix == "tensorflow.nn." or name not in _NN_ONLY):
                 return name
     return None
-
-
-def _short(qualname: str) -> str:
-    return "tf." + qualname[len("tensorflow."):]
 
 
 class Keras3TfOpOnSymbolicTensor(Rule):
@@ -155,7 +152,7 @@ class Keras3TfOpOnSymbolicTensor(Rule):
             return
         if ctx.migration.guarded(node, ctx.scope):
             return
-        name = _short(qualname)
+        name = short_name(qualname)
         op = _op(qualname)
         if op is not None:
             target = _OPS[op][0]

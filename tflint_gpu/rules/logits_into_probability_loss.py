@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.api import argument, is_false, keyword
 from tflint_gpu.semantic.model_outputs import LINEAR
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
@@ -102,50 +102,33 @@ class LogitsIntoProbabilityLoss(Rule):
         if not node.args or outputs.probability_loss(func, ctx.scope) is None:
             return
         given = argument(node, 2, "from_logits")  # the functions take it per call
-        if given is not None and not (isinstance(given, cst.Name) and given.value == "False"):
+        if given is not None and not is_false(given):
             return
         predicted = argument(node, 1, "y_pred")
-        if predicted is None:
-            return
-        call = predicted if isinstance(predicted, cst.Call) else self._bound_call(predicted, ctx)
-        if call is None or outputs.final_activation(call.func, ctx.scope) != LINEAR:
+        made = outputs.made_by(predicted, ctx.scope, at=predicted) if predicted is not None else None
+        if made is None or outputs.final_activation(made[0].func, made[1]) != LINEAR:
             return
         self._report(predicted, None, ctx, func)
-
-    @staticmethod
-    def _bound_call(expr: cst.BaseExpression, ctx) -> Optional[cst.Call]:
-        if not isinstance(expr, cst.Name):
-            return None
-        found = ctx.assigned(expr.value, at=expr)
-        value = found.single_value if found is not None else None
-        return value if isinstance(value, cst.Call) else None
 
     def _report(self, node: cst.CSTNode, ctor: Optional[cst.Call], ctx,
                 loss: Optional[cst.BaseExpression] = None) -> None:
         what = _spelled(loss if loss is not None else node)
         fix = None
         if ctor is not None and not any(a.star for a in ctor.args):
-            given = keyword(ctor, "from_logits")
-            positional = [a for a in ctor.args if a.keyword is None]
+            # from_logits is the loss classes' first parameter: given by keyword, by position, or not at all
+            given = keyword(ctor, "from_logits") or next((a for a in ctor.args if a.keyword is None), None)
             if given is not None:
-                new = ctor.with_changes(args=[a.with_changes(value=cst.Name("True")) if a is given else a
-                                              for a in ctor.args])
-            elif positional:
-                first = positional[0]
-                new = ctor.with_changes(args=[a.with_changes(value=cst.Name("True")) if a is first else a
-                                              for a in ctor.args])
+                args = [a.with_changes(value=cst.Name("True")) if a is given else a for a in ctor.args]
             else:
-                arg = cst.Arg(cst.Name("True"), keyword=cst.Name("from_logits"),
-                              equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                new = ctor.with_changes(args=[arg] + [a for a in ctor.args])
-                if len(new.args) > 1:
-                    new = new.with_changes(args=[new.args[0].with_changes(
-                        comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))] + list(new.args[1:]))
-            fix = Fix("Pass `from_logits=True`", Safety.UNSAFE, {ctor: new})
+                comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")) if ctor.args else cst.MaybeSentinel.DEFAULT
+                args = [cst.Arg(cst.Name("True"), keyword=cst.Name("from_logits"), comma=comma,
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+                args += list(ctor.args)
+            fix = Fix("Pass `from_logits=True`", Safety.UNSAFE, {ctor: ctor.with_changes(args=args)})
         target = loss if loss is not None else node
         if isinstance(target, cst.Call) or fix is not None:
             advice = "pass `from_logits=True`"
-        elif isinstance(target, cst.Name) and self._bound_call(target, ctx) is not None:
+        elif isinstance(target, cst.Name) and ctx.model_outputs.made_by(target, ctx.scope, at=target) is not None:
             advice = "build it with `from_logits=True`"
         else:
             advice = "use the loss class with `from_logits=True`"

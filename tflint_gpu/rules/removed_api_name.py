@@ -4,6 +4,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.migration import KERAS3, raw_flavour
 from tflint_gpu.semantic.model import IMPORT, dotted_name
 from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
@@ -15,11 +16,6 @@ _CATCHES = {
     "import": frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}),
     "attribute": frozenset({"AttributeError", "Exception", "BaseException"}),
 }
-
-
-def _short(raw: str) -> str:
-    """``tf.keras.layers.X`` for ``tensorflow.keras.layers.X``; ``tf.X`` for ``tensorflow.X``."""
-    return "tf." + raw[len("tensorflow."):] if raw.startswith("tensorflow.") else raw
 
 
 def _table():
@@ -82,12 +78,12 @@ def _shortest_removed(dotted: str, root: str, spelling: str):
 def _message(raw: str, removal, spelling: str) -> str:
     what = "TensorFlow 2" if spelling == "tensorflow" else "Keras 3"
     if getattr(removal, "stub", False):
-        text = f"{what}'s `{_short(raw)}` raises {removal.error} when made (a stub left for Keras 2 code)"
+        text = f"{what}'s `{short_name(raw)}` raises {removal.error} when made (a stub left for Keras 2 code)"
     else:
-        text = f"{what} has no `{_short(raw)}` ({removal.error})"
+        text = f"{what} has no `{short_name(raw)}` ({removal.error})"
     if removal.replacement:
         if spelling == "tensorflow":
-            new = _short(removal.replacement)
+            new = short_name(removal.replacement)
         else:
             new = ("tf." if spelling == "tensorflow.keras" else "") + removal.replacement
         if removal.exact:
@@ -296,7 +292,7 @@ class RemovedApiName(Rule):
             if len(node.names) == 1 and removal.exact and removal.replacement \
                     and removal.replacement.rsplit(".", 1)[1] == name:
                 new_module = root + removal.replacement.rsplit(".", 1)[0][len(_normal(root, root, spelling)):]
-                fix = Fix(f"Import from `{_short(new_module)}`", Safety.SAFE,
+                fix = Fix(f"Import from `{short_name(new_module)}`", Safety.SAFE,
                           {node.module: cst.parse_expression(new_module)})
             ctx.report(alias, _message(f"{module}.{name}", removal, spelling), fix)
 
@@ -316,7 +312,7 @@ class RemovedApiName(Rule):
         target = targets.pop()
         base = _normal(root, root, spelling)
         new_module = root + target[len(base):]
-        return Fix(f"Import from `{_short(new_module)}`", Safety.SAFE, {node.module: cst.parse_expression(new_module)})
+        return Fix(f"Import from `{short_name(new_module)}`", Safety.SAFE, {node.module: cst.parse_expression(new_module)})
 
     # -- attribute chains -------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -405,14 +401,14 @@ class RemovedApiName(Rule):
                     expr: cst.BaseExpression = chain[keep]
                     for attr in tail:
                         expr = cst.Attribute(value=expr, attr=cst.Name(attr))
-                    return target, Fix(f"Use `{_short(new_raw)}`", Safety.SAFE, {chain[target]: expr})
+                    return target, Fix(f"Use `{short_name(new_raw)}`", Safety.SAFE, {chain[target]: expr})
             root_node = chain[0].value
             root_raw = raws[0].rsplit(".", 1)[0] if raws[0] else None
             if root_raw is not None and new_raw.startswith(root_raw + "."):
                 expr = root_node
                 for attr in new_raw[len(root_raw) + 1:].split("."):
                     expr = cst.Attribute(value=expr, attr=cst.Name(attr))
-                return target, Fix(f"Use `{_short(new_raw)}`", Safety.SAFE, {chain[target]: expr})
+                return target, Fix(f"Use `{short_name(new_raw)}`", Safety.SAFE, {chain[target]: expr})
             return index, None
         return index, None
 

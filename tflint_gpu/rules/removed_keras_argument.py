@@ -4,7 +4,7 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.api import argument, keyword, without_args
 from tflint_gpu.semantic import values
 from tflint_gpu.semantic.migration import KERAS3, TF_KERAS
 from tflint_gpu.semantic.target import NEW_OPTIMIZERS_TF
@@ -38,10 +38,7 @@ def _rename(arg: cst.Arg, new: str, message: str, safety: Safety) -> Fix:
 
 
 def _drop(call: cst.Call, arg: cst.Arg, message: str) -> Fix:
-    args = [a for a in call.args if a is not arg]
-    if args and call.args[-1] is arg:
-        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-    return Fix(message, Safety.SAFE, {call: call.with_changes(args=args)})
+    return Fix(message, Safety.SAFE, {call: without_args(call, [arg])})
 
 
 def _lost_under_keras3(call: cst.Call) -> Optional[str]:
@@ -433,7 +430,8 @@ class RemovedKerasArgument(Rule):
             """,
             effect=FIXES_ERROR,
             note="a model made by a factory function the file does not follow: no other library's fit takes "
-                 "these keywords (bubbliiiing/unet-tf2 train.py:473)", keras2=True,
+                 "these keywords (bubbliiiing/unet-tf2 train.py:473)",
+            keras2=True,
         ),
         flagged(
             """
@@ -640,7 +638,8 @@ class RemovedKerasArgument(Rule):
                 finally:
                     os.chdir(_old)
             """,
-            note="paths known to end in .h5/.keras (literal, os.path.join, +): save_format is ignored, dropped (safe)", keras2=True,
+            note="paths known to end in .h5/.keras (literal, os.path.join, +): save_format is ignored, dropped (safe)",
+            keras2=True,
         ),
         flagged(
             """
@@ -680,7 +679,8 @@ class RemovedKerasArgument(Rule):
                 weights = save_twice(_folder)
             """,
             note="a name rebound: the binding that reaches each save decides (str(), pathlib /); tensorflow/addons "
-                 "normalizations_test", keras2=True,
+                 "normalizations_test",
+            keras2=True,
         ),
         flagged(
             """

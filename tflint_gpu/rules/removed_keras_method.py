@@ -546,7 +546,8 @@ class RemovedKerasMethod(Rule):
             after = test_loss.result()
             """,
             effect=FIXES_ERROR,
-            note="a metric in self.x and a module-level one; a stateful LSTM keeps reset_states (not flagged)", keras2=True,
+            note="a metric in self.x and a module-level one; a stateful LSTM keeps reset_states (not flagged)",
+            keras2=True,
         ),
         flagged(
             _TRAIN + textwrap.dedent("""
@@ -564,7 +565,8 @@ class RemovedKerasMethod(Rule):
                 (15, 14, "Keras 3 models have no `evaluate_generator()`"),
                 (16, 14, "Keras 3 models have no `predict_generator()`")],
             effect=FIXES_ERROR,
-            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default", keras2=True,
+            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default",
+            keras2=True,
         ),
         flagged(
             """

@@ -6,7 +6,7 @@ graph methods, and ``keyword``/``argument``, imported by ``context``,
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -167,6 +167,22 @@ def argument(call: cst.Call, position: int, name: str) -> Optional[cst.BaseExpre
     if position < len(positional):
         return positional[position].value
     return None
+
+
+def without_args(call: cst.Call, dropped: Sequence[cst.Arg],
+                 replaced: Optional[Tuple[cst.Arg, cst.Arg]] = None) -> cst.Call:
+    """``call`` without the arguments ``dropped``, and with ``replaced``'s new argument in place
+    of its old one (keeping the old one's comma); when the last argument went, the new last one
+    loses its comma."""
+    args = []
+    for arg in call.args:
+        if replaced is not None and arg is replaced[0]:
+            args.append(replaced[1].with_changes(comma=arg.comma))
+        elif not any(arg is gone for gone in dropped):
+            args.append(arg)
+    if args and any(call.args[-1] is gone for gone in dropped):
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return call.with_changes(args=args)
 
 
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:

@@ -24,7 +24,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
+from tflint_gpu.semantic.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, returns, walk
 from tflint_gpu.semantic.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -320,10 +320,7 @@ def comes_after(root: cst.CSTNode, first: cst.CSTNode, later: cst.CSTNode) -> bo
 # -- a function's own body (not nested functions, classes or lambdas) ---------
 def returned_names(function: cst.CSTNode, name: str) -> List[cst.Name]:
     """The ``name`` of each ``return name`` in ``function``'s own body."""
-    return [
-        n.value for n in walk(function, skip=SCOPE_TYPES)
-        if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and n.value.value == name
-    ]
+    return [n.value for n in returns(function) if isinstance(n.value, cst.Name) and n.value.value == name]
 
 
 def assignments(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

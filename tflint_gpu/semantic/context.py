@@ -76,7 +76,7 @@ from tflint_gpu.semantic.api import (
     is_false,
 )
 from tflint_gpu.semantic.datasets import DatasetInference
-from tflint_gpu.semantic.model import SCOPE_TYPES, ModuleModel, ScopeInfo, assigned, lookup, walk
+from tflint_gpu.semantic.model import ModuleModel, ScopeInfo, assigned, lookup, returns
 from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.objects import Objects
 from tflint_gpu.semantic.uses import Uses
@@ -335,9 +335,7 @@ class GraphAnalysis:
         if factory is None or not isinstance(factory.node, cst.FunctionDef):
             return None
         found: Optional[ScopeInfo] = None
-        for node in walk(factory.node.body, skip=SCOPE_TYPES):
-            if not isinstance(node, cst.Return):
-                continue
+        for node in returns(factory.node.body):
             value = node.value
             target = self.model.scope_of_node.get(value) if isinstance(value, cst.Lambda) else (
                 factory.defs.get(value.value) if isinstance(value, cst.Name)

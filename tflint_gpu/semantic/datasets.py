@@ -40,7 +40,7 @@ from tflint_gpu.semantic.api import (
 )
 from tflint_gpu.semantic.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
                                      walk)
-from tflint_gpu.semantic.names import normalize
+from tflint_gpu.semantic.names import normalize, short_name
 from tflint_gpu.semantic.project import CALLED, MAYBE, PARAMETER
 
 # -- which values are datasets -------------------------------------------------
@@ -1035,6 +1035,3 @@ def single_value(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) 
     return value if isinstance(value, cst.BaseExpression) else None
 
 
-def short_name(qualname: str) -> str:
-    """``tensorflow.image.resize`` -> ``tf.image.resize`` for messages."""
-    return "tf." + qualname[len("tensorflow."):] if qualname.startswith("tensorflow.") else qualname

@@ -15,13 +15,14 @@ import libcst as cst
 from tflint_gpu.findings import Fix
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
 from tflint_gpu.semantic.model import SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
+from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
 from tflint_gpu.semantic.target import NEWEST, Target
 from tflint_gpu.semantic.tensors import TensorInference
-from tflint_gpu.semantic.values import ValueKinds
+from tflint_gpu.semantic.values import UNKNOWN, ValueKinds
 
 # A rule, as the engine sees it: a class with ``code``, ``name``, ``message``,
 # ``needs`` and ``node_types``, whose instances have ``visit_<NodeType>(node,
@@ -137,12 +138,12 @@ class RuleContext:
         no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
         made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
         define ``method``, or in Keras's own code."""
-        if self.value_kind(receiver) != "unknown" or "keras.src" in self.model.source:
+        if self.value_kind(receiver) != UNKNOWN or "keras.src" in self.model.source:
             return False
         if method and self.graphs.objects.defined(method):
             return False
         migration = self.migration
-        keras3 = migration.module_flavour() == "keras3" or (
+        keras3 = migration.module_flavour() == KERAS3 or (
             distinctive and not migration.module_flavours() and self.target.keras3
             and "tensorflow" in self.model.source)
         return keras3 and not (judge_maker and self._made_by_other(receiver))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "keras3_migration.json")
 KERAS = "keras"
@@ -71,8 +71,8 @@ class MigrationTable:
         self._keywords: Dict[Tuple[str, str], dict] = {}
         self._tf_names: Dict[str, dict] = {}
         self._tf_keywords: Dict[Tuple[str, str], dict] = {}
-        self._tf_callables: Optional[frozenset] = None
-        self._node_api: Optional[Dict[str, str]] = None
+        self._tf_callables: Set[str] = set()  # callables with a deprecated argument
+        self._node_api: Dict[str, str] = {}  # Keras 2 layer-node member -> its class
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -81,12 +81,15 @@ class MigrationTable:
                 self._names[entry["qualname"]] = entry
             elif kind == "member":
                 self._members[(entry["qualname"], entry["member"])] = entry
+                if entry.get("node_api"):
+                    self._node_api[entry["member"]] = entry["qualname"]
             elif kind == "keyword":
                 self._keywords[(entry["qualname"], entry["keyword"])] = entry
             elif kind == "tf_name":
                 self._tf_names[entry["qualname"]] = entry
             elif kind == "tf_keyword":
                 self._tf_keywords[(entry["qualname"], entry["keyword"])] = entry
+                self._tf_callables.add(entry["qualname"])
 
     # -- counts ---------------------------------------------------------------
     def entries(self):
@@ -155,8 +158,6 @@ class MigrationTable:
     def node_api_class(self, member: str) -> Optional[str]:
         """The Keras 2 class whose layer-node API ``member`` is (a member taking ``node_index``, such as
         ``get_input_shape_at``, that Keras 3 removed): no other library has these names."""
-        if self._node_api is None:
-            self._node_api = {e["member"]: e["qualname"] for e in self._members.values() if e.get("node_api")}
         return self._node_api.get(member)
 
     # -- keywords -----------------------------------------------------------------
@@ -200,18 +201,15 @@ class MigrationTable:
         if entry is None or entry.get("in_signature") is False:  # a marker naming no parameter
             return None
         replacement = entry.get("replacement") or {}
-        outcome = entry.get("outcome") or {}
         return Deprecation(callable_qualname, keyword, entry.get("value"), entry.get("instructions", ""),
                            replacement.get("keyword"), replacement.get("arguments"), bool(replacement.get("exact")),
                            bool(replacement.get("rename")),
-                           entry.get("dropped_exact"), bool(outcome.get("warning")),
+                           entry.get("dropped_exact"),
                            entry.get("position"), (entry.get("results") or {}).get("deprecated"),
                            (entry.get("results") or {}).get("current"))
 
     def deprecates_tf_keywords(self, callable_qualname: str) -> bool:
         """Whether some argument of ``callable_qualname`` is marked deprecated (a quick test first)."""
-        if self._tf_callables is None:
-            self._tf_callables = frozenset(q for q, _ in self._tf_keywords)
         return callable_qualname in self._tf_callables
 
 
@@ -227,7 +225,6 @@ class Deprecation:
     exact: bool  # executed both ways: identical outputs
     rename: bool  # the current spelling is the same value under the new keyword (``dim=1`` -> ``axis=1``)
     dropped_exact: Optional[bool]  # no replacement: executed without it, identical (None: not executed)
-    warns: bool  # executing it logged a deprecation warning
     position: Optional[int] = None  # its place among the positional arguments of a call, if it has one
     deprecated_result: Optional[str] = None  # the executed outputs, with the deprecated argument...
     current_result: Optional[str] = None  # ... and with the current spelling or without it

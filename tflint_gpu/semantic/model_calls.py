@@ -37,7 +37,7 @@ import libcst as cst
 
 from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.semantic.migration import is_model_class
-from tflint_gpu.semantic.model import ASSIGNED, SCOPE_TYPES, ScopeInfo, assigned, walk
+from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, assigned, returns
 from tflint_gpu.semantic.values import KERAS
 
 INFERENCE_METHODS = ("predict", "predict_on_batch", "evaluate")
@@ -116,8 +116,8 @@ class ModelCalls:
         self._returns[key] = None  # recursion gives nothing
         found = False
         if isinstance(function.node, cst.FunctionDef):
-            returns = [n.value for n in walk(function.node.body, skip=SCOPE_TYPES) if isinstance(n, cst.Return)]
-            found = bool(returns) and all(v is not None and self.is_model(v, function, depth) for v in returns)
+            values = [n.value for n in returns(function.node.body)]
+            found = bool(values) and all(v is not None and self.is_model(v, function, depth) for v in values)
         self._returns[key] = found
         return found
 

@@ -27,7 +27,7 @@ from typing import Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.api import argument, is_false, keyword
 from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, assigned
 
 SOFTMAX, SIGMOID, LINEAR = "softmax", "sigmoid", "linear"
@@ -51,36 +51,27 @@ _LOSS_STRINGS = {"sparse_categorical_crossentropy": "categorical", "categorical_
                  "binary_crossentropy": "binary"}
 
 
-def _keras(qualname: Optional[str]) -> Optional[str]:
-    """``keras.x`` for a Keras 3 or tf_keras spelling (``tf.keras.x``, ``tf_keras.x``), else the name."""
-    if qualname is None:
-        return None
-    for prefix in ("tensorflow.keras.", "tf_keras.", "tensorflow.compat.v2.keras."):
-        if qualname.startswith(prefix):
-            return "keras." + qualname[len(prefix):]
-    return qualname
-
-
 class ModelOutputs:
     def __init__(self, resolver) -> None:
         self.resolver = resolver
 
     def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
-        return _keras(self.resolver.qualname(expr, scope))
+        return self.resolver.qualname(expr, scope)  # normalized: tf.keras and tf_keras spell keras
 
-    def _made_by(self, expr: cst.BaseExpression, scope: ScopeInfo):
-        """(the call that made ``expr``, its scope): itself, or the one value of a name bound once."""
+    def made_by(self, expr: cst.BaseExpression, scope: ScopeInfo, at: Optional[cst.CSTNode] = None):
+        """(the call that made ``expr``, its scope): itself, or the one value of a name bound once
+        (with ``at``, the read: the one binding live there)."""
         if isinstance(expr, cst.Call):
             return expr, scope
         if isinstance(expr, cst.Name):
-            found = assigned(expr.value, scope)
+            found = assigned(expr.value, scope, at)
             if found is not None and found.kind == ASSIGNED and isinstance(found.single_value, cst.Call):
                 return found.single_value, found.scope
         return None
 
     # -- models -----------------------------------------------------------------
     def final_activation(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
-        made = self._made_by(expr, scope)
+        made = self.made_by(expr, scope)
         if made is None:
             return None
         call, where = made
@@ -113,7 +104,7 @@ class ModelOutputs:
     def tensor_activation(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """How a symbolic tensor of a functional model is made: a layer called on a tensor, or an
         activation function applied to one."""
-        made = self._made_by(expr, scope)
+        made = self.made_by(expr, scope)
         if made is None:
             return None
         call, where = made
@@ -124,7 +115,7 @@ class ModelOutputs:
         return _ACTIVATION_FUNCTIONS.get(self._qualname(call.func, where) or "")
 
     def layer_activation(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
-        made = self._made_by(expr, scope)
+        made = self.made_by(expr, scope)
         if made is None:
             return None
         call, where = made
@@ -165,7 +156,7 @@ class ModelOutputs:
             found = _LOSS_FUNCTIONS.get(self._qualname(expr, scope) or "")
             if found is not None:
                 return found
-        made = self._made_by(expr, scope)
+        made = self.made_by(expr, scope)
         if made is None:
             return None
         call, where = made
@@ -173,7 +164,7 @@ class ModelOutputs:
         if kind is None or any(a.star for a in call.args):
             return None
         logits = argument(call, 0, "from_logits")
-        if logits is None or (isinstance(logits, cst.Name) and logits.value == "False"):
+        if logits is None or is_false(logits):
             return kind
         return None
 

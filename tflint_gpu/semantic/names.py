@@ -59,6 +59,11 @@ _ALIAS_EXACT = {
 }
 
 
+def short_name(qualname: str) -> str:
+    """``tensorflow.image.resize`` -> ``tf.image.resize`` for messages (other names as they are)."""
+    return "tf." + qualname[len("tensorflow."):] if qualname.startswith("tensorflow.") else qualname
+
+
 def normalize(name: str) -> str:
     """One spelling per API. ``tf.compat.v1``/``v2`` compose with the other
     aliases (``tensorflow.compat.v2.keras.Model`` is ``keras.Model``), except

@@ -311,9 +311,9 @@ class PrecisionFacts:
 
 
 def _own_returns(function: cst.FunctionDef) -> List[cst.Return]:
-    from tflint_gpu.semantic.model import SCOPE_TYPES, walk
+    from tflint_gpu.semantic.model import returns
 
-    return [n for n in walk(function.body, skip=SCOPE_TYPES) if isinstance(n, cst.Return)]
+    return list(returns(function.body))
 
 
 def _call_behind(expr: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode) -> Optional[cst.Call]:

@@ -199,7 +199,7 @@ class SymbolicTensors:
         if key in seen:
             return False
         values = []
-        for stmt in _returns(node.body):
+        for stmt in returns(node.body):
             if stmt.value is None:
                 return False
             values.append(stmt.value)
@@ -240,11 +240,6 @@ class SymbolicTensors:
                     if target is not None:
                         self._calls.setdefault(id(target), []).append((call, where))
         return self._calls.get(id(function), [])
-
-
-def _returns(block: cst.IndentedBlock):
-    """The ``return`` statements of a function body (not of nested functions or classes)."""
-    return returns(block)
 
 
 def _argument_for(call: cst.Call, param: cst.Param, position: int) -> Optional[cst.BaseExpression]:

@@ -50,7 +50,7 @@ from tflint_gpu.semantic import bindings
 from tflint_gpu.semantic.api import exact_argument
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
-                                     walk)
+                                     returns, walk)
 from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.objects import ADD, AUGMENT, BIND
 
@@ -850,16 +850,15 @@ def _call_kind(method: ScopeInfo) -> Optional[str]:
     if not isinstance(node, cst.FunctionDef) or not isinstance(node.body, cst.IndentedBlock):
         return None
     kinds = set()
-    for inner in walk(node.body, skip=SCOPE_TYPES):
-        if isinstance(inner, cst.Return):
-            value = inner.value
-            if isinstance(value, (cst.Tuple, cst.List)):
-                kinds.add(KERAS_SEQUENCE)
-            elif value is None or isinstance(value, (cst.Dict, cst.DictComp, cst.ListComp, cst.Set, cst.SimpleString)) \
-                    or (isinstance(value, cst.Name) and value.value == "None"):
-                return None
-            else:
-                kinds.add(KERAS)
+    for inner in returns(node.body):
+        value = inner.value
+        if isinstance(value, (cst.Tuple, cst.List)):
+            kinds.add(KERAS_SEQUENCE)
+        elif value is None or isinstance(value, (cst.Dict, cst.DictComp, cst.ListComp, cst.Set, cst.SimpleString)) \
+                or (isinstance(value, cst.Name) and value.value == "None"):
+            return None
+        else:
+            kinds.add(KERAS)
     return kinds.pop() if len(kinds) == 1 else None
 
 
