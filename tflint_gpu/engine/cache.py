@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import tflint_gpu
 from tflint_gpu.findings import Edit, Finding, FixInfo, Safety
 from tflint_gpu.notebook import CellEdit, NotebookFinding, is_notebook
-from tflint_gpu.semantic.project import Summary, compile_tree, content_digest, summarize
+from tflint_gpu.semantic.project import Summary, content_digest, summarize_source
 
 FORMAT = 2
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tflint-gpu.\n"
@@ -300,7 +300,7 @@ class ProjectCache:
                 from tflint_gpu.engine.lint import on_large_stack  # CPython's limits, whatever the thread
 
                 text = decode(data).text
-                summary = on_large_stack(lambda: summarize(compile_tree(text, path)))
+                summary = on_large_stack(summarize_source, text, path)
         except (OSError, UnicodeDecodeError, LookupError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         self.add(path, digest, summary)

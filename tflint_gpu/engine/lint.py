@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gc
 import os
 import re
 import threading
@@ -27,7 +26,7 @@ from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
 from tflint_gpu.semantic.names import Resolver
-from tflint_gpu.semantic.project import ProjectFile, summarize
+from tflint_gpu.semantic.project import ProjectFile, collector_paused, summarize
 from tflint_gpu.semantic.target import Target
 from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
@@ -253,14 +252,9 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     collections the many small objects would start find nothing to free (they
     cost a run about a fifth of a parse: measured on keras/src), and it runs
     again between files."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         return _lint_source(source, path, rules, noqa=noqa, prefilter_text=prefilter_text, project=project,
                             target=target)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,

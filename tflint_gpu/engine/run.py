@@ -39,8 +39,8 @@ from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
-from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, compile_tree, content_digest, \
-    dependencies_valid, summarize
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, content_digest, dependencies_valid, \
+    summarize_source
 from tflint_gpu.semantic.target import Target
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
@@ -282,7 +282,7 @@ def _summarize_file(path: str) -> Tuple[str, Optional[str], Optional[Summary]]:
         if len(data) > MAX_FILE_BYTES:
             return path, None, None
         text = decode(data).text
-        return path, content_digest(data), on_large_stack(lambda: summarize(compile_tree(text, path)))
+        return path, content_digest(data), on_large_stack(summarize_source, text, path)
     except Exception:  # unreadable, not Python: the check reports it
         return path, None, None
 
