@@ -220,3 +220,36 @@ def test_statement_of_a_call_on_its_own_line():
     assert first is not None and isinstance(first[1], cst.Module)
     assert eager.statement_of(switches[1][0], switches[1][1]) is None
     assert eager.statement_of(switches[2][0], switches[2][1]) is None
+
+
+def test_step_function_finds_the_step_a_call_runs():
+    eager, _ctx, functions = facts("""
+        import tensorflow as tf
+
+        def step_fn(x):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            grads = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            return loss
+
+        @tf.function
+        def distributed(x):
+            return strategy.run(step_fn, args=(x,))
+
+        def outer(x):
+            return distributed(x)
+
+        def gradients_only(x):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            return tape.gradient(loss, model.trainable_variables)
+
+        def forward(x):
+            return step_fn
+        """)
+    assert eager.step_function(functions["step_fn"]).scope is functions["step_fn"]
+    assert eager.step_function(functions["distributed"]).scope is functions["step_fn"]  # handed on by name
+    assert eager.step_function(functions["outer"]) is None  # two levels down: not followed
+    assert eager.step_function(functions["gradients_only"]) is None  # no update
+    assert eager.step_function(functions["forward"]) is None  # returned, not run

@@ -39,6 +39,12 @@ change, and the switches that make every ``tf.function`` run eagerly.
     Every call of ``tf.config.run_functions_eagerly`` (and its
     ``experimental_`` alias) in the module, with its argument.
 
+``step_function(function)``
+    The training step ``function`` runs when called: one in its own body, or
+    in a same-module function its own body calls by name or hands on by name
+    (``strategy.run(train_step, args=...)`` in a ``distributed_train_step``),
+    one level down. None: calling it trains nothing the engine can see.
+
 ``statement_of(node, scope)``
     The simple statement line holding ``node`` when ``node`` is the whole
     expression of a statement of its own, and the block (or module) holding
@@ -108,6 +114,7 @@ class EagerFacts:
         self.tensors = tensors
         self.values = values
         self._hazards: Dict[int, List[Tuple[cst.CSTNode, str]]] = {}
+        self._steps: Dict[int, Optional[TrainingStep]] = {}
         self._switches: Optional[List[Tuple[cst.Call, ScopeInfo, Optional[cst.BaseExpression]]]] = None
 
     # -- training steps ---------------------------------------------------
@@ -139,6 +146,39 @@ class EagerFacts:
         if update is None:
             return None
         return TrainingStep(scope, node, gradient, update, self.loop_around(node, scope))
+
+    def step_function(self, function: ScopeInfo, depth: int = 1) -> Optional[TrainingStep]:
+        """The training step calling ``function`` runs (see the module's docs)."""
+        key = id(function)
+        if key in self._steps and depth == 1:
+            return self._steps[key]
+        found = self._own_step(function)
+        if found is None and depth > 0:
+            for call in function.calls:
+                names = [call.func] + [arg.value for arg in call.args]
+                for expr in names:
+                    if not isinstance(expr, cst.Name):
+                        continue
+                    inner = function.lookup_def(expr.value)
+                    if inner is not None and inner is not function:
+                        found = self.step_function(inner, depth - 1)
+                        if found is not None:
+                            break
+                if found is not None:
+                    break
+        if depth == 1:
+            self._steps[key] = found
+        return found
+
+    def _own_step(self, function: ScopeInfo) -> Optional[TrainingStep]:
+        if not function.is_function or isinstance(function.node, cst.Lambda):
+            return None
+        for node in walk(function.node.body, skip=SCOPE_TYPES):
+            if node.__class__ is cst.With:
+                step = self.training_step(node, function)
+                if step is not None:
+                    return step
+        return None
 
     def _tape_names(self, node: cst.With, scope: ScopeInfo) -> Set[str]:
         names: Set[str] = set()
