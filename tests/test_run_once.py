@@ -101,6 +101,16 @@ def test_each_lazy_test_form_on_state_its_block_sets():
         "not self.a", "self.b is None", "self.c == 0", "self.b is False", 'not hasattr(self, "d")']
 
 
+def test_a_conditional_expression_that_keeps_the_state_otherwise_is_lazy():
+    facts = layer("""
+        self.b = probe_made() if self.b is None else self.b
+        self.c = probe_other() if self.b is None else self.c
+        self.e = probe_kept_other() if self.e == 0 else self.b
+        flag = probe_local() if x is None else x
+    """)
+    assert facts.lazy() == {"made": True, "other": False, "kept_other": False, "local": False}
+
+
 def test_look_alike_guards_are_not_lazy():
     facts = layer("""
         if self.e < 10:

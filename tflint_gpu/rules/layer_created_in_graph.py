@@ -617,4 +617,27 @@ LayerCreatedInGraph.cases = [
         """,
         note="a functional model built eagerly; variables outside the tf.function; py_function runs eagerly",
     ),
+    clean(
+        """
+        import tensorflow as tf
+
+        v = None
+
+        @tf.function
+        def scaled(x):
+            global v
+            v = tf.Variable(0.0) if v is None else v
+            return v + x
+
+        class Lazy(tf.Module):
+            def __init__(self):
+                self.w = None
+
+            @tf.function
+            def __call__(self, x):
+                self.w = tf.Variable(x) if self.w is None else self.w
+                return self.w * x
+        """,
+        note="a run-once guard written as a conditional expression (one variable, made at the first call)",
+    ),
 ]

@@ -16,6 +16,9 @@ lazy blocks (``in_lazy_block(node, function)``, ``lazy_blocks(function)``)
     (``self._build(x)`` setting ``self._built = True``; ``self.build(...)``
     sets ``self.built``, as Keras does when ``build`` returns). After the
     first run the test fails, so the block runs once per object or program.
+    The same test in a conditional expression that assigns ``E`` and keeps it
+    otherwise, ``E = make() if E is None else E``, makes the statement lazy
+    too (after the first run it rebinds ``E`` to itself).
 
 setup functions (``is_setup(function)``)
     Graph functions that run only while an object is set up: a ``build``
@@ -202,6 +205,14 @@ class RunOnce:
                 if key is not None and outlives_call(key, function) and self._block_sets(statement.body, key, function):
                     blocks.append(statement)
                     nodes |= bindings.own_nodes(statement.body)
+            for assignment in bindings.assignments(function.node):
+                value = assignment.value
+                if isinstance(assignment, cst.Assign) and isinstance(value, cst.IfExp):
+                    key = unset_state(value.test, function, module)
+                    if key is not None and outlives_call(key, function) and sets_state(assignment, key, function, module) \
+                            and state_key(value.orelse, function, module) == key:
+                        # `E = make() if E is None else E`: after the first run it rebinds E to itself
+                        nodes |= bindings.own_nodes(assignment)
             found = self._lazy[id(function)] = (blocks, nodes)
         return found
 
