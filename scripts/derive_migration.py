@@ -614,7 +614,9 @@ def derive() -> Dict[str, Any]:
                     entries.append(override)
 
     # keywords
-    entries.extend(_keywords(tf_keras, keras, k2_modules, classes2))
+    callables = _shared_callables(keras, k2_modules, classes2)
+    entries.extend(_keywords(callables, tf_keras, keras))
+    entries.extend(_positionals(callables))
     # TensorFlow
     entries.extend(_tf_names(tf))
     entries.extend(_tf_keywords(tf))
@@ -643,9 +645,9 @@ def _keras3_bases(cls3: type, keras) -> List[str]:
     return sorted(found)
 
 
-def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
-    entries: List[Dict[str, Any]] = []
-    callables: List[Tuple[str, Any, Any, str]] = []  # (qualname, keras 2 fn, keras 3 fn, what)
+def _shared_callables(keras, k2_modules, classes2) -> List[Tuple[str, Any, Any, str]]:
+    """Every public callable both Kerases have: (qualname, Keras 2's, Keras 3's, "class"/"function"/"method")."""
+    callables: List[Tuple[str, Any, Any, str]] = []
     for path in sorted(k2_modules):
         if path.startswith("protobuf"):
             continue
@@ -668,6 +670,68 @@ def _keywords(tf_keras, keras, k2_modules, classes2) -> List[Dict[str, Any]]:
             fn3 = getattr(cls3, member)
             if callable(fn3):
                 callables.append((f"{_qual(cls_path)}.{member}", getattr(cls2, member), fn3, "method"))
+    return callables
+
+
+def _positional_names(sig: inspect.Signature) -> List[str]:
+    """The parameters a positional argument can fill, in order (``*args`` as ``*name``, last), without
+    ``self``/``cls``."""
+    names: List[str] = []
+    for param in sig.parameters.values():
+        if param.kind in (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD):
+            names.append(param.name)
+        elif param.kind == param.VAR_POSITIONAL:
+            names.append("*" + param.name)
+            break
+    return names[1:] if names[:1] in (["self"], ["cls"]) else names
+
+
+def _positionals(callables: List[Tuple[str, Any, Any, str]]) -> List[Dict[str, Any]]:
+    """Callables whose positional parameters differ from the first one on: a positional argument there
+    fills another parameter under Keras 3 (``compile(opt, loss, ["accuracy"])``: Keras 2's ``metrics``
+    is Keras 3's ``loss_weights``), or none (a TypeError). Each entry's binding is executed: Keras 3's
+    signature binds a call with that many positional arguments (``inspect.Signature.bind``), which is
+    what Python does when the call runs. Only parameters that Keras 2 names elsewhere or Keras 3 takes
+    under Keras 2's name are kept: a parameter renamed in place (``alpha`` -> ``negative_slope``) may
+    mean the same."""
+    entries: List[Dict[str, Any]] = []
+    seen = set()
+    for qualname, fn2, fn3, what in sorted(callables, key=lambda c: c[0]):
+        if qualname in seen:
+            continue
+        seen.add(qualname)
+        sig2 = _signature(fn2.__init__ if what == "class" else fn2)
+        sig3 = _signature(fn3.__init__ if what == "class" else fn3)
+        if sig2 is None or sig3 is None:
+            continue
+        names2, names3 = _positional_names(sig2), _positional_names(sig3)
+        for position, name in enumerate(names2):
+            other = names3[position] if position < len(names3) else None
+            if name.startswith("*") or (other is not None and other.startswith("*")):
+                break
+            if other == name:
+                continue
+            all3 = set(sig3.parameters)
+            if other is not None and other not in names2 and name not in all3:
+                break  # renamed in place: maybe the same meaning
+            try:
+                bound = sig3.bind(*([None] * (position + (0 if what == "function" else 1))), None)
+                fills = list(bound.arguments)[-1]
+                outcome = {"breaks": False, "binds": fills}
+            except TypeError as error:
+                fills, outcome = None, {"breaks": True, "error": "TypeError", "message": _clean(str(error))}
+            after = [n for n in names2[position:] if not n.startswith("*")]
+            entry = {"kind": "positional", "qualname": qualname, "callable": what, "position": position,
+                     "keras2": name, "keras3": fills, "keyword_in_keras3": name in all3,
+                     "keras2_names": after, "keras3_keywords": [n for n in after if n in all3],
+                     "executed": "bound by Keras 3's signature", "outcome": outcome}
+            entries.append(entry)
+            break
+    return entries
+
+
+def _keywords(callables: List[Tuple[str, Any, Any, str]], tf_keras, keras) -> List[Dict[str, Any]]:
+    entries: List[Dict[str, Any]] = []
     seen = set()
     layer2 = tf_keras.layers.Layer
     allowed = _allowed_kwargs(layer2)

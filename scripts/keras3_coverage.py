@@ -225,6 +225,12 @@ def _usages(entry: Dict) -> List[Tuple[str, str]]:
     if kind == "tf_keyword":
         keyword = f"{entry['keyword']}={entry.get('value') or 'None'}"
         return [("call", f"tf{qualname[len('tensorflow'):]}({keyword})\n")]
+    if kind == "positional":
+        args = ", ".join(["None"] * (entry["position"] + 1))
+        if entry.get("callable") == "method":
+            owner, method = _module_parent(qualname)
+            return [("call", f"obj = {owner}()\nobj.{method}({args})\n")]
+        return [("call", f"{qualname}({args})\n")]
     return []
 
 
@@ -233,6 +239,8 @@ def _breaks(entry: Dict) -> bool:
         return bool(entry.get("breaks"))
     if entry["kind"] == "tf_name":
         return bool(entry.get("breaks"))
+    if entry["kind"] == "positional":
+        return True  # the argument binds another parameter (or none) under Keras 3
     if entry.get("in_signature") is False:
         return False  # a deprecation marker naming no parameter: no user can pass it
     outcome = entry.get("outcome") or {}
@@ -245,6 +253,8 @@ def _describe(entry: Dict) -> str:
         return f"`{entry['qualname']}.{entry['member']}`"
     if kind in ("keyword", "tf_keyword"):
         return f"`{entry['qualname']}({entry['keyword']}=)`"
+    if kind == "positional":
+        return f"`{entry['qualname']}` positional {entry['position'] + 1} (Keras 2's `{entry['keras2']}`)"
     return f"`{entry['qualname']}`"
 
 
@@ -256,6 +266,8 @@ def _outcome(entry: Dict) -> str:
         outcome = first.get("import") or first.get("attribute") or {}
     elif entry["kind"] == "tf_name":
         outcome = outcome.get("attribute") or outcome.get("import") or {}
+    if entry["kind"] == "positional":
+        return outcome.get("error") or f"binds `{entry['keras3']}`"
     if outcome.get("deprecated"):
         return "deprecated"
     return outcome.get("error") or ""

@@ -70,7 +70,7 @@ def test_every_entry_was_executed_or_says_why_not():
         else:
             assert entry["executed"]
             assert entry["outcome"] is not None or entry["executed"].startswith("not executed")
-    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword"}
+    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword", "positional"}
 
 
 def test_modules_and_names_per_spelling():
@@ -171,3 +171,18 @@ def test_tfg902_text_prefilter_names_every_layer_node_member():
 
     members = [e["member"] for e in table().entries() if e["kind"] == "member" and e.get("node_api")]
     assert members and all(any(text in m for text in RemovedKerasMethod.needs[0]) for m in members)
+
+
+def test_positional_parameters_keras3_binds_otherwise():
+    t = table()
+    compile_ = t.moved_positional("keras.Model.compile")
+    assert (compile_["position"], compile_["keras2"], compile_["keras3"]) == (2, "metrics", "loss_weights")
+    assert compile_["keras2_names"][:2] == ["metrics", "loss_weights"]
+    assert set(compile_["keras2_names"][:2]) <= set(compile_["keras3_keywords"])
+    sequential = t.moved_positional("keras.Sequential")
+    assert (sequential["position"], sequential["keras3"]) == (1, "trainable")
+    fit = t.moved_positional("keras.Model.fit")
+    assert fit["keras3"] is None and fit["outcome"]["error"] == "TypeError" and "positional" in fit["outcome"]["message"]
+    # renamed in place (alpha -> negative_slope): maybe the same meaning, not recorded
+    assert t.moved_positional("keras.layers.LeakyReLU") is None
+    assert t.moved_positional("keras.layers.Dense") is None

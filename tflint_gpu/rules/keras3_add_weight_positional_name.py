@@ -5,6 +5,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.semantic.migration import KERAS3
+from tflint_gpu.semantic.api import named_positionals
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # tf_keras's Layer.add_weight(name, shape, dtype, initializer, ...): the positional arguments the fix
@@ -90,20 +91,9 @@ class Keras3AddWeightPositionalName(Rule):
 
 
 def _fix(node: cst.Call) -> Optional[Fix]:
-    positional = []
-    for arg in node.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            positional.append(arg)
-    if len(positional) > len(_KERAS2_ORDER):
+    replacements = named_positionals(node, _KERAS2_ORDER)
+    if replacements is None:
         return None
-    taken = {a.keyword.value for a in node.args if a.keyword is not None}
-    names = _KERAS2_ORDER[:len(positional)]
-    if taken & set(names):
-        return None
-    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
-    replacements = {arg: arg.with_changes(keyword=cst.Name(name), equal=equal) for arg, name in zip(positional, names)}
     return Fix("Pass them by keyword", Safety.SAFE, replacements)
 
 

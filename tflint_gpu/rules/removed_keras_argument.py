@@ -262,7 +262,7 @@ class RemovedKerasArgument(Rule):
                 and a.keyword.value in wanted]
         if not args:
             return
-        names = self._callables(node, ctx)
+        names = ctx.keras3_callables(node)
         if not names and isinstance(node.func, cst.Attribute) and node.func.attr.value in _TRAINING \
                 and all(a.keyword.value in _DATA_LOADING for a in args) \
                 and ctx.unknown_keras3_model(node.func.value, node.func.attr.value, distinctive=True,
@@ -292,30 +292,6 @@ class RemovedKerasArgument(Rule):
                     fix = _drop(node, arg, f"Drop `{arg.keyword.value}=` (Keras 3 takes it on a `PyDataset`)")
                 _report(ctx, arg, message, fix)
                 break
-
-    @staticmethod
-    def _callables(node: cst.Call, ctx):
-        """The table's names for what ``node`` calls under Keras 3: ``keras.layers.Dense`` (a constructor
-        or function spelled through keras/tf.keras), ``keras.Sequential.fit`` and its bases'
-        ``keras.layers.Layer.fit`` (a method of a Keras 3 object, or of ``self`` in a subclass)."""
-        from tflint_gpu.rules.removed_keras_method import keras3_class
-
-        if "keras.src" in ctx.model.source:
-            return []
-        func = node.func
-        raw = ctx.resolver.raw_qualname(func, ctx.scope)
-        if raw is not None:
-            if raw.startswith("keras.src") or ctx.migration.api_flavour(func, ctx.scope) != KERAS3:
-                return []
-            qualname = ctx.call_name(node)
-            return [qualname] if qualname else []
-        if isinstance(func, cst.Attribute):
-            method = func.attr.value
-            cls = keras3_class(func.value, ctx, method)
-            if cls is None:
-                return []
-            return [f"{c}.{method}" for c in [cls] + list(_table().bases_of(cls))]
-        return []
 
     def _optimizer(self, node: cst.Call, lr: cst.Arg, ctx) -> None:
         qualname = ctx.call_name(node)

@@ -12,12 +12,6 @@ from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Members this rule's own checks handle (their messages, fixes and receivers).
 _HAND_MEMBERS = frozenset({"reset_states", "fit_generator", "evaluate_generator", "predict_generator"})
-# Spellings of Keras classes that the migration table names otherwise.
-_CLASS_ALIASES = {"keras.models.Model": "keras.Model", "keras.models.Sequential": "keras.Sequential",
-                  "keras.engine.training.Model": "keras.Model", "keras.engine.sequential.Sequential": "keras.Sequential",
-                  "keras.layers.Layer": "keras.layers.Layer", "keras.Layer": "keras.layers.Layer",
-                  "keras.Metric": "keras.metrics.Metric", "keras.Loss": "keras.losses.Loss",
-                  "keras.Optimizer": "keras.optimizers.Optimizer"}
 _TABLE_MEMBERS: Optional[frozenset] = None
 
 
@@ -35,38 +29,6 @@ def _table_members() -> frozenset:
                                    if e["kind"] == "member" and (e.get("outcome") or {}).get("breaks"))
     return _TABLE_MEMBERS
 
-
-def keras3_class(receiver: cst.BaseExpression, ctx, member: Optional[str] = None) -> Optional[str]:
-    """The Keras 3 class (as the migration table names it: ``keras.layers.Dense``) the object
-    ``receiver`` is an instance of: made by a Keras 3 call (through names bound once and ``self.x``),
-    or ``self`` in a method of a class deriving from a Keras 3 class (when neither that class nor
-    its same-module bases define or assign ``member``). None when it cannot be told, for Keras 2
-    (tf_keras) objects, and in files reaching Keras's internals (``keras.src``)."""
-    if "keras.src" in ctx.model.source:
-        return None
-    objects = ctx.migration.graphs.objects
-    cls_scope = objects.self_class(receiver, ctx.scope)
-    if cls_scope is not None:
-        if member is not None and (objects.defines(cls_scope, member)
-                                   or objects.attribute_bindings(cls_scope, member)):
-            return None
-        flavour = ctx.migration.graphs.keras_flavour(cls_scope)
-        if flavour != KERAS3 or ctx.migration.legacy_env:
-            return None
-        name = ctx.migration.class_base(cls_scope)
-    else:
-        # a member only Keras 2's layers have tells an object of unknown origin (under a Keras 3 target)
-        name = ctx.migration.member_class(receiver, ctx.scope, member) if member is not None else None
-        if name is not None and not ctx.target.keras3:
-            return None
-        if name is None:
-            if ctx.migration.object_flavour(receiver, ctx.scope) != KERAS3:
-                return None
-            name = ctx.migration.object_class(receiver, ctx.scope)
-    if name is None:
-        return None
-    name = _CLASS_ALIASES.get(name, name)
-    return name if _table().known_class(name) else None
 
 # Model.*_generator -> the method Keras 3 has, and the keywords that method accepts.
 _GENERATORS = {
@@ -255,7 +217,7 @@ class RemovedKerasMethod(Rule):
         if member in _HAND_MEMBERS or member not in _table_members():
             return
         receiver = node.value
-        cls = keras3_class(receiver, ctx, member)
+        cls = ctx.keras3_class(receiver, member)
         if cls is None:
             return
         removal = _table().removed_member(cls, member)

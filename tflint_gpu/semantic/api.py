@@ -185,6 +185,26 @@ def without_args(call: cst.Call, dropped: Sequence[cst.Arg],
     return call.with_changes(args=args)
 
 
+def named_positionals(call: cst.Call, names: Sequence[str], start: int = 0) -> Optional[Dict[cst.Arg, cst.Arg]]:
+    """The positional arguments of ``call`` from ``start`` on, each given the keyword ``names`` has at its
+    place (``names[0]`` for the argument at ``start``): {old argument: new one}. None when the call
+    unpacks ``*args``, has more positional arguments than names, or already passes one of those names."""
+    positional = []
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional.append(arg)
+    positional = positional[start:]
+    if len(positional) > len(names):
+        return None
+    chosen = list(names[:len(positional)])
+    if {a.keyword.value for a in call.args if a.keyword is not None} & set(chosen):
+        return None
+    equal = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+    return {arg: arg.with_changes(keyword=cst.Name(name), equal=equal) for arg, name in zip(positional, chosen)}
+
+
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 

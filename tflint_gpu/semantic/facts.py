@@ -30,6 +30,13 @@ from tflint_gpu.semantic.values import UNKNOWN, ValueKinds
 # catalogue uses; the engine imports no rule module).
 RuleClass = type
 
+# Spellings of Keras classes that the migration table names otherwise.
+_CLASS_ALIASES = {"keras.models.Model": "keras.Model", "keras.models.Sequential": "keras.Sequential",
+                  "keras.engine.training.Model": "keras.Model", "keras.engine.sequential.Sequential": "keras.Sequential",
+                  "keras.layers.Layer": "keras.layers.Layer", "keras.Layer": "keras.layers.Layer",
+                  "keras.Metric": "keras.metrics.Metric", "keras.Loss": "keras.losses.Loss",
+                  "keras.Optimizer": "keras.optimizers.Optimizer"}
+
 
 @dataclass
 class Report:
@@ -289,6 +296,67 @@ class RuleContext:
 
             facts = self._migration = Migration(self.model, self.resolver, self.graphs)
         return facts
+
+    def keras3_class(self, receiver: cst.BaseExpression, member: Optional[str] = None) -> Optional[str]:
+        """The Keras 3 class (as the migration table names it: ``keras.layers.Dense``) the object
+        ``receiver`` is an instance of: made by a Keras 3 call (through names bound once and ``self.x``),
+        or ``self`` in a method of a class deriving from a Keras 3 class (when neither that class nor
+        its same-module bases define or assign ``member``). None when it cannot be told, for Keras 2
+        (tf_keras) objects, and in files reaching Keras's internals (``keras.src``)."""
+        if "keras.src" in self.model.source:
+            return None
+        migration = self.migration
+        objects = migration.graphs.objects
+        cls_scope = objects.self_class(receiver, self.scope)
+        if cls_scope is not None:
+            if member is not None and (objects.defines(cls_scope, member)
+                                       or objects.attribute_bindings(cls_scope, member)):
+                return None
+            if migration.graphs.keras_flavour(cls_scope) != KERAS3 or migration.legacy_env:
+                return None
+            name = migration.class_base(cls_scope)
+        else:
+            if member is not None and any(objects.defines(c, member)
+                                          for cls in objects.kind(receiver, self.scope).instances
+                                          for c in [cls] + objects.mro(cls)):
+                return None  # an instance of a same-module class that defines the member itself
+            # a member only Keras 2's layers have tells an object of unknown origin (under a Keras 3 target)
+            name = migration.member_class(receiver, self.scope, member) if member is not None else None
+            if name is not None and not self.target.keras3:
+                return None
+            if name is None:
+                if migration.object_flavour(receiver, self.scope) != KERAS3:
+                    return None
+                name = migration.object_class(receiver, self.scope)
+        if name is None:
+            return None
+        from tflint_gpu.semantic.migration_table import table
+
+        name = _CLASS_ALIASES.get(name, name)
+        return name if table().known_class(name) else None
+
+    def keras3_callables(self, node: cst.Call) -> List[str]:
+        """The migration table's names for what ``node`` calls under Keras 3: ``keras.layers.Dense``
+        (a constructor or function spelled through keras/tf.keras), ``keras.Sequential.fit`` and its
+        bases' ``keras.layers.Layer.fit`` (a method of a Keras 3 object, or of ``self`` in a subclass)."""
+        if "keras.src" in self.model.source:
+            return []
+        func = node.func
+        raw = self.resolver.raw_qualname(func, self.scope)
+        if raw is not None:
+            if raw.startswith("keras.src") or self.migration.api_flavour(func, self.scope) != KERAS3:
+                return []
+            qualname = self.call_name(node)
+            return [qualname] if qualname else []
+        if isinstance(func, cst.Attribute):
+            method = func.attr.value
+            cls = self.keras3_class(func.value, method)
+            if cls is None:
+                return []
+            from tflint_gpu.semantic.migration_table import table
+
+            return [f"{c}.{method}" for c in [cls] + list(table().bases_of(cls))]
+        return []
 
     @property
     def symbolic(self):

@@ -73,6 +73,7 @@ class MigrationTable:
         self._tf_keywords: Dict[Tuple[str, str], dict] = {}
         self._tf_callables: Set[str] = set()  # callables with a deprecated argument
         self._node_api: Dict[str, str] = {}  # Keras 2 layer-node member -> its class
+        self._positionals: Dict[str, dict] = {}  # callable -> its first positional parameter that moved
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -87,6 +88,8 @@ class MigrationTable:
                 self._keywords[(entry["qualname"], entry["keyword"])] = entry
             elif kind == "tf_name":
                 self._tf_names[entry["qualname"]] = entry
+            elif kind == "positional":
+                self._positionals[entry["qualname"]] = entry
             elif kind == "tf_keyword":
                 self._tf_keywords[(entry["qualname"], entry["keyword"])] = entry
                 self._tf_callables.add(entry["qualname"])
@@ -179,6 +182,12 @@ class MigrationTable:
         return self._keywords.get((callable_qualname, keyword))
 
     # -- TensorFlow --------------------------------------------------------------
+    def moved_positional(self, callable_qualname: str) -> Optional[dict]:
+        """The first positional parameter of a Keras callable that a positional argument no longer fills
+        under Keras 3 (``keras.Model.compile``: position 2, Keras 2's ``metrics``, Keras 3's
+        ``loss_weights``; ``keras3`` None: no parameter, a TypeError), as the table records it."""
+        return self._positionals.get(callable_qualname)
+
     def removed_tf_name(self, qualname: str, how: str = "attribute") -> Optional[Removal]:
         """``tensorflow.M.N`` that ``tf.compat.v1`` keeps and TF 2 removed (``how``: attribute/import)."""
         entry = self._tf_names.get(qualname)
