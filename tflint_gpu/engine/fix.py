@@ -9,7 +9,6 @@ does not parse is refused and the source stays as it was.
 """
 from __future__ import annotations
 
-import bisect
 from dataclasses import dataclass, field
 from typing import List, Sequence, Tuple
 

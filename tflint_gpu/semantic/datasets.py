@@ -41,7 +41,7 @@ from tflint_gpu.semantic.api import (
 from tflint_gpu.semantic.model import (ITERATED, PARAM, SCOPE_TYPES, UNPACKED, ModuleModel, ScopeInfo, assigned,
                                      walk)
 from tflint_gpu.semantic.names import normalize, short_name
-from tflint_gpu.semantic.project import CALLED, MAYBE, PARAMETER
+from tflint_gpu.semantic.project import MAYBE, PARAMETER
 
 # -- which values are datasets -------------------------------------------------
 # What inference knows of a value: DATASET, a container of such values (SEQ: a list
