@@ -620,6 +620,7 @@ def derive() -> Dict[str, Any]:
     # TensorFlow
     entries.extend(_tf_names(tf))
     entries.extend(_tf_keywords(tf))
+    entries.extend(_tf_positionals(tf))
 
     entries.sort(key=lambda e: (e["kind"], e["qualname"], e.get("member", ""), e.get("keyword", "")))
     classes = {_qual(path): _keras3_bases(cls3, keras) for _d, path, _c2, cls3 in classes2}
@@ -1099,6 +1100,66 @@ def _callables(tf) -> List[Tuple[str, Any]]:
             elif callable(value):
                 found.append((qualname, value))
     return found
+
+
+# The TF modules whose functions are executed with a misplaced positional argument (ops on tensors; not
+# files, summaries, distribution or configuration).
+_TF_OP_MODULES = ("", "math", "nn", "linalg", "signal", "image", "strings", "random", "dtypes", "bitwise")
+_TF_TRAPS = {"name": "a dtype", "keepdims": "a dtype"}
+
+
+def _tf_positionals(tf) -> List[Dict[str, Any]]:
+    """TF functions whose ``name`` or ``keepdims`` parameter a positional argument can reach, executed with
+    a dtype there (``tf.sqrt(x, tf.float32)``, ``tf.reduce_mean(x, 0, tf.float32)``): eagerly, and traced
+    in a ``tf.function``, each against the same call with the parameter by keyword. The arguments before
+    it are a 2x2 float tensor where the parameter has no default, else its default. Only entries whose
+    baseline runs are kept (``tried`` counts the others)."""
+    import numpy as np
+
+    entries = []
+    tried = 0
+    for path in _TF_OP_MODULES:
+        module = _chain(tf, path) if path else tf
+        for name in _public(module):
+            fn = getattr(module, name, None)
+            if inspect.isclass(fn) or not callable(fn) or isinstance(fn, types.ModuleType):
+                continue
+            sig = _signature(fn)
+            if sig is None:
+                continue
+            names = _positional_names(sig)
+            qualname = ".".join(["tensorflow"] + ([path] if path else []) + [name])
+            for trap in _TF_TRAPS:
+                if trap not in names:
+                    continue
+                position = names.index(trap)
+                tried += 1
+                args = []
+                for param in list(sig.parameters.values())[:position]:
+                    args.append(tf.constant([[1.0, 4.0], [9.0, 16.0]]) if param.default is param.empty
+                                else param.default)
+                keyword = {trap: "n" if trap == "name" else False}
+                if _run(fn, *args, **keyword)["breaks"] or _run(_traced(fn, args, keyword))["breaks"]:
+                    continue
+                eager = _run(fn, *args, tf.float32)
+                traced = _run(_traced(fn, args + [tf.float32], {}))
+                entry = {"kind": "tf_positional", "qualname": qualname, "parameter": trap, "position": position,
+                         "executed": f"called with {_TF_TRAPS[trap]} at position {position + 1}, eagerly and "
+                                     "traced, and with the parameter by keyword",
+                         "outcome": {"eager": eager, "traced": traced}}
+                if trap == "keepdims" and not eager["breaks"]:
+                    plain = fn(*args, keepdims=False)
+                    kept = fn(*args, tf.float32)
+                    entry["outcome"]["shape_changed"] = list(np.shape(plain)) != list(np.shape(kept))
+                entries.append(entry)
+    print(f"tf positional traps: {len(entries)} executed of {tried} tried", file=sys.stderr)
+    return entries
+
+
+def _traced(fn, args, kwargs):
+    import tensorflow as tf
+
+    return tf.function(lambda: fn(*args, **kwargs), autograph=False)
 
 
 def _tf_keywords(tf) -> List[Dict[str, Any]]:

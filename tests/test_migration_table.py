@@ -70,7 +70,7 @@ def test_every_entry_was_executed_or_says_why_not():
         else:
             assert entry["executed"]
             assert entry["outcome"] is not None or entry["executed"].startswith("not executed")
-    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword", "positional"}
+    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword", "positional", "tf_positional"}
 
 
 def test_modules_and_names_per_spelling():
@@ -186,3 +186,14 @@ def test_positional_parameters_keras3_binds_otherwise():
     # renamed in place (alpha -> negative_slope): maybe the same meaning, not recorded
     assert t.moved_positional("keras.layers.LeakyReLU") is None
     assert t.moved_positional("keras.layers.Dense") is None
+
+
+def test_tf_name_and_keepdims_positions_executed():
+    t = table()
+    [sqrt] = t.tf_positional_traps("tensorflow.sqrt")
+    assert (sqrt["parameter"], sqrt["position"]) == ("name", 1)
+    assert not sqrt["outcome"]["eager"]["breaks"] and sqrt["outcome"]["traced"]["error"] == "TypeError"
+    traps = {e["parameter"]: e for e in t.tf_positional_traps("tensorflow.reduce_mean")}
+    assert (traps["keepdims"]["position"], traps["keepdims"]["outcome"]["shape_changed"]) == (2, True)
+    assert traps["name"]["position"] == 3 and traps["name"]["outcome"]["traced"]["breaks"]
+    assert t.tf_positional_traps("tensorflow.cast") == []  # its second parameter is the dtype

@@ -46,6 +46,9 @@ OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
     # schedule's int64 step (TFG603).
     "keras3-other-breakage": ("TFG9", "TFG102", "TFG602", "TFG603"),
     "tf1-api-removed": ("TFG9",),
+    # A positional argument that lands on another parameter: `tf.gather(p, i, 1)` (TFG905), Keras 3's
+    # reordered signatures (`compile(opt, loss, metrics)`: TFG921), `add_weight("w", ...)` (TFG916).
+    "positional-argument-trap": ("TFG905", "TFG916", "TFG921"),
 }
 # Kinds named after a rule that other rules may report too: a "removed method" such as
 # `tf.losses.mean_squared_error` is a removed name to the derived table (TFG903).

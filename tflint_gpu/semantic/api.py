@@ -205,6 +205,23 @@ def named_positionals(call: cst.Call, names: Sequence[str], start: int = 0) -> O
     return {arg: arg.with_changes(keyword=cst.Name(name), equal=equal) for arg, name in zip(positional, chosen)}
 
 
+# The dtypes TensorFlow and NumPy name (``tf.float32``, ``tf.dtypes.int64``, ``np.float16``...).
+DTYPE_NAMES = frozenset({
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "bfloat16",
+    "float32", "float64", "half", "double", "complex64", "complex128", "string", "qint8", "quint8", "qint16",
+    "quint16", "qint32", "float8_e4m3fn", "float8_e5m2", "int4", "uint4",
+})
+_DTYPE_MODULES = ("tensorflow.", "tensorflow.dtypes.", "numpy.", "tensorflow.experimental.numpy.")
+
+
+def is_dtype(qualname: str) -> bool:
+    """Does the (normalized) qualified name spell a TensorFlow or NumPy dtype?"""
+    for module in _DTYPE_MODULES:
+        if qualname.startswith(module) and qualname[len(module):] in DTYPE_NAMES:
+            return True
+    return False
+
+
 def is_false(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "False"
 

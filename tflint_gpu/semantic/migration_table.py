@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "keras3_migration.json")
 KERAS = "keras"
@@ -74,6 +74,7 @@ class MigrationTable:
         self._tf_callables: Set[str] = set()  # callables with a deprecated argument
         self._node_api: Dict[str, str] = {}  # Keras 2 layer-node member -> its class
         self._positionals: Dict[str, dict] = {}  # callable -> its first positional parameter that moved
+        self._tf_positionals: Dict[str, List[dict]] = {}  # TF function -> its `name`/`keepdims` traps
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -90,6 +91,8 @@ class MigrationTable:
                 self._tf_names[entry["qualname"]] = entry
             elif kind == "positional":
                 self._positionals[entry["qualname"]] = entry
+            elif kind == "tf_positional":
+                self._tf_positionals.setdefault(entry["qualname"], []).append(entry)
             elif kind == "tf_keyword":
                 self._tf_keywords[(entry["qualname"], entry["keyword"])] = entry
                 self._tf_callables.add(entry["qualname"])
@@ -187,6 +190,11 @@ class MigrationTable:
         under Keras 3 (``keras.Model.compile``: position 2, Keras 2's ``metrics``, Keras 3's
         ``loss_weights``; ``keras3`` None: no parameter, a TypeError), as the table records it."""
         return self._positionals.get(callable_qualname)
+
+    def tf_positional_traps(self, qualname: str) -> List[dict]:
+        """The executed ``name``/``keepdims`` parameters of a TF function that a positional argument reaches
+        (``tensorflow.sqrt``: ``name`` at position 1, a TypeError once traced with a dtype there)."""
+        return self._tf_positionals.get(qualname, [])
 
     def removed_tf_name(self, qualname: str, how: str = "attribute") -> Optional[Removal]:
         """``tensorflow.M.N`` that ``tf.compat.v1`` keeps and TF 2 removed (``how``: attribute/import)."""
