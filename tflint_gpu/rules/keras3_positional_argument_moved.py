@@ -5,14 +5,13 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.semantic.api import named_positionals
-from tflint_gpu.semantic.names import short_name
+from tflint_gpu.semantic.names import ordinal, short_name
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # `add_weight("kernel", ...)` is TFG916's (its message says what Keras 3 raises).
 _OTHER_RULES = frozenset({"add_weight"})
 # Methods judged on a model the file gets from elsewhere (a parameter, another library's factory).
 _MODEL_METHODS = frozenset({"compile"})
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
 def _table():
@@ -20,9 +19,6 @@ def _table():
 
     return table()
 
-
-def _ordinal(position: int) -> str:
-    return _ORDINALS[position] if position < len(_ORDINALS) else f"{position + 1}th"
 
 
 class Keras3PositionalArgumentMoved(Rule):
@@ -124,10 +120,10 @@ class Keras3PositionalArgumentMoved(Rule):
             else short_name(entry["qualname"])
         arg = [a for a in node.args if a.keyword is None][position]
         if entry.get("keras3") is None:
-            message = (f"Keras 3's `{what}` takes no {_ordinal(position)} positional argument (Keras 2's "
+            message = (f"Keras 3's `{what}` takes no {ordinal(position)} positional argument (Keras 2's "
                        f"`{entry['keras2']}`): TypeError")
         else:
-            message = (f"the {_ordinal(position)} positional argument of `{what}` is `{entry['keras3']}` in "
+            message = (f"the {ordinal(position)} positional argument of `{what}` is `{entry['keras3']}` in "
                        f"Keras 3 (`{entry['keras2']}` in Keras 2)")
         fix = _fix(node, entry, position)
         ctx.report(arg, message + ("; pass it by keyword" if fix is not None else ""), fix)

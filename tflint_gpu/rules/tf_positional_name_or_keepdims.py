@@ -5,10 +5,9 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.semantic.api import is_dtype
-from tflint_gpu.semantic.names import short_name
+from tflint_gpu.semantic.names import ordinal, short_name
 from tflint_gpu.rules.base import Rule, clean, flagged
 
-_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 def _table():
@@ -100,10 +99,10 @@ class TfPositionalNameOrKeepdims(Rule):
             if parameter == "name" and outcome["traced"].get("breaks"):
                 advice = "cast with `tf.cast` where the dtype is meant" if "dtype" in what \
                     else "pass it by keyword to the parameter meant"
-                ctx.report(value, f"the {_ordinal(position)} positional parameter of `{op}` is `name`: {what} "
+                ctx.report(value, f"the {ordinal(position)} positional parameter of `{op}` is `name`: {what} "
                                   f"there is ignored eagerly and raises TypeError once traced; {advice}")
             elif parameter == "keepdims" and outcome.get("shape_changed"):
-                ctx.report(value, f"the {_ordinal(position)} positional parameter of `{op}` is `keepdims`: {what} "
+                ctx.report(value, f"the {ordinal(position)} positional parameter of `{op}` is `keepdims`: {what} "
                                   f"there is true, so the reduced axis is kept (the shape changes) and no dtype "
                                   f"is applied; cast the input instead")
 
@@ -121,9 +120,6 @@ class TfPositionalNameOrKeepdims(Rule):
             return "a dtype"
         return None
 
-
-def _ordinal(position: int) -> str:
-    return _ORDINALS[position] if position < len(_ORDINALS) else f"{position + 1}th"
 
 
 TfPositionalNameOrKeepdims.cases = [

@@ -205,3 +205,14 @@ class Resolver:
                                 if current.kind != "class" or current is scope):
             return False
         return lookup(name, scope) is None
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def ordinal(position: int) -> str:
+    """"first" for position 0, "second" for 1... ("17th" past ten): for messages about arguments."""
+    if position < len(_ORDINALS):
+        return _ORDINALS[position]
+    suffix = "th" if 10 <= (position + 1) % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get((position + 1) % 10, "th")
+    return f"{position + 1}{suffix}"
