@@ -81,6 +81,11 @@ class Keras3PositionalArgumentMoved(Rule):
     ## Measured effect
     `examples/TFG921` (a small classifier compiled with positional metrics):
     fixes-error, `ValueError` before, the same training after.
+
+    On real code: the labelled set's positional-argument-trap labels 2/2 (two
+    segmentation_models notebooks, `model.compile(optim, total_loss,
+    metrics)` on `sm.Unet(...)`); keras/src, tf_keras/src and the
+    reliability corpus: 0.
     """
 
     code = "TFG921"

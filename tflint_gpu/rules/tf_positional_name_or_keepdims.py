@@ -63,8 +63,12 @@ class TfPositionalNameOrKeepdims(Rule):
 
     ## Measured effect
     `examples/TFG919` (a `tf.function` normalising a batch with
-    `tf.sqrt(var, tf.float32)`): fixes-error, `TypeError` before, the same
-    values as the eager call after.
+    `tf.sqrt(var, tf.float32)`): fixes-error, `TypeError` before, runs after.
+
+    On real code: 1 finding on the checked-out projects, true (a word2vec
+    notebook's `tf.sqrt(..., tf.float32)` in an eager evaluation function:
+    ignored there, a TypeError once traced); keras/src, tf_keras/src and the
+    reliability corpus: 0.
     """
 
     code = "TFG919"
