@@ -209,7 +209,13 @@ class TraceTimeSideEffect(Rule):
             reads_itself = bindings.mentions_attribute(node.value, attr[0], attr[1])
             if kind == VARIABLE:
                 if reads_itself or ctx.is_tensor(node.value):
-                    what = f"`{_code(ctx, node)}` rebinds variable `{_code(ctx, target)}` to a traced tensor"
+                    if ctx.run_once.creates_variable(node.value, ctx.scope):
+                        value = "a new `tf.Variable`, made at every trace"
+                    elif reads_itself:
+                        value = "a graph tensor computed from it (not a variable any more)"
+                    else:
+                        value = "a traced tensor"
+                    what = f"`{_code(ctx, node)}` rebinds variable `{_code(ctx, target)}` to {value}"
                     self._report(node, what, function, ctx)
                 return
             if kind not in (SCALAR, CONTAINER, ARG) or self._is_scratch(attr, function, ctx):
@@ -1173,6 +1179,26 @@ class TraceTimeSideEffect(Rule):
                     return tf.matmul(inputs, w) * units
             """,
             note="reading a weight or a constructor argument into a local; build is eager",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Rebinder(tf.Module):
+                def __init__(self):
+                    self.v = tf.Variable(1.0)
+                    self.w = tf.Variable(2.0)
+
+                @tf.function
+                def __call__(self, x):
+                    self.v = tf.Variable(x)
+                    self.w = self.w * 2.0
+                    return self.v + self.w
+            """,
+            at=[(10, 9, "`self.v = tf.Variable(x)` rebinds variable `self.v` to a new `tf.Variable`, made at "
+                        "every trace"),
+                (11, 9, "`self.w = self.w * 2.0` rebinds variable `self.w` to a graph tensor computed from it")],
+            note="the message says what the variable attribute is rebound to",
         ),
     ]
 
