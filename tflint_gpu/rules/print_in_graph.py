@@ -8,11 +8,14 @@ from tflint_gpu.semantic import bindings
 from tflint_gpu.rules.base import CHANGES, GRAPH_TEXT, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # Logging functions of the standard library and absl: they too run once per trace.
+_LOG_LEVELS = frozenset({"debug", "info", "warning", "warn", "error", "critical", "fatal", "exception", "log"})
 _LOG_FUNCTIONS = frozenset(
     f"{module}.{level}"
-    for module in ("logging", "absl.logging")
-    for level in ("debug", "info", "warning", "warn", "error", "critical", "fatal", "exception", "log")
+    for module in ("logging", "absl.logging", "tensorflow.logging")  # tf.compat.v1.logging, normalized
+    for level in _LOG_LEVELS
 )
+# Calls that return a logger whose level methods log the same way (`tf.get_logger().info(...)`).
+_LOGGERS = frozenset({"tensorflow.get_logger", "logging.getLogger", "absl.logging.get_absl_logger"})
 # Keywords of print that tf.print takes with the same meaning (it has `sep` and `end`).
 _SAME_KEYWORDS = frozenset({"sep", "end"})
 # Calls that turn their argument into text at trace time.
@@ -46,9 +49,12 @@ class PrintInGraph(Rule):
     or metric Keras runs (`compile(loss=..., metrics=...)`, a Loss's `call`,
     a Metric's `update_state`/`result`), a `Lambda` function, a function
     `tf.map_fn`/`tf.while_loop`/`tf.cond`... run from graph code, or a
-    function those call), finds `print(...)` and standard-library or absl
-    `logging.info(...)` (and the other levels) whose arguments contain a
-    tensor: passed as is (`print(loss)`, `print("loss", loss)`,
+    function those call), finds `print(...)` and standard-library, absl or
+    `tf.compat.v1.logging` `logging.info(...)` (and the other levels; also
+    on a logger: `tf.get_logger().warning(...)`, `logging.getLogger(...)`,
+    a name bound to one) whose arguments contain a tensor (measured: three
+    calls of a `tf.function` logging through `tf.compat.v1.logging` and
+    `tf.get_logger()` logged one record each, with `Tensor("Sum:0", ...)`): passed as is (`print(loss)`, `print("loss", loss)`,
     `print([a, b])`), or formatted into a string (`print(f"loss {loss}")`,
     `"%s" % loss`, `"{}".format(loss)`, `str(loss)`).
 
@@ -151,7 +157,7 @@ class PrintInGraph(Rule):
             what = "print"
         else:
             qualname = ctx.call_name(node)
-            if qualname not in _LOG_FUNCTIONS:
+            if qualname not in _LOG_FUNCTIONS and not self._logger_method(func, ctx):
                 return
             what = _code(ctx, func)
         if _mentions_tracing(node) or not any(self._shows_tensor(arg.value, ctx) for arg in node.args):
@@ -164,6 +170,18 @@ class PrintInGraph(Rule):
         else:
             message += "; log with `tf.print`"
         ctx.report(node, message, self._fix(node, graph, ctx) if what == "print" else None)
+
+    @staticmethod
+    def _logger_method(func: cst.BaseExpression, ctx) -> bool:
+        """``logger.info`` (a level method) on a logger: ``tf.get_logger()``, ``logging.getLogger(...)``,
+        or a name bound once to one."""
+        if not isinstance(func, cst.Attribute) or func.attr.value not in _LOG_LEVELS:
+            return False
+        receiver = func.value
+        if isinstance(receiver, cst.Name):
+            found = ctx.assigned(receiver.value)
+            receiver = found.single_value if found is not None else None
+        return isinstance(receiver, cst.Call) and ctx.call_name(receiver) in _LOGGERS
 
     def _eager_only(self, node: cst.Call, ctx) -> bool:
         """``node`` sits under ``if tf.executing_eagerly():`` (or in the
@@ -395,6 +413,26 @@ class PrintInGraph(Rule):
             """,
             at=[(8, 5, "`logging.info` of a tensor"), (9, 5, "`absl_logging.warning` of a tensor")],
             note="logging runs once per trace too; no fix",
+        ),
+        flagged(
+            """
+            import logging
+            import tensorflow as tf
+
+            logger = tf.get_logger()
+
+            @tf.function
+            def step(x):
+                loss = tf.reduce_sum(x)
+                tf.compat.v1.logging.info("loss %s", loss)
+                logger.warning("loss %s", loss)
+                logging.getLogger(__name__).info("loss %s", loss)
+                logging.getLogger(__name__).info("traced once")
+                return loss
+            """,
+            at=[(9, 5, "`tf.compat.v1.logging.info` of a tensor"), (10, 5, "`logger.warning` of a tensor"),
+                (11, 5, "`logging.getLogger(__name__).info` of a tensor")],
+            note="TF's compat logging and logger objects log once per trace too",
         ),
         clean(
             """
