@@ -56,8 +56,22 @@ def test_a_rebinding_after_a_call_or_in_a_loop_with_one_is_late():
         t = 0.4
         f(1.0)
         t = 0.1
+        f(2.0)
     """
     assert late(source, "f", "t") == ("after a call of `f`", "t = 0.1")
+    # after the last call: the graph never runs again with the old value (a notebook's last cell)
+    assert late(source.replace("        f(2.0)\n", ""), "f", "t") is None
+    # handed on (`ds.map(fn)`): the pipeline may run later, so a rebinding after it is late
+    assert late("""
+        import tensorflow as tf
+        t = 0.5
+
+        def fn(x):
+            return x * t
+
+        ds = tf.data.Dataset.range(3).map(fn)
+        t = 0.1
+    """, "fn", "t") == ("after a call of `map(fn)`", "t = 0.1")
     assert late("""
         import tensorflow as tf
         t = 0.5

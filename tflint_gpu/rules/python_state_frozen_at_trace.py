@@ -342,9 +342,25 @@ class PythonStateFrozenAtTrace(Rule):
 
             w = step(tf.ones(2), tf.ones(2))
             set_lr(0.01)
+            w = train(w, tf.ones(2), 3)
             """,
             at=[(12, 16, "`lr` is rebound after a call of `step` (`set_lr(0.01)`)")],
             note="a setter writing the global, called after the first call; step_count is never read in graph code",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            scale = 2.0
+
+            @tf.function
+            def apply(x):
+                return x * scale
+
+            print(apply(tf.constant(1.0)))
+            scale = 3.0
+            """,
+            note="rebound after the last call (a notebook's last cell): the traced graph never runs again",
         ),
         flagged(
             """

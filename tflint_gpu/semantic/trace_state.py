@@ -262,8 +262,10 @@ class TraceState:
             target = self.graphs.function_scope(call.func, owner)
             if target is not None and id(target) in writer_ids:
                 sites.append((call, _text(call)))
+        direct = {id(call) for call, _text in runs if self._runs_directly(call, owner, function)}
         for node, text in sites:
-            why = _late(node, [r for r in runs if not self._rebuilt_after(r[0], node, owner, order, function)], order)
+            why = _late(node, [r for r in runs if not self._rebuilt_after(r[0], node, owner, order, function)], order,
+                        direct)
             if why is not None:
                 return node, owner, why, text
         for writer in writers:
@@ -294,6 +296,15 @@ class TraceState:
             if any(t is not None and id(function) in self._reaches(t) for t in targets):
                 found.append((call, _call_text(call)))
         return found
+
+    def _runs_directly(self, call: cst.Call, scope: ScopeInfo, function: ScopeInfo) -> bool:
+        """``call`` runs ``function`` itself (a call of it, or of a same-module function reaching it), not
+        by handing it on (``ds.map(fn)``, whose pipeline may run later)."""
+        called = self.retracing.called_tf_function(call, scope)
+        target = called.function if called is not None else self.graphs.function_scope(call.func, scope)
+        return target is not None and id(function) in self._reaches(target) and not any(
+            self.graphs.function_scope(arg.value, scope) is not None for arg in call.args
+            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Lambda)))
 
     def _traces_afresh(self, call: cst.Call, scope: ScopeInfo, function: ScopeInfo) -> bool:
         """``call`` is ``ds.map(fn)`` (a Dataset method or tf.data.experimental function tracing its
@@ -412,11 +423,17 @@ def _site(value) -> Optional[cst.CSTNode]:
     return value
 
 
-def _late(node: cst.CSTNode, runs: List[Tuple[cst.Call, str]], order: _Order) -> Optional[str]:
-    start = order.pre[id(node)]
-    for call, text in runs:
-        if id(call) in order.post and order.post[id(call)] < start:
-            return f"after a call of `{text}`"
+def _late(node: cst.CSTNode, runs: List[Tuple[cst.Call, str]], order: _Order,
+          direct: Set[int] = frozenset()) -> Optional[str]:
+    """Why a binding at ``node`` comes after a trace: after a call in ``runs``, or in a loop making one.
+    After calls that only run the function (``direct``), a binding no later call sees is not late: the
+    graph is never run again (a notebook rebinding a value after the last call)."""
+    start, end = order.pre[id(node)], order.post[id(node)]
+    before = [(call, text) for call, text in runs if id(call) in order.post and order.post[id(call)] < start]
+    if before:
+        later = any(id(call) in order.pre and order.pre[id(call)] > end for call, _text in runs)
+        if later or any(id(call) not in direct for call, _text in before):
+            return f"after a call of `{before[0][1]}`"
     for loop in order.ancestors(node):
         if isinstance(loop, _LOOPS):
             for call, text in runs:
