@@ -674,6 +674,20 @@ def _shared_callables(keras, k2_modules, classes2) -> List[Tuple[str, Any, Any, 
     return callables
 
 
+def _signature_pairs(callables: List[Tuple[str, Any, Any, str]]):
+    """Each callable once, by qualname, with both signatures (a class's ``__init__``): (qualname, Keras 2's,
+    Keras 3's, what, Keras 2's signature, Keras 3's); those whose signature cannot be read are skipped."""
+    seen = set()
+    for qualname, fn2, fn3, what in sorted(callables, key=lambda c: c[0]):
+        if qualname in seen:
+            continue
+        seen.add(qualname)
+        sig2 = _signature(fn2.__init__ if what == "class" else fn2)
+        sig3 = _signature(fn3.__init__ if what == "class" else fn3)
+        if sig2 is not None and sig3 is not None:
+            yield qualname, fn2, fn3, what, sig2, sig3
+
+
 def _positional_names(sig: inspect.Signature) -> List[str]:
     """The parameters a positional argument can fill, in order (``*args`` as ``*name``, last), without
     ``self``/``cls``."""
@@ -696,15 +710,7 @@ def _positionals(callables: List[Tuple[str, Any, Any, str]]) -> List[Dict[str, A
     under Keras 2's name are kept: a parameter renamed in place (``alpha`` -> ``negative_slope``) may
     mean the same."""
     entries: List[Dict[str, Any]] = []
-    seen = set()
-    for qualname, fn2, fn3, what in sorted(callables, key=lambda c: c[0]):
-        if qualname in seen:
-            continue
-        seen.add(qualname)
-        sig2 = _signature(fn2.__init__ if what == "class" else fn2)
-        sig3 = _signature(fn3.__init__ if what == "class" else fn3)
-        if sig2 is None or sig3 is None:
-            continue
+    for qualname, fn2, fn3, what, sig2, sig3 in _signature_pairs(callables):
         names2, names3 = _positional_names(sig2), _positional_names(sig3)
         for position, name in enumerate(names2):
             other = names3[position] if position < len(names3) else None
@@ -733,18 +739,10 @@ def _positionals(callables: List[Tuple[str, Any, Any, str]]) -> List[Dict[str, A
 
 def _keywords(callables: List[Tuple[str, Any, Any, str]], tf_keras, keras) -> List[Dict[str, Any]]:
     entries: List[Dict[str, Any]] = []
-    seen = set()
     layer2 = tf_keras.layers.Layer
     allowed = _allowed_kwargs(layer2)
     with tempfile.TemporaryDirectory() as tmp:
-        for qualname, fn2, fn3, what in sorted(callables, key=lambda c: c[0]):
-            if qualname in seen:
-                continue
-            seen.add(qualname)
-            sig2 = _signature(fn2.__init__ if what == "class" else fn2)
-            sig3 = _signature(fn3.__init__ if what == "class" else fn3)
-            if sig2 is None or sig3 is None:
-                continue
+        for qualname, fn2, fn3, what, sig2, sig3 in _signature_pairs(callables):
             names3 = set(_names(sig3))
             params2 = {p.name: p for p in sig2.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD,
                                                                                 p.KEYWORD_ONLY)}

@@ -299,3 +299,31 @@ def test_parameter_names_and_local_values():
     kinds = [v[0] if isinstance(v, tuple) else module.code_for_node(v) for v in bindings.local_values("data", function)]
     assert kinds == [PARAM, "data + 1"]
     assert bindings.local_values("total", function) == ()  # a module global, not local to step
+
+
+def test_under_condition_between_a_node_and_its_loop():
+    from tflint_gpu.semantic.model import build_model
+
+    module = cst.parse_module(textwrap.dedent("""
+        for x in data:
+            a(x)
+            if x:
+                b(x)
+            try:
+                c(x)
+            except ValueError:
+                d(x)
+        if flag:
+            for y in data:
+                e(y)
+    """))
+    model = build_model(module, ["Call", "For"])
+    calls = {call.func.value: call for call, _scope in model.index["Call"]}
+    outer, inner = [node for node, _scope in model.index["For"]]
+    root = model.root
+    assert not bindings.under_condition(calls["a"], outer, root)
+    assert bindings.under_condition(calls["b"], outer, root)
+    assert not bindings.under_condition(calls["d"], outer, root)  # only `if` by default
+    assert bindings.under_condition(calls["d"], outer, root, (cst.If, cst.ExceptHandler))
+    assert not bindings.under_condition(calls["c"], outer, root, (cst.If, cst.ExceptHandler))
+    assert not bindings.under_condition(calls["e"], inner, root)  # the `if` is outside the loop

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import List, Set
 
 import libcst as cst
 
+from tflint_gpu.semantic.bindings import is_builtin, under_condition
 from tflint_gpu.semantic.model import UNPACKED, dotted_name
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
@@ -124,18 +125,19 @@ class PerStepHostSync(Rule):
         here = scope.function()
         steps: Set[int] = set()
         for node in nodes:
-            if node.__class__ is cst.Call and self._innermost_loop(node, loop, scope) is loop:
+            if node.__class__ is cst.Call and ctx.eager.loop_around(node, scope) is loop:
                 callee = ctx.model_calls.callee(node, scope)
                 if callee is not None and callee is not here and ctx.eager.step_function(callee) is not None:
                     steps.add(id(node))
-            elif node.__class__ in (cst.For, cst.While) and not _conditional(node, loop, scope):
+            elif node.__class__ in _LOOPS and not under_condition(node, loop, scope, _CONDITIONAL):
                 return  # another loop at every iteration: an epoch loop around the steps
         if not steps:
             return
         for node in nodes:
             for value in _converted(node, ctx, scope):
                 if self._step_result(value, steps, ctx, scope, node) \
-                        and self._innermost_loop(node, loop, scope) is loop and not _conditional(node, loop, scope) \
+                        and ctx.eager.loop_around(node, scope) is loop \
+                        and not under_condition(node, loop, scope, _CONDITIONAL) \
                         and not _carried(node, nodes, scope):
                     what = dotted_name(value) if not isinstance(value, cst.Call) else None
                     shown = f"`{what}`" if what else "the step's result"
@@ -146,13 +148,7 @@ class PerStepHostSync(Rule):
                     return
 
     @staticmethod
-    def _innermost_loop(node: cst.CSTNode, loop: cst.CSTNode, scope) -> Optional[cst.CSTNode]:
-        for parent in scope.ancestors(node):
-            if isinstance(parent, _LOOPS):
-                return parent
-        return None
-
-    def _step_result(self, value: cst.BaseExpression, steps: Set[int], ctx, scope, at: cst.CSTNode) -> bool:
+    def _step_result(value: cst.BaseExpression, steps: Set[int], ctx, scope, at: cst.CSTNode) -> bool:
         while isinstance(value, cst.Subscript):
             value = value.value
         if isinstance(value, cst.Call):
@@ -183,16 +179,6 @@ def _carried(node: cst.CSTNode, nodes: List[cst.CSTNode], scope) -> bool:
     return any(n.__class__ is cst.Name and n.value in names and id(n) not in targets for n in nodes)
 
 
-def _conditional(node: cst.CSTNode, loop: cst.CSTNode, scope) -> bool:
-    """Is ``node`` under an ``if`` (or an ``except``, ``else``, ``and``/``or``) inside ``loop``?"""
-    for parent in scope.ancestors(node):
-        if parent is loop:
-            return False
-        if isinstance(parent, _CONDITIONAL):
-            return True
-    return False
-
-
 def _converted(node: cst.CSTNode, ctx, scope) -> List[cst.BaseExpression]:
     """The expressions whose values ``node`` reads on the host."""
     cls = node.__class__
@@ -203,7 +189,7 @@ def _converted(node: cst.CSTNode, ctx, scope) -> List[cst.BaseExpression]:
                 return [func.value]
             if func.attr.value == "format" and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
                 return [arg.value for arg in node.args]
-        if isinstance(func, cst.Name) and func.value in _BUILTINS and ctx.binding(func.value, scope=scope) is None:
+        if isinstance(func, cst.Name) and func.value in _BUILTINS and is_builtin(func.value, scope):
             return [arg.value for arg in node.args if arg.keyword is None] if func.value == "print" \
                 else [node.args[0].value] if node.args else []
         if ctx.qualname(func, scope) in _NUMPY and node.args:

@@ -4,6 +4,7 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
+from tflint_gpu.semantic.bindings import under_condition
 from tflint_gpu.semantic.api import argument, keyword
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
@@ -550,21 +551,10 @@ def _heavy_iteration(loop: cst.CSTNode, node: cst.CSTNode, scope, ctx) -> bool:
     order = scope.flow_order()
     for inner in ctx.descendants(loop.body):
         if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node) \
-                and not _conditional(inner, loop, scope):
+                and not under_condition(inner, loop, scope):  # PPO's update every few steps runs less often
             return True
         if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
                 and inner.func.attr.value in _TRAINING:
-            return True
-    return False
-
-
-def _conditional(inner: cst.CSTNode, loop: cst.CSTNode, scope) -> bool:
-    """Is ``inner`` under an ``if`` of the loop's body (not run at every iteration:
-    PPO's update every ``update_interval`` steps)?"""
-    for ancestor in scope.ancestors(inner):
-        if ancestor is loop:
-            return False
-        if isinstance(ancestor, cst.If):
             return True
     return False
 

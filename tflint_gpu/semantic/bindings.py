@@ -361,6 +361,17 @@ def binding_scope(name: str, scope: ScopeInfo) -> Optional[ScopeInfo]:
     return found.scope if found is not None else None
 
 
+def under_condition(node: cst.CSTNode, outer: cst.CSTNode, scope: ScopeInfo, kinds: Tuple[type, ...] = (cst.If,)) -> bool:
+    """Is ``node`` (of ``scope``'s own code) under a node of ``kinds`` (an ``if``...) between it and
+    ``outer`` (a loop around it): not run whenever ``outer``'s body is?"""
+    for parent in scope.ancestors(node):
+        if parent is outer:
+            return False
+        if isinstance(parent, kinds):
+            return True
+    return False
+
+
 def is_builtin(name: str, scope: ScopeInfo) -> bool:
     """Nothing visible from ``scope`` binds ``name`` (an assignment, parameter,
     def, class or import): it is the builtin of that name."""

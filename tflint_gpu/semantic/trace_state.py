@@ -250,7 +250,8 @@ class TraceState:
         order = owner.flow_order()
         if any(isinstance(a, _LOOPS) for a in order.ancestors(top)):
             return None  # a new function every turn of the loop, traced afresh
-        runs = self._calls_running(owner, function)
+        direct: Set[int] = set()
+        runs = self._calls_running(owner, function, direct)
         sites: List[Tuple[cst.CSTNode, str]] = []
         for value, scope in binding.all_bindings():
             node = _site(value)
@@ -262,7 +263,6 @@ class TraceState:
             target = self.graphs.function_scope(call.func, owner)
             if target is not None and id(target) in writer_ids:
                 sites.append((call, _text(call)))
-        direct = {id(call) for call, _text in runs if self._runs_directly(call, owner, function)}
         for node, text in sites:
             why = _late(node, [r for r in runs if not self._rebuilt_after(r[0], node, owner, order, function)], order,
                         direct)
@@ -283,8 +283,11 @@ class TraceState:
                     return node, writer, why, _describe(binding.name, value)
         return None
 
-    def _calls_running(self, scope: ScopeInfo, function: ScopeInfo) -> List[Tuple[cst.Call, str]]:
-        """The calls of ``scope``'s own code that can run (and so trace) ``function``."""
+    def _calls_running(self, scope: ScopeInfo, function: ScopeInfo,
+                       direct: Optional[Set[int]] = None) -> List[Tuple[cst.Call, str]]:
+        """The calls of ``scope``'s own code that can run (and so trace) ``function``. ``direct``, when
+        given, receives the ids of those that run it themselves (a call of it, or of a same-module
+        function reaching it), not by handing it on (``ds.map(fn)``, whose pipeline may run later)."""
         found = []
         for call in scope.calls:
             if self.graphs.resolver.qualname(call.func, scope) == TF_FUNCTION:
@@ -295,16 +298,10 @@ class TraceState:
                         if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Lambda))]
             if any(t is not None and id(function) in self._reaches(t) for t in targets):
                 found.append((call, _call_text(call)))
+                if direct is not None and targets[0] is not None and id(function) in self._reaches(targets[0]) \
+                        and all(t is None for t in targets[1:]):
+                    direct.add(id(call))
         return found
-
-    def _runs_directly(self, call: cst.Call, scope: ScopeInfo, function: ScopeInfo) -> bool:
-        """``call`` runs ``function`` itself (a call of it, or of a same-module function reaching it), not
-        by handing it on (``ds.map(fn)``, whose pipeline may run later)."""
-        called = self.retracing.called_tf_function(call, scope)
-        target = called.function if called is not None else self.graphs.function_scope(call.func, scope)
-        return target is not None and id(function) in self._reaches(target) and not any(
-            self.graphs.function_scope(arg.value, scope) is not None for arg in call.args
-            if isinstance(arg.value, (cst.Name, cst.Attribute, cst.Lambda)))
 
     def _traces_afresh(self, call: cst.Call, scope: ScopeInfo, function: ScopeInfo) -> bool:
         """``call`` is ``ds.map(fn)`` (a Dataset method or tf.data.experimental function tracing its
