@@ -327,3 +327,32 @@ def test_under_condition_between_a_node_and_its_loop():
     assert bindings.under_condition(calls["d"], outer, root, (cst.If, cst.ExceptHandler))
     assert not bindings.under_condition(calls["c"], outer, root, (cst.If, cst.ExceptHandler))
     assert not bindings.under_condition(calls["e"], inner, root)  # the `if` is outside the loop
+
+
+def test_redefined_outside_a_function_reading_a_name_its_module_binds_twice():
+    from tflint_gpu.semantic.model import build_model
+
+    module = cst.parse_module(textwrap.dedent("""
+        def loss(p):
+            return p
+
+        def once(p):
+            return p
+
+        def step(x):
+            loss(x)
+            once(x)
+            local(x)
+
+            def local(v):
+                return v
+
+        def loss(p):
+            return -p
+    """))
+    model = build_model(module, ["Call"])
+    step = model.root.defs["step"]
+    assert bindings.redefined_outside("loss", step)
+    assert not bindings.redefined_outside("once", step)
+    assert not bindings.redefined_outside("local", step)  # step's own
+    assert not bindings.redefined_outside("loss", model.root)  # the module reads its own, flow-aware

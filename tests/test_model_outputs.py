@@ -57,3 +57,108 @@ def test_probability_losses():
     assert got == {"a": "categorical", "b": None, "c": "binary", "d": None, "e": None}
     assert outputs.probability_loss(cst.SimpleString('"binary_crossentropy"'), root) == "binary"
     assert outputs.probability_loss(cst.SimpleString('"mse"'), root) is None
+
+
+def _call_at(root, source_line: str, ctx):
+    """The first call whose code is ``source_line``'s call (``name(...)``), and its scope."""
+    for call, scope in ctx.model.index["Call"]:
+        if cst.Module([]).code_for_node(call) == source_line:
+            return call, scope
+    raise AssertionError(source_line)
+
+
+def test_probabilities_through_activations_models_and_same_module_calls():
+    ctx, root = _facts("""
+        import tensorflow as tf
+        from tensorflow import keras
+
+        seq = keras.Sequential([keras.layers.Dense(3, activation="softmax")])
+        bin_ = keras.Sequential([keras.layers.Dense(1, activation="sigmoid")])
+        lin = keras.Sequential([keras.layers.Dense(3)])
+
+        class Net(keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.head = keras.layers.Dense(3, activation="softmax")
+                self.plain = keras.layers.Dense(3)
+
+            def call(self, x, training=False):
+                x = self.plain(x)
+                if not training:
+                    x = tf.nn.softmax(x)
+                return x
+
+            def probs(self, x):
+                return self.head(x)
+
+        class Early(tf.Module):
+            def __call__(self, x, train=True):
+                if train:
+                    return x
+                return tf.sigmoid(x)
+
+        net = Net()
+        early = Early()
+
+        def helper(h):
+            return keras.activations.softmax(h)
+
+        a = tf.nn.softmax(h)
+        b = seq(x)
+        c = bin_.predict(x)
+        d = lin(x)
+        e = net(x)
+        f = net(x, training=True)
+        g = net(x, training=flag)
+        i = early(x)
+        j = early(x, train=False)
+        k = helper(h)
+        m = net.probs(x)
+        """)
+    outputs = ctx.model_outputs
+    got = {}
+    for name in "abcdefgijkm":
+        found = outputs.probabilities(_name(name), root)
+        got[name] = None if found is None else (found.kind, found.keras)
+    assert got == {"a": (SOFTMAX, False), "b": (SOFTMAX, True), "c": (SIGMOID, True), "d": None,
+                   "e": (SOFTMAX, False), "f": None, "g": None, "i": None, "j": (SIGMOID, False),
+                   "k": (SOFTMAX, True), "m": (SOFTMAX, True)}
+
+
+def test_logits_argument_and_the_helpers_that_hand_a_parameter_on():
+    ctx, root = _facts("""
+        import tensorflow as tf
+        import keras
+
+        def ce(pred, y):
+            return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=pred))
+
+        def rebinds(pred, y):
+            pred = pred * 2
+            return tf.nn.sigmoid_cross_entropy_with_logits(labels=y, logits=pred)
+
+        def plain(pred, y):
+            return keras.losses.sparse_categorical_crossentropy(y, pred)
+
+        tf.nn.softmax_cross_entropy_with_logits(labels, z)
+        keras.losses.BinaryCrossentropy(from_logits=True)(y, z)
+        keras.losses.BinaryCrossentropy()(y, z)
+        keras.losses.categorical_crossentropy(y, z, from_logits=True)
+        tf.compat.v1.losses.sigmoid_cross_entropy(y, z)
+        """)
+    outputs = ctx.model_outputs
+    spelled = {}
+    for call, scope in ctx.model.index["Call"]:
+        found = outputs.logits_argument(call, scope)
+        if found is not None and scope is root:
+            spelled[found.loss] = (cst.Module([]).code_for_node(found.logits), found.keras, found.activation)
+    assert spelled == {
+        "tensorflow.nn.softmax_cross_entropy_with_logits": ("z", False, SOFTMAX),
+        "keras.losses.BinaryCrossentropy": ("z", True, SIGMOID),
+        "keras.losses.categorical_crossentropy": ("z", True, SOFTMAX),
+        "tensorflow.losses.sigmoid_cross_entropy": ("z", False, SIGMOID),
+    }
+    handed = outputs.logits_parameter(root.defs["ce"])
+    assert handed is not None and handed[:2] == (0, "pred")
+    assert outputs.logits_parameter(root.defs["rebinds"]) is None  # not handed on unchanged
+    assert outputs.logits_parameter(root.defs["plain"]) is None  # takes probabilities

@@ -372,6 +372,15 @@ def under_condition(node: cst.CSTNode, outer: cst.CSTNode, scope: ScopeInfo, kin
     return False
 
 
+def redefined_outside(name: str, scope: ScopeInfo) -> bool:
+    """Does ``scope`` read ``name`` from an enclosing scope that defines it more than once (a
+    notebook redefining a helper in a later cell)? Which def runs then depends on when ``scope``
+    runs, which the lookup cannot tell."""
+    found = lookup(name, scope)
+    return found is not None and found.scope is not scope \
+        and len(found.scope.definitions.get(name, ())) + len(found.scope.assigned.get(name, ())) > 1
+
+
 def is_builtin(name: str, scope: ScopeInfo) -> bool:
     """Nothing visible from ``scope`` binds ``name`` (an assignment, parameter,
     def, class or import): it is the builtin of that name."""

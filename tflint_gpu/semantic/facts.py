@@ -412,7 +412,7 @@ class RuleContext:
         if facts is None:
             from tflint_gpu.semantic.model_outputs import ModelOutputs
 
-            facts = self._model_outputs = ModelOutputs(self.resolver)
+            facts = self._model_outputs = ModelOutputs(self.resolver, self.graphs)
         return facts
 
     # -- Keras model inference calls (semantic/model_calls.py) ----------------
