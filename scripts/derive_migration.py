@@ -44,6 +44,16 @@ was; Keras 3 is ``keras`` 3.x and ``tf.keras`` as TF 2.21 ships it):
   instructions TF gives and the current spelling when the instructions name a
   parameter of the same callable; a few are executed both ways and compared.
 
+* ``safe_mode``: the public callables of Keras 3 and of tf_keras (the two
+  flavours) with a ``safe_mode`` parameter (``load_model``,
+  ``deserialize_keras_object``, ``Lambda.from_config``) and the switches that
+  turn it off (``keras.config.enable_unsafe_deserialization``). Each is
+  executed on a model or config holding a ``Lambda`` of a Python ``lambda``
+  whose body records that it ran: saved as ``.keras`` and as ``.h5``, loaded
+  by default and with ``safe_mode=False`` (the switch: by default after it),
+  and the outcome per format is ``ran`` (the file's code ran in this process)
+  or ``refused`` (the error Keras raised).
+
 Each entry's ``outcome`` is what executing it raised (``error`` class and
 ``message``), a ``warning``, or nothing (``breaks`` false: not a breakage, kept
 for the record). The output is sorted and free of addresses, so two runs give
@@ -54,6 +64,7 @@ from __future__ import annotations
 import argparse
 import ast
 import contextlib
+import copy
 import importlib
 import inspect
 import io
@@ -621,6 +632,7 @@ def derive() -> Dict[str, Any]:
     entries.extend(_tf_names(tf))
     entries.extend(_tf_keywords(tf))
     entries.extend(_tf_positionals(tf))
+    entries.extend(_safe_modes(keras, tf_keras))  # last: a switch it executes stays on in this process
 
     entries.sort(key=lambda e: (e["kind"], e["qualname"], e.get("member", ""), e.get("keyword", "")))
     classes = {_qual(path): _keras3_bases(cls3, keras) for _d, path, _c2, cls3 in classes2}
@@ -1254,6 +1266,95 @@ def _verify_tf(tf, qualname: str, keyword: str) -> Dict[str, Any]:
     how = "with the current spelling" if new is not None else "without the argument"
     return {"outcome": outcome, "executed": f"executed with the deprecated argument and {how}", "exact": same,
             "old": results["old"], "new": results["new"], "spelling": new}
+
+
+_RAN = "_tflint_gpu_lambda_ran"
+
+
+def _lambda_model(keras):
+    """A model whose ``Lambda`` runs a Python ``lambda`` that records it ran (builtins flag)."""
+    body = lambda x: (__import__("builtins").__dict__.__setitem__("_tflint_gpu_lambda_ran", True), x)[1]  # noqa: E731
+    return keras.Sequential([keras.Input((2,)), keras.layers.Lambda(body)])
+
+
+def _ran(fn, /, *args, **kwargs) -> Dict[str, Any]:
+    """Call ``fn`` (then call what it returned on a batch, when it is a layer or model): ``ran`` when
+    the lambda's body ran, else ``refused`` with the error."""
+    import builtins
+
+    builtins.__dict__.pop(_RAN, None)
+    with _capture() as captured:
+        try:
+            made = fn(*args, **kwargs)
+            if callable(made):
+                import numpy as np
+
+                made(np.zeros((1, 2), "float32"))
+        except Exception as error:  # noqa: BLE001
+            captured.error = error
+    if builtins.__dict__.pop(_RAN, False):
+        return {"result": "ran"}
+    outcome = _outcome(captured)
+    outcome.pop("warnings", None)
+    if outcome.get("message"):
+        outcome["message"] = re.sub(r"\S*/(keras3|tf_keras)\.(keras|h5)", r"\1.\2", outcome["message"])
+    return {"result": "refused" if outcome.get("error") else "not run", **outcome}
+
+
+def _safe_mode_callables(root, flavour: str) -> List[Tuple[str, Any, inspect.Signature]]:
+    found: Dict[str, Tuple[str, Any, inspect.Signature]] = {}
+    for path, module in sorted(_walk_modules(root).items()):
+        for name in _public(module):
+            value = getattr(module, name, None)
+            targets = [(name, value)]
+            if inspect.isclass(value):  # the class whose config holds a Python lambda
+                targets = [(f"{name}.from_config", value.from_config)] if name == "Lambda" else []
+            for spelled, fn in targets:
+                sig = _signature(fn) if fn is not None else None
+                if sig is not None and "safe_mode" in sig.parameters:
+                    qualname = _qual(path, spelled)
+                    found.setdefault(qualname, (qualname, fn, sig))
+    return [found[q] for q in sorted(found)]
+
+
+def _safe_modes(keras, tf_keras) -> List[Dict[str, Any]]:
+    entries: List[Dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for flavour, root in (("keras3", keras), ("tf_keras", tf_keras)):
+            model = _lambda_model(root)
+            files = {}
+            for suffix in (".keras", ".h5"):
+                files[suffix] = os.path.join(tmp, f"{flavour}{suffix}")
+                with _capture():
+                    model.save(files[suffix])
+            config = root.saving.serialize_keras_object(model.layers[-1])
+            for qualname, fn, sig in _safe_mode_callables(root, flavour):
+                params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+                position = next(i for i, p in enumerate(params) if p.name == "safe_mode")
+                if qualname.endswith("load_model"):
+                    outcome = {suffix: {"default": _ran(fn, path), "safe_mode=False": _ran(fn, path, safe_mode=False)}
+                               for suffix, path in files.items()}
+                    executed = "a saved model with a Lambda of a Python lambda, loaded and called"
+                else:  # deserialization pops keys from the config: a fresh copy per call
+                    inner = config["config"] if qualname.endswith("from_config") else config
+                    outcome = {"config": {"default": _ran(fn, copy.deepcopy(inner)),
+                                          "safe_mode=False": _ran(fn, copy.deepcopy(inner), safe_mode=False)}}
+                    executed = "a Lambda layer's config (a Python lambda), deserialized and called"
+                entries.append({"kind": "safe_mode", "qualname": qualname, "flavour": flavour,
+                                "position": position, "default": sig.parameters["safe_mode"].default,
+                                "executed": executed, "outcome": outcome})
+        for flavour, root in (("keras3", keras), ("tf_keras", tf_keras)):
+            switch = getattr(getattr(root, "config", None), "enable_unsafe_deserialization", None)
+            if switch is None:
+                continue
+            switch()
+            load = root.saving.load_model
+            outcome = {suffix: {"default": _ran(load, os.path.join(tmp, f"{flavour}{suffix}"))}
+                       for suffix in (".keras", ".h5")}
+            entries.append({"kind": "safe_mode", "qualname": "keras.config.enable_unsafe_deserialization",
+                            "flavour": flavour, "switch": True,
+                            "executed": "called, then the saved Lambda models loaded by default", "outcome": outcome})
+    return entries
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -356,3 +356,27 @@ def test_redefined_outside_a_function_reading_a_name_its_module_binds_twice():
     assert not bindings.redefined_outside("once", step)
     assert not bindings.redefined_outside("local", step)  # step's own
     assert not bindings.redefined_outside("loss", model.root)  # the module reads its own, flow-aware
+
+
+def test_is_constant_literals_module_constants_imports_and_library_calls():
+    from tflint_gpu.semantic.model import build_model
+    from tflint_gpu.semantic.names import Resolver
+
+    module = cst.parse_module(textwrap.dedent("""
+        import os
+        ROOT = "models"
+        STEP = 1
+        STEP = 2
+        NAME = ROOT + "/net.keras"
+
+        def f(path):
+            local = "x"
+            use(1, "a", None, ROOT, NAME, os.path.join(ROOT, "m.keras"), (ROOT, 2), os.sep)
+            use(path, local, STEP, helper(ROOT), [*path])
+    """))
+    model = build_model(module, ["Call"])
+    resolver = Resolver()
+    calls = [call for call, _scope in model.index["Call"] if getattr(call.func, "value", None) == "use"]
+    function = model.root.defs["f"]
+    assert [bindings.is_constant(a.value, function, resolver) for a in calls[0].args] == [True] * 8
+    assert [bindings.is_constant(a.value, function, resolver) for a in calls[1].args] == [False] * 5

@@ -70,7 +70,8 @@ def test_every_entry_was_executed_or_says_why_not():
         else:
             assert entry["executed"]
             assert entry["outcome"] is not None or entry["executed"].startswith("not executed")
-    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword", "positional", "tf_positional"}
+    assert set(kinds) == {"module", "name", "member", "keyword", "tf_name", "tf_keyword", "positional", "tf_positional",
+                          "safe_mode"}
 
 
 def test_modules_and_names_per_spelling():
@@ -197,3 +198,19 @@ def test_tf_name_and_keepdims_positions_executed():
     assert (traps["keepdims"]["position"], traps["keepdims"]["outcome"]["shape_changed"]) == (2, True)
     assert traps["name"]["position"] == 3 and traps["name"]["outcome"]["traced"]["breaks"]
     assert t.tf_positional_traps("tensorflow.cast") == []  # its second parameter is the dtype
+
+
+def test_safe_mode_outcomes_were_executed_per_flavour_and_format():
+    t = table()
+    keras3 = t.safe_mode("keras.models.load_model", "keras3")
+    tf_keras = t.safe_mode("keras.models.load_model", "tf_keras")
+    assert keras3["position"] == tf_keras["position"] == 3 and keras3["default"] is True
+    assert keras3["outcome"][".keras"]["default"]["result"] == "refused"
+    assert keras3["outcome"][".keras"]["safe_mode=False"]["result"] == "ran"
+    assert keras3["outcome"][".h5"]["default"]["result"] == "refused"
+    assert tf_keras["outcome"][".h5"]["default"]["result"] == "ran"  # tf_keras ignores safe_mode for .h5
+    assert tf_keras["outcome"][".keras"]["default"]["result"] == "refused"
+    switch = t.safe_mode("keras.config.enable_unsafe_deserialization", "keras3")
+    assert switch["switch"] and switch["outcome"][".keras"]["default"]["result"] == "ran"
+    assert t.safe_mode("keras.config.enable_unsafe_deserialization", "tf_keras") is None  # tf_keras has none
+    assert t.safe_mode("keras.layers.Dense.from_config", "keras3") is None

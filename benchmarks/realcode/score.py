@@ -49,6 +49,8 @@ OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
     # A positional argument that lands on another parameter: `tf.gather(p, i, 1)` (TFG905), Keras 3's
     # reordered signatures (`compile(opt, loss, metrics)`: TFG921), `add_weight("w", ...)` (TFG916).
     "positional-argument-trap": ("TFG905", "TFG916", "TFG921"),
+    # Probabilities given to a loss that applies softmax itself (`tf.nn.*_with_logits`, `from_logits=True`).
+    "softmax-with-from-logits": ("TFG606",),
 }
 # Kinds named after a rule that other rules may report too: a "removed method" such as
 # `tf.losses.mean_squared_error` is a removed name to the derived table (TFG903).

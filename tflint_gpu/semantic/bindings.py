@@ -24,7 +24,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import PARAM, SCOPE_TYPES, ScopeInfo, lookup, returns, walk
+from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, lookup, returns, walk
 from tflint_gpu.semantic.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -379,6 +379,39 @@ def redefined_outside(name: str, scope: ScopeInfo) -> bool:
     found = lookup(name, scope)
     return found is not None and found.scope is not scope \
         and len(found.scope.definitions.get(name, ())) + len(found.scope.assigned.get(name, ())) > 1
+
+
+def is_constant(expr: cst.BaseExpression, scope: ScopeInfo, resolver: Resolver, depth: int = 0) -> bool:
+    """Does ``expr`` have the same value wherever and whenever ``scope`` evaluates it: literals,
+    names bound once at module level to such values, imported names, attributes of those, and
+    library calls, tuples, lists and operators of such values (``os.path.join(ROOT, "m.keras")``)?
+    A local, a parameter or a global that is rebound is not."""
+    if depth > 4:
+        return False
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        if expr.value in ("None", "True", "False"):
+            return True
+        found = lookup(expr.value, scope)
+        if found is None or found.kind != ASSIGNED:
+            return resolver.qualname(expr, scope) is not None  # an import
+        if found.scope.parent is not None or found.rebound or found.writers:
+            return False
+        value = found.single_value
+        return isinstance(value, cst.BaseExpression) and is_constant(value, found.scope, resolver, depth + 1)
+    if isinstance(expr, cst.Attribute):
+        return resolver.qualname(expr, scope) is not None or is_constant(expr.value, scope, resolver, depth + 1)
+    if isinstance(expr, (cst.Tuple, cst.List)):
+        return all(not isinstance(e, cst.StarredElement) and is_constant(e.value, scope, resolver, depth + 1)
+                   for e in expr.elements)
+    if isinstance(expr, cst.Call):
+        return resolver.qualname(expr.func, scope) is not None and \
+            all(not arg.star and is_constant(arg.value, scope, resolver, depth + 1) for arg in expr.args)
+    if isinstance(expr, cst.BinaryOperation):
+        return is_constant(expr.left, scope, resolver, depth + 1) and is_constant(expr.right, scope, resolver,
+                                                                                   depth + 1)
+    return False
 
 
 def is_builtin(name: str, scope: ScopeInfo) -> bool:

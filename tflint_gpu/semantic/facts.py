@@ -415,6 +415,17 @@ class RuleContext:
             facts = self._model_outputs = ModelOutputs(self.resolver, self.graphs)
         return facts
 
+    # -- where a file path comes from (semantic/origins.py) ---------------------
+    @property
+    def origins(self):
+        """The download a path comes from: an ``semantic.origins.Origins``."""
+        facts = getattr(self, "_origins", None)
+        if facts is None:
+            from tflint_gpu.semantic.origins import Origins
+
+            facts = self._origins = Origins(self.model, self.resolver)
+        return facts
+
     # -- Keras model inference calls (semantic/model_calls.py) ----------------
     @property
     def model_calls(self):

@@ -75,6 +75,7 @@ class MigrationTable:
         self._node_api: Dict[str, str] = {}  # Keras 2 layer-node member -> its class
         self._positionals: Dict[str, dict] = {}  # callable -> its first positional parameter that moved
         self._tf_positionals: Dict[str, List[dict]] = {}  # TF function -> its `name`/`keepdims` traps
+        self._safe_modes: Dict[Tuple[str, str], dict] = {}  # (callable, Keras flavour) -> its executed safe_mode
         for entry in data.get("entries", ()):
             kind = entry["kind"]
             if kind == "module":
@@ -96,6 +97,8 @@ class MigrationTable:
             elif kind == "tf_keyword":
                 self._tf_keywords[(entry["qualname"], entry["keyword"])] = entry
                 self._tf_callables.add(entry["qualname"])
+            elif kind == "safe_mode":
+                self._safe_modes[(entry["qualname"], entry["flavour"])] = entry
 
     # -- counts ---------------------------------------------------------------
     def entries(self):
@@ -190,6 +193,13 @@ class MigrationTable:
         under Keras 3 (``keras.Model.compile``: position 2, Keras 2's ``metrics``, Keras 3's
         ``loss_weights``; ``keras3`` None: no parameter, a TypeError), as the table records it."""
         return self._positionals.get(callable_qualname)
+
+    def safe_mode(self, qualname: str, flavour: str) -> Optional[dict]:
+        """The executed ``safe_mode`` facts of a Keras callable under a flavour ("keras3"/"tf_keras"):
+        ``position``, ``default`` and per format (``.keras``, ``.h5``, ``config``) whether a saved
+        Python ``lambda`` ``ran`` or was ``refused`` by default and with ``safe_mode=False``; for
+        ``keras.config.enable_unsafe_deserialization`` (``switch``), by default after calling it."""
+        return self._safe_modes.get((qualname, flavour))
 
     def tf_positional_traps(self, qualname: str) -> List[dict]:
         """The executed ``name``/``keepdims`` parameters of a TF function that a positional argument reaches
