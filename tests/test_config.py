@@ -76,7 +76,7 @@ def test_a_type_error_is_reported_even_when_the_command_line_overrides_the_key(p
     "toml,where",
     [
         ('select = ["XYZ"]', "select"),
-        ('ignore = ["TFG8"]', "ignore"),
+        ('ignore = ["TFG7"]', "ignore"),
         ('extend-select = ["TFG999"]', "extend-select"),
         ('extend-ignore = ["E501"]', "extend-ignore"),
         ('select = ["TFG", ""]', "select"),

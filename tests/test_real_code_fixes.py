@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
-
 
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import lint_source
@@ -12,7 +10,7 @@ from tflint_gpu.findings import Safety
 from tflint_gpu.rules.base import REGISTRY, all_rules
 
 list(all_rules())
-TFG105, TFG401, TFG901, TFG902 = (REGISTRY[code] for code in ("TFG105", "TFG401", "TFG901", "TFG902"))
+TFG901, TFG902 = (REGISTRY[code] for code in ("TFG901", "TFG902"))
 
 
 def source(text: str) -> str:
@@ -89,122 +87,6 @@ def test_the_branch_that_runs_under_keras3_is_still_fixed():
             opt = tf.keras.optimizers.SGD(learning_rate=0.1)
         other = tf.keras.mixed_precision.global_policy()
     """)
-
-
-# -- TFG401: the added argument follows the call's own layout -------------------
-
-LAYOUTS = [
-    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)]\n)",
-     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n    jit_compile=True\n)"),
-    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n)",
-     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],\n    jit_compile=True,\n)"),
-    ("@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)]  # one input\n)",
-     "@tf.function(\n    input_signature=[tf.TensorSpec([None], tf.float32)],  # one input\n    jit_compile=True\n)"),
-    ("@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])",
-     "@tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)"),
-    ("@tf.function(input_signature=[\n    tf.TensorSpec([None], tf.float32),\n])",
-     "@tf.function(input_signature=[\n    tf.TensorSpec([None], tf.float32),\n], jit_compile=True)"),
-    ("@tf.function(reduce_retracing=True,\n              input_signature=[tf.TensorSpec([None], tf.float32)])",
-     "@tf.function(reduce_retracing=True,\n              input_signature=[tf.TensorSpec([None], tf.float32)],\n"
-     "              jit_compile=True)"),
-]
-
-
-def test_jit_compile_follows_the_decorator_layout():
-    for before, after in LAYOUTS:
-        body = "\ndef step(x):\n    return x * 2.0\n"
-        code = "import tensorflow as tf\n\n" + before + body
-        assert fix_source(code, "case.py", [TFG401], unsafe=True).source == \
-            "import tensorflow as tf\n\n" + after + body, before
-
-
-def test_jit_compile_follows_the_wrapper_call_layout():
-    head = "import tensorflow as tf\n\ndef f(x):\n    return x * 2.0\n\n"
-    for before, after in [
-        ("g = tf.function(f,\n  reduce_retracing=True)\n",
-         "g = tf.function(f,\n  reduce_retracing=True,\n  jit_compile=True)\n"),
-        ("g = tf.function(\n    f\n)\n", "g = tf.function(\n    f,\n    jit_compile=True\n)\n"),
-        ("g = tf.function(f, reduce_retracing=True)\n",
-         "g = tf.function(f, reduce_retracing=True, jit_compile=True)\n"),
-        ("g = tf.function(f)\n", "g = tf.function(f, jit_compile=True)\n"),
-    ]:
-        out = fix_source(head + before, "case.py", [TFG401], unsafe=True).source
-        assert out == head + after, before
-        assert not any(line != line.rstrip() for line in out.splitlines()), "a trailing space"
-
-
-# -- TFG401 with TFG105 in one --fix: the body XLA compiles keeps the text it was judged on --
-
-def _compiled_with_print(code: str):
-    """Names of the functions the fixed code compiles with XLA and whose body has a tf.print."""
-    module = cst.parse_module(code)
-    bodies = {}
-    jit = set()
-
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            bodies[node.name.value] = module.code_for_node(node.body)
-            if any("jit_compile=True" in module.code_for_node(d) for d in node.decorators):
-                jit.add(node.name.value)
-
-        def visit_Call(self, node: cst.Call) -> None:
-            text = module.code_for_node(node)
-            if text.startswith("tf.function(") and "jit_compile=True" in text and node.args \
-                    and isinstance(node.args[0].value, cst.Name):
-                jit.add(node.args[0].value.value)
-
-    module.visit(Visitor())
-    return sorted(name for name in jit if "tf.print" in bodies.get(name, ""))
-
-
-def test_jit_compile_and_print_to_tf_print_never_meet_in_one_function():
-    code = source("""
-        import tensorflow as tf
-
-        @tf.function
-        def step(x):
-            loss = tf.reduce_sum(x * x)
-            print("loss", loss)
-            return loss
-
-        def evaluate(x):
-            loss = tf.reduce_mean(x)
-            print("loss", loss)
-            return loss
-
-        fast_evaluate = tf.function(evaluate)
-    """)
-    outcome = fix_source(code, "case.py", [TFG401, TFG105], unsafe=True)
-    assert outcome.converged and not outcome.refused
-    assert _compiled_with_print(outcome.source) == [], outcome.source
-    # Each fix alone is still offered: the two are not dropped, only kept apart.
-    assert set(outcome.applied_codes) <= {"TFG401", "TFG105"} and outcome.applied_codes
-
-
-def test_jit_compile_fix_depends_on_every_function_the_body_reaches():
-    code = source("""
-        import tensorflow as tf
-
-        class Cell:
-            def step(self, x):
-                return helper(x) * 2.0
-
-        def helper(x):
-            return tf.tanh(x)
-
-        class Net:
-            def __init__(self):
-                self.cell = Cell()
-
-            @tf.function
-            def run(self, x):
-                return self.cell.step(x) + tf.reduce_sum((lambda y: y + 1.0)(x))
-    """)
-    result = lint_source(code, "case.py", [TFG401])
-    [fix] = [f for f in result.fixes if f is not None]
-    names = sorted(node.name.value if isinstance(node, cst.FunctionDef) else "<lambda>" for node in fix.depends_on)
-    assert names == ["<lambda>", "helper", "run", "step"]
-    assert all(isinstance(node, (cst.FunctionDef, cst.Lambda)) for node in fix.depends_on)
 
 
 def test_an_except_fallback_for_old_releases_is_left_alone():

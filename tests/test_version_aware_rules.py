@@ -160,7 +160,7 @@ class Net(keras.Model):
 @pytest.mark.parametrize("target", ["tf2.12", "tf2.15", "tf2.16-keras2", "latest-keras2", "tf2.16", "latest"])
 def test_tfg401_same_findings_for_keras_2_and_keras_3(target):
     found = lint(STEP, TfFunctionWithoutJitCompile, target)
-    assert [(row, col, safety) for row, col, _, safety in found] == [(5, 1, Safety.UNSAFE)]
+    assert [(row, col, safety) for row, col, _, safety in found] == [(5, 1, None)]  # a hint: no fix
     assert found[0][2].startswith("`tf.function` without `jit_compile`")
 
 

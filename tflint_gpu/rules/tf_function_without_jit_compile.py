@@ -7,7 +7,7 @@ import libcst as cst
 from tflint_gpu.semantic.api import EAGER_WRAPPERS, KERAS_GRAPH_METHODS, argument, keyword
 from tflint_gpu.semantic import bindings
 from tflint_gpu.semantic.model import ScopeInfo
-from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import Rule, clean, flagged
 
 # Calls XLA cannot compile (checked under TF 2.21: "Detected unsupported
 # operations when trying to compile graph ... No registered 'X' OpKernel for
@@ -209,20 +209,22 @@ class TfFunctionWithoutJitCompile(Rule):
     ```
 
     ## Fix safety
-    Unsafe. The fix adds `jit_compile=True` in the file's own spelling
-    (`@tf.function` -> `@tf.function(jit_compile=True)`,
-    `tf.function(f)` -> `tf.function(f, jit_compile=True)`), laid out as the
-    call lays out its arguments: after a line break and the same indentation
-    when they are one a line (an `input_signature=[...]` on its own line,
-    then `)` on the next, gets `jit_compile=True` on a line of its own before
-    the `)` line), keeping a trailing comma trailing and a comment after the
-    argument it follows. The fix is judged on the text of the body and of
-    every function it reaches, so it depends on them (`Fix.depends_on`): no
-    other fix of the same `--fix` round may change them (TFG105 making a
-    `print` a `tf.print` there would make the compiled function fail at its
-    first call, `InvalidArgumentError: ... StringFormat`); such a fix waits
-    for the next round, where TFG105 sees `jit_compile=True` and offers none.
-    Measured under TF 2.21 on CPU:
+    No fix: a hint. Whether XLA pays depends on the body and on how many
+    input shapes the function sees, which the linter cannot tell. Measured
+    under TF 2.21 / Keras 3.15 on a 2-core CPU (a training step of a Keras
+    model, `tf.function(jit_compile=True)` against `jit_compile=None`, 100
+    steps after the first call per shape): a Dense 256-512-512-10 step 3.82
+    against 5.04 ms (0.76x); an LSTM(64) step on sequences of 50, 7.88
+    against 11.07 ms (0.71x); a small Conv2D step 46.8 against 42.4 ms
+    (1.10x: slower). The first call per input shape costs the compile: the
+    LSTM step on 5 sequence lengths took 5.90 s for its first calls against
+    2.12 s without XLA, about 1 s per new length, so a loop over varying
+    shapes can be many times slower with XLA than without. Earlier releases
+    offered `jit_compile=True` as an unsafe fix; applied to public RNN
+    training scripts it was reported to make them 12-33x slower (not
+    re-measured here), so the rule now only points at the place to
+    benchmark. What else `jit_compile=True` changes, measured under TF 2.21
+    on CPU:
     * the function may fail to compile: XLA has no kernel for many ops a linter
       cannot see (ops from other modules, `histogram_fixed_width`, ...), and
       raises `InvalidArgumentError: Detected unsupported operations when trying
@@ -274,7 +276,7 @@ class TfFunctionWithoutJitCompile(Rule):
     name = "tf-function-without-jit-compile"
     message = "`tf.function` without `jit_compile`: XLA could compile and fuse this function"
     needs = (("function",),)
-    fix_safety = Safety.UNSAFE
+    fix_safety = None
     default_enabled = False
 
     reads_index = ("Call", "Name", "Attribute", "Comparison", "For", "CompFor", "Assert")
@@ -315,14 +317,8 @@ class TfFunctionWithoutJitCompile(Rule):
             return  # f(tf.ragged.constant(...)), f.get_concrete_function(tf.TensorSpec(..., tf.string))
         if uses.error_expected(scope):
             return  # a caller expects it to raise: XLA drops assertions
-        # The fix was judged on the text of every function the body reaches: no
-        # other fix of the round may change them (a `print` made `tf.print`).
-        bodies = tuple(s.node for s in reached if isinstance(s.node, (cst.FunctionDef, cst.Lambda)))
-        ctx.report(
-            origin,
-            "`tf.function` without `jit_compile` around code XLA could compile and fuse",
-            Fix("Add `jit_compile=True`", Safety.UNSAFE, {origin: _with_jit_compile(origin)}, depends_on=bodies),
-        )
+        ctx.report(origin, "`tf.function` without `jit_compile` around code XLA could compile and fuse (a hint: "
+                           "benchmark `jit_compile=True`; XLA compiles again for every new input shape)")
 
     # -- what the function runs ------------------------------------------
     def _rejects(self, nodes, scope: ScopeInfo, ctx) -> bool:
@@ -418,16 +414,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x, w):
                 return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(jit_compile=True)
-            def step(x, w):
-                return tf.reduce_sum(tf.tanh(tf.matmul(x, w)) * 0.5, axis=-1)
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="y = step(tf.ones((2, 3)), tf.fill((3, 4), 0.5))",
-            effect=CLOSE,
             note="bare decorator",
         ),
         flagged(
@@ -438,16 +425,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x):
                 return tfl.nn.relu(x) + 1.0
             """,
-            fixed="""
-            import tensorflow as tfl
-
-            @tfl.function(reduce_retracing=True, jit_compile=True)
-            def step(x):
-                return tfl.nn.relu(x) + 1.0
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="y = step(tfl.constant([-1.0, 2.0]))",
-            effect=CLOSE,
             note="aliased module, decorator called with arguments: the keyword is appended",
         ),
         flagged(
@@ -458,16 +436,7 @@ class TfFunctionWithoutJitCompile(Rule):
             def step(x):
                 return x * 2.0
             """,
-            fixed="""
-            from tensorflow import function
-
-            @function(jit_compile=True)
-            def step(x):
-                return x * 2.0
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="import tensorflow as tf\ny = step(tf.constant([1.0, 2.0]))",
-            effect=CLOSE,
             note="from-import spelling kept",
         ),
         flagged(
@@ -479,17 +448,7 @@ class TfFunctionWithoutJitCompile(Rule):
 
             fast_loss = tf.function(loss)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            def loss(y, p):
-                return tf.reduce_mean(tf.square(y - p))
-
-            fast_loss = tf.function(loss, jit_compile=True)
-            """,
             at=[(6, 13, '`tf.function` without')],
-            run="y = fast_loss(tf.constant([1.0, 2.0]), tf.constant([0.5, 2.5]))",
-            effect=CLOSE,
             note="wrapper call",
         ),
         flagged(
@@ -506,23 +465,7 @@ class TfFunctionWithoutJitCompile(Rule):
                 ta = tf.TensorArray(tf.float32, size=3)
                 return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(
-                input_signature=[tf.TensorSpec([None, 3], tf.float32)],
-                jit_compile=True,
-            )
-            def step(x):
-                return scale(x)
-
-            def scale(x):
-                ta = tf.TensorArray(tf.float32, size=3)
-                return ta.write(0, tf.reduce_sum(x)).stack() * 2.0
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="y = step(tf.ones((2, 3)))",
-            effect=CLOSE,
             note="one argument a line with a trailing comma; a callee with a fixed-size TensorArray is fine",
         ),
         flagged(
@@ -541,26 +484,7 @@ class TfFunctionWithoutJitCompile(Rule):
             fast_scale = tf.function(scale,
                                      reduce_retracing=True)
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(
-                input_signature=[tf.TensorSpec([None, 3], tf.float32)],
-                jit_compile=True
-            )
-            def step(x):
-                return tf.reduce_sum(tf.tanh(x), axis=-1)
-
-            def scale(x):
-                return x * 2.0
-
-            fast_scale = tf.function(scale,
-                                     reduce_retracing=True,
-                                     jit_compile=True)
-            """,
             at=[(3, 2, '`tf.function` without'), (12, 14, '`tf.function` without')],
-            run="y = step(tf.ones((2, 3)))\nz = fast_scale(tf.constant([1.0, 2.0]))",
-            effect=CLOSE,
             note="no trailing comma: the new argument follows the call's layout (one a line, aligned), the "
                  "closing parenthesis keeps its line",
         ),
@@ -577,23 +501,9 @@ class TfFunctionWithoutJitCompile(Rule):
                 def post(self, y):
                     return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
             """,
-            fixed="""
-            import tensorflow as tf
-
-            class Trainer:
-                @tf.function(jit_compile=True)
-                def step(self, x):
-                    y = tf.einsum("ij,jk->ik", x, x)
-                    return tf.cast(self.post(y), "float32")
-
-                def post(self, y):
-                    return tf.nn.conv2d(y[None, :, :, None], tf.ones([1, 1, 1, 1]), 1, "SAME")
-            """,
             at=[(4, 6, '`tf.function` without')],
             # The instance is held: a tf.function method keeps only a weak reference to self
             # (`Trainer().step(...)` raises AttributeError: 'NoneType' object has no attribute 'post').
-            run="_trainer = Trainer()\ny = _trainer.step(tf.ones((2, 2)))",
-            effect=CLOSE,
             note="a method calling a method; attribute strings (equation, dtype, padding) are not string tensors",
         ),
         flagged(
@@ -608,20 +518,7 @@ class TfFunctionWithoutJitCompile(Rule):
                     return x * 2.0
                 return step, host
             """,
-            fixed="""
-            import tensorflow as tf
-
-            def make():
-                host = tf.py_function(lambda: 1.0, [], tf.float32)
-
-                @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)], jit_compile=True)
-                def step(x):
-                    return x * 2.0
-                return step, host
-            """,
             at=[(6, 6, '`tf.function` without')],
-            run="step, host = make()\ny = step(tf.constant([1.0, 2.0]))",
-            effect=CLOSE,
             note="only the decorator's own arguments are checked, not the enclosing function's other code",
         ),
         flagged(
@@ -641,25 +538,7 @@ class TfFunctionWithoutJitCompile(Rule):
                 def run(self, x):
                     return self.cell.step(x) + tf.reduce_sum(self.dense(x))
             """,
-            fixed="""
-            import tensorflow as tf
-
-            class Cell:
-                def step(self, x):
-                    return tf.tanh(x) * 2.0
-
-            class Net:
-                def __init__(self):
-                    self.cell = Cell()
-                    self.dense = tf.keras.layers.Dense(2)
-
-                @tf.function(jit_compile=True)
-                def run(self, x):
-                    return self.cell.step(x) + tf.reduce_sum(self.dense(x))
-            """,
             at=[(12, 6, '`tf.function` without')],
-            run="_net = Net()\ny = _net.run(tf.ones((2, 3)))",
-            effect=CLOSE,
             note="a method of an attribute whose class the file defines is followed (and holds nothing XLA "
                  "rejects); a library layer's call is not the module's code",
         ),
@@ -987,21 +866,7 @@ class TfFunctionWithoutJitCompile(Rule):
             ds = tf.data.Dataset.from_tensors(tf.ones([1, 2, 2, 3])).map(load)
             sample = jitter(tf.ones([1, 2, 2, 3]))
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(jit_compile=True)
-            def jitter(x):
-                return tf.image.flip_left_right(x) * 0.5
-
-            def load(x):
-                return jitter(x)
-
-            ds = tf.data.Dataset.from_tensors(tf.ones([1, 2, 2, 3])).map(load)
-            sample = jitter(tf.ones([1, 2, 2, 3]))
-            """,
             at=[(3, 2, '`tf.function` without')],
-            effect=CLOSE,
             note="also called from eager code (the Pix2Pix notebook's random_jitter, fix pass H21): flagged",
         ),
         clean(
@@ -1048,17 +913,7 @@ class TfFunctionWithoutJitCompile(Rule):
                 assert x.shape.rank == 1, "a vector"
                 return tf.ensure_shape(x, [None]) * 2.0
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(jit_compile=True)
-            def step(x):
-                assert x.shape.rank == 1, "a vector"
-                return tf.ensure_shape(x, [None]) * 2.0
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="y = step(tf.constant([1.0, 2.0]))",
-            effect=CLOSE,
             note="an assert AutoGraph does not convert (not by default in TF 2.21: a Python check at trace time) "
                  "and tf.ensure_shape, which XLA keeps",
         ),
@@ -1105,22 +960,7 @@ class TfFunctionWithoutJitCompile(Rule):
                     y_true = tf.sparse.to_dense(y_true)
                 return tf.reduce_mean(tf.maximum(0.1 * (y_true - y_pred), -0.9 * (y_true - y_pred)))
             """,
-            fixed="""
-            import tensorflow as tf
-
-            @tf.function(jit_compile=True)
-            @tf.keras.utils.register_keras_serializable(package="TFG401Cases")
-            def pinball_loss(y_true, y_pred):
-                if isinstance(y_true, tf.SparseTensor):
-                    y_true = tf.sparse.to_dense(y_true)
-                return tf.reduce_mean(tf.maximum(0.1 * (y_true - y_pred), -0.9 * (y_true - y_pred)))
-            """,
             at=[(3, 2, '`tf.function` without')],
-            run="""
-            dense_loss = pinball_loss(tf.constant([0.0, 1.0]), tf.constant([1.0, 0.0]))
-            sparse_loss = pinball_loss(tf.sparse.from_dense(tf.constant([0.0, 1.0])), tf.constant([1.0, 0.0]))
-            """,
-            effect=CLOSE,
             note="stacked over register_keras_serializable, which returns the function itself; tf.sparse.to_dense "
                  "compiles (tensorflow/addons quantiles.py, npairs.py)",
         ),
@@ -1169,50 +1009,3 @@ def _string_value(expr: cst.BaseExpression) -> Optional[str]:
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     return None
-
-
-def _with_jit_compile(origin: cst.BaseExpression) -> cst.Call:
-    """``tf.function`` -> ``tf.function(jit_compile=True)``; ``tf.function(f)`` ->
-    ``tf.function(f, jit_compile=True)``, following the call's own layout: the
-    new argument is separated from the last one as the arguments before are
-    (one a line stays one a line), the text between the last argument and
-    ``)`` (a newline, a comment) comes after it, and a trailing comma stays
-    trailing."""
-    new_arg = cst.Arg(
-        value=cst.Name("True"),
-        keyword=cst.Name("jit_compile"),
-        equal=cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")),
-    )
-    if not isinstance(origin, cst.Call):
-        return cst.Call(func=origin, args=[new_arg])
-    args = list(origin.args)
-    if not args:
-        return origin.with_changes(args=[new_arg])
-    last = args[-1]
-    # How the call separates its arguments: as after the comma before the last
-    # one, else (one argument) as after the opening parenthesis when that starts
-    # a new line, else with a space.
-    if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
-        separator = args[-2].comma.whitespace_after
-    elif isinstance(origin.whitespace_before_args, cst.ParenthesizedWhitespace):
-        separator = origin.whitespace_before_args
-    else:
-        separator = cst.SimpleWhitespace(" ")
-    if isinstance(separator, cst.ParenthesizedWhitespace):
-        separator = separator.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())  # no comment copied
-    if isinstance(last.comma, cst.Comma):
-        # A trailing comma: the new argument takes it (and what follows it, up to `)`).
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_before=last.comma.whitespace_before,
-                                                     whitespace_after=separator))
-        new_arg = new_arg.with_changes(comma=last.comma.with_changes(whitespace_before=cst.SimpleWhitespace("")))
-    else:
-        closing = last.whitespace_after_arg  # before `)`: stays before `)`
-        after_comma = separator
-        if isinstance(closing, cst.ParenthesizedWhitespace) and isinstance(separator, cst.ParenthesizedWhitespace):
-            # A comment after the last argument stays on its line, after the new comma.
-            after_comma = separator.with_changes(first_line=closing.first_line, empty_lines=closing.empty_lines)
-            closing = closing.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
-        args[-1] = last.with_changes(whitespace_after_arg=cst.SimpleWhitespace(""),
-                                     comma=cst.Comma(whitespace_after=after_comma))
-        new_arg = new_arg.with_changes(whitespace_after_arg=closing)
-    return origin.with_changes(args=args + [new_arg])
