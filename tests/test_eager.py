@@ -253,3 +253,33 @@ def test_step_function_finds_the_step_a_call_runs():
     assert eager.step_function(functions["outer"]) is None  # two levels down: not followed
     assert eager.step_function(functions["gradients_only"]) is None  # no update
     assert eager.step_function(functions["forward"]) is None  # returned, not run
+
+
+def test_under_tape_in_the_block_and_in_callers():
+    eager, ctx, functions = facts("""
+        import tensorflow as tf
+
+        def forward(x):
+            return model(x)
+
+        def loss_fn(x):
+            return forward(x)
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                loss = loss_fn(x)
+            after = model(x)
+
+        def infer(x):
+            return model(x)
+        """)
+
+    def model_call(name):
+        scope = functions[name]
+        return next(c for c, s in ctx.model.index["Call"] if s is scope and isinstance(c.func, cst.Name)
+                    and c.func.value == "model")
+
+    assert not eager.under_tape(model_call("forward"), functions["forward"], callers=1)  # two calls down
+    assert eager.under_tape(model_call("forward"), functions["forward"], callers=2)
+    assert not eager.under_tape(model_call("step"), functions["step"])  # after the block
+    assert not eager.under_tape(model_call("infer"), functions["infer"], callers=3)  # never called under a tape

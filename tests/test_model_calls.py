@@ -108,3 +108,28 @@ def test_per_item_shapes():
     got = [mc.per_item(e.value, scope, display) for e in display.elements]
     assert got == [True, False, True, True, False, True, False, True, True, True, False,
                    True, False, True, True, False, False]
+
+
+def test_whole_models_are_not_bare_layers():
+    ctx = context("""
+        import tensorflow as tf
+
+        def make(units):
+            inputs = tf.keras.Input((4,))
+            return tf.keras.Model(inputs, tf.keras.layers.Dense(units)(inputs))
+
+        seq = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        net = tf.keras.applications.MobileNetV2(weights=None)
+        made = make(2)
+        if flag:
+            either = tf.keras.Sequential([])
+        else:
+            either = tf.keras.layers.Dense(3)
+        dense = tf.keras.layers.Dense(3)
+        out = [seq(x), net(x), made(x), either(x), dense(x), tf.keras.layers.Concatenate()(x)]
+        """)
+    module = ctx.model.scopes[0]
+    whole = {cst.Module([]).code_for_node(call.func): ctx.model_calls.is_whole_model(call.func, module)
+             for call, scope in ctx.model.index["Call"] if scope is module and isinstance(call.func, cst.Name)
+             and call.func.value in ("seq", "net", "made", "either", "dense")}
+    assert whole == {"seq": True, "net": True, "made": True, "either": False, "dense": False}

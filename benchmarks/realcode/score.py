@@ -58,6 +58,7 @@ ALSO: Dict[str, Tuple[str, ...]] = {
     "removed-keras-method": ("TFG9",),
     "removed-keras-argument": ("TFG9",),
     "deprecated-tf-alias": ("TFG918",),  # a deprecated argument (`from_generator(output_types=)`)
+    "predict-in-loop": ("TFG407",),  # an eager `model(x)` per item, not `predict`
 }
 
 

@@ -45,6 +45,12 @@ change, and the switches that make every ``tf.function`` run eagerly.
     (``strategy.run(train_step, args=...)`` in a ``distributed_train_step``),
     one level down. None: calling it trains nothing the engine can see.
 
+``under_tape(node, scope)``
+    Does ``node`` run while a ``tf.GradientTape`` records: inside a ``with
+    tf.GradientTape() ...:`` block of its scope or of an enclosing function,
+    or in a same-module function called from inside such a block (one level
+    of callers)? A forward pass there is a training step's, not inference.
+
 ``statement_of(node, scope)``
     The simple statement line holding ``node`` when ``node`` is the whole
     expression of a statement of its own, and the block (or module) holding
@@ -320,6 +326,25 @@ class EagerFacts:
             if binding.rebound or any(isinstance(v, tuple) and v[0] == ITERATED for v in binding.own_values):
                 found.append((body, f"reads `{name}`, rebound in `{binding.scope.name}`: the value at trace is kept"))
         return found
+
+    # -- under a tape -----------------------------------------------------
+    def under_tape(self, node: cst.CSTNode, scope: ScopeInfo, callers: int = 1) -> bool:
+        current: Optional[ScopeInfo] = scope
+        at: cst.CSTNode = node
+        while current is not None:
+            for parent in current.ancestors(at):
+                if isinstance(parent, cst.With) and any(
+                        isinstance(item.item, cst.Call) and self._qualname(item.item.func, current) in TAPES
+                        for item in parent.items):
+                    return True
+            if not current.is_function:
+                return False
+            if callers > 0 and any(self.under_tape(call, where, callers - 1)
+                                   for call, where in self.call_sites(current)):
+                return True
+            at = current.node
+            current = current.parent
+        return False
 
     # -- call sites -------------------------------------------------------
     def call_sites(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:

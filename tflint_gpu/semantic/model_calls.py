@@ -11,6 +11,10 @@ Python loop (TFG601):
   (``self.model = self.create_model()``), or an attribute of an object of the
   file's own classes bound to one (``self.critic.model`` after ``self.critic
   = Critic(...)``, ``agent.model``): through ``objects.kind``'s calls.
+* ``is_whole_model(expr, scope)``: ``is_model``, and not a bare layer: made
+  from a model class (``Sequential``, ``Model``, a subclass of one, a loaded
+  model), a ``keras.applications`` architecture, or by a same-module factory
+  the engine cannot name a class for (``make_model()``).
 * ``inference(call, scope)``: for ``m.predict(x)`` / ``m.predict_on_batch(x)``
   / ``m.evaluate(x, ...)`` on a Keras model, the method name and the data
   argument (``x``, positional or keyword); None otherwise, and None when the
@@ -88,6 +92,21 @@ class ModelCalls:
         if not all(is_model_class(self.migration.class_base(cls)) for cls in kind.instances):
             return False
         return all(self._call_makes_model(call, where, depth + 1) for call, where in kind.calls)
+
+    def is_whole_model(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> bool:
+        if depth > _DEPTH or not self.is_model(expr, scope):
+            return False
+        made = self.migration.object_class(expr, scope)
+        if made is not None:
+            return is_model_class(made) or made.startswith("keras.applications.")
+        if isinstance(expr, cst.Name):
+            found = assigned(expr.value, scope)
+            values = [v for v in found.values if not (isinstance(v, cst.Name) and v.value == "None")] \
+                if found is not None and found.kind == ASSIGNED else []
+            if len(values) > 1:  # bound in branches: a model whichever binding reaches
+                return all(isinstance(v, cst.BaseExpression) and self.is_whole_model(v, found.scope, depth + 1)
+                           for v in values)
+        return True  # a same-module factory or object whose class the engine cannot name
 
     def _other_object(self, value: cst.BaseExpression, scope: ScopeInfo) -> bool:
         """Known to be no Keras model: a literal or display, or made by another library."""
