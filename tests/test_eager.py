@@ -283,3 +283,43 @@ def test_under_tape_in_the_block_and_in_callers():
     assert eager.under_tape(model_call("forward"), functions["forward"], callers=2)
     assert not eager.under_tape(model_call("step"), functions["step"])  # after the block
     assert not eager.under_tape(model_call("infer"), functions["infer"], callers=3)  # never called under a tape
+
+
+def test_steps_with_a_gradient_helper_or_a_hand_written_update():
+    eager, ctx, functions = facts("""
+        import tensorflow as tf
+
+        def compute(x):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            grads = tape.gradient(loss, model.trainable_variables)
+            return loss, grads
+
+        def apply(g):
+            opt.apply(g, model.trainable_variables)
+
+        def train(x):
+            loss, grads = compute(x)
+            apply(grads)
+
+        def sgd(x):
+            with tf.GradientTape() as tape:
+                loss = model(x)
+            for v, g in zip(model.trainable_variables, tape.gradient(loss, model.trainable_variables)):
+                v.assign_sub(0.1 * g)
+
+        def saliency(x):
+            with tf.GradientTape() as tape:
+                score = model(x)
+            return tape.gradient(score, x)
+
+        def show(x):
+            print(saliency(x))
+        """)
+    found = {scope.name: eager.training_step(node, scope) for node, scope in tape_withs(ctx)}
+    helper = found["compute"]
+    assert helper is not None and helper.where is functions["apply"]  # applied two calls away
+    assert cst.Module([]).code_for_node(helper.optimizer) == "opt"
+    by_hand = found["sgd"]
+    assert by_hand is not None and by_hand.where is functions["sgd"] and by_hand.optimizer is None
+    assert found["saliency"] is None  # returned, only printed

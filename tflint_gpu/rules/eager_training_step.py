@@ -32,6 +32,13 @@ class EagerTrainingStep(Rule):
     * the step is written inline in the body of a `for`/`while` loop of eager
       code (no function to decorate: reported without a fix).
 
+    The update may be written by hand (`v.assign_sub(lr * g)` over the
+    gradients) or be another library's (`opt.apply(grads, variables)`), and
+    the tape may live in a helper that returns the gradients
+    (`compute_gradients`) when a caller in the file hands them to an update,
+    directly or through a function it passes them to: the helper is the part
+    to trace.
+
     Not flagged: a step already in graph code (decorated or wrapped with
     `tf.function`, or called from a `tf.function`); a Keras
     `train_step`/`test_step` (`fit` compiles it) and any method of that name in
@@ -111,12 +118,16 @@ class EagerTrainingStep(Rule):
     3.8x (5.17 s -> 1.38 s) while other jobs loaded it; equal losses and
     weights, 2 traces a call after the fix (the first call creates Adam's
     variables).
+    The variants, same MLP and batch, 200 steps: a helper returning the
+    gradients, applied by a traced function, 4.31 ms a step with the helper
+    eager against 0.86 ms traced (5.0x); an SGD update written by hand with
+    `assign_sub`, 3.12 against 0.30 ms (10.3x); equal final losses.
     """
 
     code = "TFG405"
     name = "eager-training-step"
     message = "training step runs eagerly in a loop: no `tf.function` on it or its callers"
-    needs = (("GradientTape",), ("apply_gradients", "minimize"))
+    needs = (("GradientTape",), ("apply", "minimize", "assign"))
     fix_safety = Safety.UNSAFE
 
     def __init__(self) -> None:
@@ -806,6 +817,109 @@ class EagerTrainingStep(Rule):
             at=[(6, 5, "training step `train_step` runs eagerly"), (16, 5, "training step `train_step` runs eagerly")],
             note="a notebook redefining `train_step` in later cells: each loop calls the def live where it stands, "
                  "the two eager ones are flagged although the last is a `tf.function`",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+            def compute_gradients(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                return tape.gradient(loss, model.trainable_variables)
+
+            def apply(grads):
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            def sgd_step(x, y, lr=0.1):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                for v, g in zip(model.trainable_variables, grads):
+                    v.assign_sub(lr * g)
+                return loss
+
+            def train(data):
+                for x, y in data:
+                    grads = compute_gradients(x, y)
+                    apply(grads)
+                    loss = sgd_step(x, y)
+                return loss
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            optimizer = tf.keras.optimizers.SGD(0.1)
+
+            @tf.function
+            def compute_gradients(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                return tape.gradient(loss, model.trainable_variables)
+
+            def apply(grads):
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            @tf.function
+            def sgd_step(x, y, lr=0.1):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                for v, g in zip(model.trainable_variables, grads):
+                    v.assign_sub(lr * g)
+                return loss
+
+            def train(data):
+                for x, y in data:
+                    grads = compute_gradients(x, y)
+                    apply(grads)
+                    loss = sgd_step(x, y)
+                return loss
+            """,
+            at=[(6, 5, "training step `compute_gradients` runs eagerly"),
+                (14, 5, "training step `sgd_step` runs eagerly")],
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            x = tf.random.stateless_normal((8, 4), seed=(1, 2))
+            y = tf.random.stateless_normal((8, 3), seed=(1, 3))
+            loss = train([(x, y)] * 5)
+            weights = model.trainable_variables[0].numpy()
+            """,
+            effect=CLOSE,
+            note="the tape in a helper returning the gradients, applied by the caller through another "
+                 "function; an update written by hand (`v.assign_sub(lr * g)`)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            ema = [tf.Variable(tf.zeros_like(v)) for v in model.trainable_variables]
+
+            def saliency(x):
+                with tf.GradientTape() as tape:
+                    tape.watch(x)
+                    score = tf.reduce_max(model(x))
+                return tape.gradient(score, x)
+
+            def track(x, y):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                for e, v in zip(ema, model.trainable_variables):
+                    e.assign(0.9 * e + 0.1 * v)
+                return loss
+
+            for x, y in data:
+                maps = saliency(x)
+                print(tf.norm(maps))
+                track(x, y)
+            """,
+            note="gradients returned and only read (a saliency map); an assign of values that do not come "
+                 "from the gradients",
         ),
         clean(
             """

@@ -92,10 +92,10 @@ class MixedPrecisionLossNotScaled(Rule):
         if step is None or step.gradient is None:
             return
         precision = ctx.precision
-        optimizer = step.update.func.value
-        if precision.loss_scaled(step.scope):
+        optimizer = step.optimizer
+        if optimizer is None or precision.loss_scaled(step.scope):
             return
-        if precision.optimizer_kind(optimizer, step.scope) != (LOSS_SCALE, "keras3"):
+        if precision.optimizer_kind(optimizer, step.where) != (LOSS_SCALE, "keras3"):
             return
         # A LossScaleOptimizer made in this module divides whatever the policy; compile wraps under mixed_float16.
         if not isinstance(optimizer, cst.Name) and not precision.sets(MIXED_FLOAT16):

@@ -106,8 +106,10 @@ class MixedPrecisionWithoutLossScaling(Rule):
         precision = ctx.precision
         if not precision.sets(MIXED_FLOAT16) or precision.loss_scaled(step.scope):
             return
-        optimizer = step.update.func.value
-        kind = precision.optimizer_kind(optimizer, step.scope)
+        optimizer = step.optimizer
+        if optimizer is None:
+            return  # a hand-written update: no optimizer to wrap
+        kind = precision.optimizer_kind(optimizer, step.where)
         spelled = cst.Module([]).code_for_node(optimizer)
         if kind is not None and kind[0] == PLAIN:
             message = (f"`{spelled}` is not a LossScaleOptimizer under mixed_float16: "

@@ -11,6 +11,17 @@ change, and the switches that make every ``tf.function`` run eagerly.
     in a ``for``/``while`` body of that scope (an inline step in a loop: no
     function to decorate).
 
+    The update may also be written by hand or come from another library: a
+    ``.assign_sub(...)``/``.assign_add(...)``/``.assign(...)`` of a value
+    carrying the gradients (``for v, g in zip(variables, grads):
+    v.assign_sub(lr * g)``), or ``.apply(grads, variables)`` (Keras 3 and
+    Sonnet optimizers). And a function whose block takes the gradients and
+    returns them (``return tape.gradient(loss, variables)``, or names bound
+    from it) is a step when a same-module caller hands its result to an
+    update, directly or through one same-module function it passes them to
+    (``grads = compute_gradients(x); apply(grads)``): the answer's
+    ``update_scope`` is where the update is written.
+
 ``graph_hazards(function)``
     What in a function (its own body, the functions nested in it and the
     same-module functions it calls, also through the module's own objects:
@@ -71,6 +82,9 @@ from tflint_gpu.semantic.model import AUGMENTED, ITERATED, SCOPE_TYPES, UNPACKED
 
 TAPES = frozenset({"tensorflow.GradientTape", "tensorflow.autodiff.GradientTape"})
 UPDATE_METHODS = frozenset({"apply_gradients", "minimize"})
+# Updates that count only when their arguments carry the gradients: by hand, or another library's optimizer.
+_HAND_UPDATES = frozenset({"assign_sub", "assign_add", "assign"})
+_OTHER_UPDATES = frozenset({"apply"}) | _HAND_UPDATES
 EAGER_SWITCHES = frozenset({
     "tensorflow.config.run_functions_eagerly",
     "tensorflow.config.experimental_run_functions_eagerly",
@@ -107,8 +121,22 @@ class TrainingStep:
     scope: ScopeInfo
     tape: cst.With
     gradient: Optional[cst.Call]  # tape.gradient(...), or None for minimize(..., tape=tape)
-    update: cst.Call  # optimizer.apply_gradients(...) / .minimize(...)
+    update: cst.Call  # optimizer.apply_gradients(...) / .minimize(...) / v.assign_sub(...)
     loop: Optional[cst.CSTNode]  # the For/While of the scope's own body around the tape
+    update_scope: Optional[ScopeInfo] = None  # where ``update`` is written, when not ``scope``
+
+    @property
+    def where(self) -> ScopeInfo:
+        """The scope whose body holds the update."""
+        return self.update_scope or self.scope
+
+    @property
+    def optimizer(self) -> Optional[cst.BaseExpression]:
+        """The object whose method applies the gradients; None for a hand-written update."""
+        func = self.update.func
+        if not isinstance(func, cst.Attribute) or func.attr.value in _HAND_UPDATES:
+            return None
+        return func.value
 
 
 class EagerFacts:
@@ -129,29 +157,76 @@ class EagerFacts:
         if not tapes:
             return None
         gradient = None
-        update = None
+        for call in scope.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "gradient" \
+                    and isinstance(func.value, cst.Name) and func.value.value in tapes:
+                gradient = call
+                break
+        found = self._update(scope, gradient, tapes)
+        if found is not None:
+            return TrainingStep(scope, node, gradient, found[0], self.loop_around(node, scope), found[1])
+        if gradient is None or not scope.is_function or not any(
+                isinstance(ret.value, cst.BaseExpression) and self._holds(ret.value, gradient, scope)
+                for ret in walk(scope.node.body, skip=SCOPE_TYPES) if isinstance(ret, cst.Return)):
+            return None
+        for call, caller in self.call_sites(scope):  # the gradients returned: applied by a caller?
+            found = self._update(caller, call, ())
+            if found is not None:
+                return TrainingStep(scope, node, gradient, found[0], self.loop_around(node, scope), found[1])
+        return None
+
+    def _update(self, scope: ScopeInfo, gradient: Optional[cst.CSTNode], tapes: Set[str]
+                ) -> Optional[Tuple[cst.Call, Optional[ScopeInfo]]]:
+        """The call of ``scope``'s own body that applies ``gradient``'s value (or minimizes with one
+        of ``tapes``), and the scope it is written in when another (a same-module function ``scope``
+        hands the gradients to); an optimizer's update before a hand-written one."""
+        other = None
         for call in scope.calls:
             func = call.func
             if not isinstance(func, cst.Attribute):
                 continue
-            if func.attr.value == "gradient" and isinstance(func.value, cst.Name) and func.value.value in tapes:
-                gradient = gradient or call
-        for call in scope.calls:
-            func = call.func
-            if not isinstance(func, cst.Attribute) or func.attr.value not in UPDATE_METHODS:
+            method = func.attr.value
+            if method not in UPDATE_METHODS and method not in _OTHER_UPDATES:
                 continue
             if self._qualname(func, scope) is not None:
                 continue  # a module function, not an optimizer method
             tape_arg = argument(call, 99, "tape")
-            if func.attr.value == "minimize" and isinstance(tape_arg, cst.Name) and tape_arg.value in tapes:
-                update = call
-                break
+            if method == "minimize" and isinstance(tape_arg, cst.Name) and tape_arg.value in tapes:
+                return call, None
             if gradient is not None and self._carries(call, gradient, scope):
-                update = call
-                break
-        if update is None:
+                if method in UPDATE_METHODS:
+                    return call, None
+                other = other or call
+        if other is not None:
+            return other, None
+        if gradient is None:
             return None
-        return TrainingStep(scope, node, gradient, update, self.loop_around(node, scope))
+        for call in scope.calls:
+            callee = self.graphs.function_scope(call.func, scope)
+            if callee is None or callee is scope or not callee.is_function or isinstance(callee.node, cst.Lambda):
+                continue
+            passed = {parameter for index, arg in enumerate(call.args)
+                      if arg.keyword is None and arg.star == "" and self._holds(arg.value, gradient, scope)
+                      for parameter in [bindings.parameter_name(callee, index + _bound_offset(call, callee))]
+                      if parameter is not None}
+            passed |= {arg.keyword.value for arg in call.args
+                       if arg.keyword is not None and self._holds(arg.value, gradient, scope)}
+            if passed:
+                found = self._update_of_names(callee, passed)
+                if found is not None:
+                    return found, callee
+        return None
+
+    def _update_of_names(self, scope: ScopeInfo, names: Set[str]) -> Optional[cst.Call]:
+        """An update call of ``scope`` whose arguments carry one of ``names`` (its parameters)."""
+        for call in scope.calls:
+            func = call.func
+            if isinstance(func, cst.Attribute) and (func.attr.value in UPDATE_METHODS or func.attr.value
+                                                    in _OTHER_UPDATES) and self._qualname(func, scope) is None \
+                    and self._carries(call, None, scope, names):
+                return call
+        return None
 
     def step_function(self, function: ScopeInfo, depth: int = 1) -> Optional[TrainingStep]:
         """The training step calling ``function`` runs (see the module's docs)."""
@@ -195,11 +270,16 @@ class EagerFacts:
                 names.add(item.asname.name.value)
         return names
 
-    def _carries(self, update: cst.Call, gradient: cst.Call, scope: ScopeInfo) -> bool:
+    def _carries(self, update: cst.Call, gradient: Optional[cst.CSTNode], scope: ScopeInfo,
+                 names: Set[str] = frozenset()) -> bool:
         """Do the update's arguments hold the gradient call's result (directly or
-        through local names bound from it)?"""
-        gradient_ids = bindings.descendants(gradient)
-        tainted: Set[str] = set()
+        through local names bound from it, or from one of ``names``)?"""
+        return any(self._holds(arg.value, gradient, scope, names) for arg in update.args)
+
+    def _holds(self, expr: cst.BaseExpression, gradient: Optional[cst.CSTNode], scope: ScopeInfo,
+               names: Set[str] = frozenset()) -> bool:
+        gradient_ids = bindings.descendants(gradient) if gradient is not None else set()
+        tainted: Set[str] = set(names)
         changed = True
         while changed:
             changed = False
@@ -207,20 +287,17 @@ class EagerFacts:
                 if name in tainted:
                     continue
                 for value in values:
-                    expr = _bound_expression(value)
-                    if expr is None:
+                    bound = _bound_expression(value)
+                    if bound is None:
                         continue
-                    if any(id(n) in gradient_ids for n in walk(expr)) or bindings.mentions(expr) & tainted \
-                            or (_comprehension_reads(expr) & tainted):
+                    if any(id(n) in gradient_ids for n in walk(bound)) or bindings.mentions(bound) & tainted \
+                            or (_comprehension_reads(bound) & tainted):
                         tainted.add(name)
                         changed = True
                         break
-        for arg in update.args:
-            if any(id(n) in gradient_ids for n in walk(arg.value)):
-                return True
-            if (bindings.mentions(arg.value) | _comprehension_reads(arg.value)) & tainted:
-                return True
-        return False
+        if any(id(n) in gradient_ids for n in walk(expr)):
+            return True
+        return bool((bindings.mentions(expr) | _comprehension_reads(expr)) & tainted)
 
     def loop_around(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
         """The innermost ``for``/``while`` of ``scope``'s own body whose body
@@ -410,6 +487,12 @@ class EagerFacts:
     # -- helpers ----------------------------------------------------------
     def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         return self.resolver.qualname(expr, scope)
+
+
+def _bound_offset(call: cst.Call, callee: ScopeInfo) -> int:
+    """1 for ``self.apply(...)`` on a method (its first parameter is the object), else 0."""
+    parent = callee.parent
+    return 1 if isinstance(call.func, cst.Attribute) and parent is not None and parent.kind == "class" else 0
 
 
 def _bound_expression(value) -> Optional[cst.CSTNode]:
