@@ -645,3 +645,71 @@ def test_a_package_of_the_project_is_its_own_module(tmp_path):
     tfg917 = [REGISTRY["TFG917"]]
     assert codes(tmp_path, "tensorflow_addons/__init__.py", rules=tfg917) == []
     assert codes(tmp_path / "outside", "train.py", rules=tfg917) == [("TFG917", 2)]
+
+
+BLOCKS = {
+    "core/__init__.py": "",
+    "core/common.py": """\
+        import tensorflow as tf
+
+        def conv(x, filters, bn=True):
+            y = tf.keras.layers.Conv2D(filters, 3, use_bias=not bn)(x)
+            return tf.nn.relu(y)
+
+        def block(x, filters):
+            short = x
+            y = conv(x, filters=filters)
+            return short + conv(y, filters)
+
+        def upsample(x):
+            return tf.image.resize(x, (2, 2))
+
+        def scale(n):
+            return n * 2
+        """,
+    "core/backbone.py": """\
+        import tensorflow as tf
+        import core.common as common
+
+        def darknet(x):
+            x = common.block(x, 32)
+            route = x
+            x = common.conv(x, 64)
+            return tf.concat([x, route], axis=-1)
+        """,
+    "model.py": """\
+        import tensorflow as tf
+        import core.backbone as backbone
+        import core.common as common
+
+        def head(inputs):
+            feature = backbone.darknet(inputs)
+            up = common.upsample(feature)
+            return tf.concat([feature, up], axis=-1), tf.split(common.scale(inputs), 2)
+        """,
+}
+
+
+def test_the_summary_keeps_which_parameters_build_a_model():
+    summary = summarize(compile_tree(textwrap.dedent(BLOCKS["core/common.py"])))
+    assert summary.builds["conv"][:2] == ((0,), (0,))  # filters and bn go to the constructor only
+    assert summary.builds["block"][0] == (0,)  # through the module's own conv
+    assert summary.builds["upsample"][0] == ()  # hands x to tf.image.resize only
+    assert "scale" not in summary.builds
+    from tflint_gpu.semantic.project import Summary
+    assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).builds == summary.builds
+    data = summary.to_json()
+    data["builds"]["conv"] = [[0], [0], [["x", "0", 0]]]
+    with pytest.raises(ValueError):
+        Summary.from_json(data)
+
+
+def test_builders_are_followed_across_modules(tmp_path):
+    make(tmp_path, BLOCKS)
+    index = ProjectIndex(str(tmp_path))
+    deps = set()
+    assert index.builds("core.backbone.darknet", deps) == ((0,), (0,))  # through common.block
+    assert index.builds("core.common.upsample", deps) is None  # feeds no model
+    assert ("TFG907", 8) in codes(tmp_path, "core/backbone.py")  # tf.concat on the block's output
+    assert ("TFG907", 8) not in codes(tmp_path, "core/backbone.py", project=False)
+    assert codes(tmp_path, "model.py") == [("TFG907", 8)]  # darknet's result; not tf.split of a number

@@ -63,7 +63,11 @@ class Keras3TfOpOnSymbolicTensor(Rule):
     and subscripts of one, through names (every binding that reaches the
     read), unpacking and list displays, and parameters of same-module
     functions every call of which passes one (`def block(x): ...;
-    block(inputs)`). The engine fact is `semantic.symbolic`.
+    block(inputs)`), a parameter of a building block (a def that hands it
+    to a layer, `Conv2D(8, 3)(x)`, or to another project module's block,
+    and that runs in no graph), and the output of another project module's
+    block (`common.conv_block(inputs, 64)`, through the project index). The
+    engine fact is `semantic.symbolic`.
 
     Only the TensorFlow functions measured to raise on a KerasTensor are
     reported: `scripts/derive_symbolic_ops.py` calls every public function
@@ -135,7 +139,9 @@ class Keras3TfOpOnSymbolicTensor(Rule):
     code = "TFG907"
     name = "keras3-tf-op-on-symbolic-tensor"
     message = "A Keras 3 KerasTensor cannot be passed to a TensorFlow function"
-    needs = (("Input", ".output", ".input"),)
+    # Reported ops are TensorFlow's; a symbolic tensor may enter through a parameter of a building
+    # block (`Conv2D(8, 3)(x)`, a project builder), with no Input or .output in the file.
+    needs = (("tf", "tensorflow"),)
     fix_safety = Safety.SAFE
     migration = True
 
@@ -325,6 +331,36 @@ class Keras3TfOpOnSymbolicTensor(Rule):
             """,
             note="Keras 3 code already migrated (keras.ops, operators, subscripts, a Lambda, a layer's call), tf.print; "
                  "a helper called with a real tensor; ops on real tensors",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def conv_block(x, filters):
+                x = tf.keras.layers.Conv2D(filters, 3)(x)
+                return tf.image.resize(x, (8, 8))
+            """,
+            at=[(5, 12, "A Keras 3 KerasTensor cannot be passed to `tf.image.resize`")],
+            note="a building block its module never calls (its callers are elsewhere): it hands its parameter "
+                 "to a layer, so it builds a functional model",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            def augment(image):
+                image = tf.keras.layers.RandomFlip()(image)
+                return tf.image.resize(image, (8, 8))
+
+            dataset = dataset.map(augment)
+
+            def features(x):
+                return tf.image.resize(tf.keras.layers.Dense(4)(x), (2, 2))
+
+            features(tf.ones((1, 4, 4, 3)))
+            """,
+            note="a block handed to a call (a `map` on an object the engine cannot tell: whoever runs it may "
+                 "pass real tensors); a block its module calls with a real tensor",
         ),
         clean(
             """

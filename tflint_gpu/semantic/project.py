@@ -30,6 +30,14 @@ parse, no code run):
   applied, so that the importer's facts can judge the value
   (``ProjectFile.returns``: a dataset built in ``data.py`` and consumed in ``train.py``).
 
+* which positional parameters of each top-level def feed a model it builds
+  (``def block(x): return Conv2D(8, 3)(x)``: a value derived from ``x``
+  reaches a call of a constructed callable, ``Class(...)(value)``, the
+  class named through an import or defined in the module, directly or
+  through another such def of the module), and which reach its returns
+  (see ``_builds``): ``ProjectFile.builds``, so that an importer reads
+  ``common.conv_block(inputs)`` as a step of a functional model.
+
 A summary depends on the module's text only (relative imports are kept
 relative), so it is cached by content hash. Module names come from paths
 under the project root (also under ``root/src``); absolute imports are looked
@@ -56,7 +64,7 @@ from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Seq
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 3
+SUMMARY_FORMAT = 4
 
 # Kinds of top-level bindings in a summary.
 IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
@@ -64,6 +72,7 @@ IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
 # methods innermost first, "?" before one applied only on some path (under an ``if``).
 CALLED, PARAMETER = "call", "param"
 Returned = Tuple[str, Any, Tuple[str, ...]]
+Hand = Tuple[str, int, int]  # (dotted callee as written, argument position, parameter position)
 MAYBE = "?"
 
 
@@ -71,12 +80,13 @@ class Summary:
     """What one module binds at top level, from its ``ast``. Plain data (JSON
     and pickle), compared by ``digest``."""
 
-    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "digest")
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
                  loop_calls: Sequence[Tuple[int, str]] = (),
-                 returns: Optional[Dict[str, Sequence["Returned"]]] = None) -> None:
+                 returns: Optional[Dict[str, Sequence["Returned"]]] = None,
+                 builds: Optional[Dict[str, Tuple[Sequence[int], Sequence[int], Sequence[Hand]]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -86,6 +96,11 @@ class Summary:
         self.loop_calls = tuple(loop_calls)  # (level, dotted import target) of each callee called in a loop
         # top-level def -> what each of its returns is (see ``_returns``)
         self.returns: Dict[str, Tuple[Returned, ...]] = {k: tuple(v) for k, v in (returns or {}).items()}
+        # top-level def -> (positions feeding a model it builds, positions reaching its returns,
+        # (dotted callee as written, argument position, parameter position) of the calls it hands a
+        # parameter to)
+        self.builds: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[Hand, ...]]] = {
+            k: (tuple(v[0]), tuple(v[1]), tuple(tuple(h) for h in v[2])) for k, v in (builds or {}).items()}
         self.digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
 
     def to_json(self) -> Dict[str, Any]:
@@ -93,13 +108,14 @@ class Summary:
                 "stars": [list(s) for s in self.stars], "all": list(self.all) if self.all is not None else None,
                 "imported": [list(i) for i in self.imported], "framework": self.framework,
                 "loop_calls": [list(c) for c in self.loop_calls],
-                "returns": {k: [[r[0], r[1], list(r[2])] for r in v] for k, v in self.returns.items()}}
+                "returns": {k: [[r[0], r[1], list(r[2])] for r in v] for k, v in self.returns.items()},
+                "builds": {k: [list(v[0]), list(v[1]), [list(h) for h in v[2]]] for k, v in self.builds.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
-                                                        "loop_calls", "returns"}:
+                                                        "loop_calls", "returns", "builds"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -144,7 +160,17 @@ class Summary:
                              or (item[0] == PARAMETER and _is_int(item[1])))):
                     raise ValueError("summary")
                 returns.setdefault(name, []).append((item[0], item[1], tuple(item[2])))
-        return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns)
+        builds = data["builds"]
+        if not isinstance(builds, dict) or not all(
+                isinstance(v, list) and len(v) == 3 and all(
+                    isinstance(part, list) and all(_is_int(i) for i in part) for part in v[:2])
+                and isinstance(v[2], list) and all(
+                    isinstance(h, list) and len(h) == 3 and isinstance(h[0], str) and _is_int(h[1])
+                    and _is_int(h[2]) for h in v[2])
+                for v in builds.values()):
+            raise ValueError("summary")
+        return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
+                   {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()})
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -303,7 +329,136 @@ def summarize(tree: ast.Module) -> Summary:
     top(tree.body)
     returns = {name: value for name, value in returns.items() if bound.get(name) == (DEF,)}
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
-                   returns)
+                   returns, _builds(tree, bound))
+
+
+def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[int], List[int], List[Hand]]]:
+    """For each top-level def (the last binding of its name), the positions of its positional
+    parameters whose value, through the names the def binds from it (flow-insensitive), reaches an
+    argument of ``Class(...)(value)`` (the class's root name an import or a class of the module) or
+    of a call of another such def of the module at such a position; the positions whose value
+    reaches a ``return``; and the calls of an imported name (``common.conv_block(x, 64)``) it hands
+    a parameter's value to, for the index to follow (``ProjectIndex.builds``). Defs that feed no
+    model and hand nothing on are left out."""
+    defs = {statement.name: statement for statement in tree.body
+            if isinstance(statement, ast.FunctionDef) and bound.get(statement.name) == (DEF,)}
+    names = frozenset(defs)
+    # Per def: each call's kind and the parameter positions each positional argument derives from.
+    calls: Dict[str, List[Tuple[str, str, List[Set[int]]]]] = {}
+    returned: Dict[str, Set[int]] = {}
+    for name, function in defs.items():
+        params = [a.arg for a in function.args.posonlyargs + function.args.args]
+        nodes = list(_own_nodes(function))
+        interesting = []
+        for node in nodes:
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            if isinstance(func, ast.Call):
+                root = _dotted(func.func)
+                head = root.split(".", 1)[0] if root else None
+                last = root.rsplit(".", 1)[-1] if root else ""
+                if head is not None and last[:1].isupper() and bound.get(head, (OTHER,))[0] in (IMPORT, CLASS):
+                    interesting.append(("layer", "", node))
+                continue
+            dotted = _dotted(func)
+            if dotted is None:
+                continue
+            if dotted in defs:
+                interesting.append(("def", dotted, node))
+            elif bound.get(dotted.split(".", 1)[0], (OTHER,))[0] == IMPORT:
+                interesting.append(("hand", dotted, node))
+        if not interesting or not params:
+            continue
+        taint: Dict[str, Set[int]] = {p: {i} for i, p in enumerate(params)}
+        assigns = []
+        for node in nodes:
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For)):
+                value = node.iter if isinstance(node, ast.For) else node.value
+                if value is None:
+                    continue
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound_here = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+                assigns.append((value, bound_here, read))
+        changed = True
+        while changed:  # names bound from names bound from a parameter...
+            changed = False
+            for value, bound_here, read in assigns:
+                if not read & taint.keys():
+                    continue
+                reached = _reached(value, taint, names)
+                for target in bound_here:
+                    known = taint.setdefault(target, set())
+                    if not reached <= known:
+                        known |= reached
+                        changed = True
+        calls[name] = []
+        for kind, dotted, node in interesting:
+            reach: List[Set[int]] = []
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    break  # positions after a starred argument are unknown
+                reach.append(_reached(arg, taint, names))
+            calls[name].append((kind, dotted, reach))
+        returned[name] = set()
+        for node in nodes:
+            if isinstance(node, ast.Return) and node.value is not None:
+                returned[name] |= _reached(node.value, taint, names)
+
+    feeding: Dict[str, Set[int]] = {name: set() for name in calls}
+    changed = True
+    while changed:  # defs that hand their parameter to another builder of the module
+        changed = False
+        for name, made in calls.items():
+            for kind, dotted, reach in made:
+                if kind == "layer":
+                    more = set().union(*reach) if reach else set()
+                elif kind == "def":
+                    more = set().union(*[r for i, r in enumerate(reach) if i in feeding.get(dotted, ())] or [set()])
+                else:
+                    continue
+                if not more <= feeding[name]:
+                    feeding[name] |= more
+                    changed = True
+    found: Dict[str, Tuple[List[int], List[int], List[Hand]]] = {}
+    for name, made in calls.items():
+        hands = {(dotted, index, position) for kind, dotted, reach in made if kind == "hand"
+                 for index, positions in enumerate(reach) for position in positions}
+        if feeding[name] or hands:
+            found[name] = (sorted(feeding[name]), sorted(returned[name]), sorted(hands))
+    return found
+
+
+def _reached(expr: ast.AST, taint: Dict[str, Set[int]], defs: FrozenSet[str] = frozenset()) -> Set[int]:
+    """The parameter positions whose value ``expr`` derives from: the names it reads, except the
+    arguments of a constructor called at once (``Conv2D(filters)(x)`` derives from ``x`` only) and
+    the keyword arguments of a call of one of ``defs`` (``block(x, filters=n)``: from ``x``)."""
+    if isinstance(expr, ast.Name):
+        return set(taint.get(expr.id, ()))
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
+        parts = list(expr.args) + [k.value for k in expr.keywords]
+    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
+        parts = list(expr.args)
+    elif isinstance(expr, (ast.Lambda, ast.FunctionDef)):
+        return set()
+    else:
+        parts = list(ast.iter_child_nodes(expr))
+    found: Set[int] = set()
+    for part in parts:
+        found |= _reached(part, taint, defs)
+    return found
+
+
+def _own_nodes(function: ast.FunctionDef) -> Iterable[ast.AST]:
+    """The nodes of ``function``'s body, not those of the defs, lambdas and classes inside it."""
+    stack: List[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                stack.append(child)
 
 
 _RETURNS_DEPTH = 8  # how many names a return is followed through inside its def
@@ -1004,6 +1159,29 @@ class ProjectIndex:
             found.append((kind, value, methods))
         return found
 
+    def builds(self, absolute: str, deps: Set[Tuple[str, str]], depth: int = 0
+               ) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+        """The positions of the project def ``absolute`` that feed a model it builds (itself, or
+        through the project defs of other modules it hands them to), and those that reach its
+        returns (``Summary.builds``); None when it feeds none or is no project def."""
+        module, _, name = absolute.rpartition(".")
+        located = self.locate(module) if module else None
+        if located is None or located[0] == NAMESPACE or depth > 6:
+            return None
+        summary = self.summary(module, deps)
+        if summary is None or summary.bound.get(name) != (DEF,) or name not in summary.builds:
+            return None
+        feeding, returned, hands = summary.builds[name]
+        more = set(feeding)
+        for dotted, index, position in hands:
+            if position in more:
+                continue
+            meant = self.qualify(module, dotted, deps)
+            inner = self.builds(meant[1], deps, depth + 1) if meant is not None and meant[0] == "project" else None
+            if inner is not None and index in inner[0]:
+                more.add(position)
+        return (tuple(sorted(more)), returned) if more else None
+
     def reaches_framework(self, module: str, deps: Set[Tuple[str, str]]) -> bool:
         """Does project module ``module``, or a project module it imports (transitively), import TensorFlow or Keras?"""
         memo = self._reach.get(module)
@@ -1178,6 +1356,16 @@ class ProjectFile:
         if result is None or result[0] != "project":
             return None
         return self.index.returned(result[1], self.deps)
+
+    def builds(self, qualname: str) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+        """``ProjectIndex.builds`` for the project def a call names in this file (as ``returns``)."""
+        if self.own_notebook and "." not in qualname:
+            return None
+        importer, package = self._importer()
+        result = self.index.resolve(0, qualname, importer, package, self.deps)
+        if result is None or result[0] != "project":
+            return None
+        return self.index.builds(result[1], self.deps)
 
     def loop_caller(self, name: str) -> Optional[str]:
         """The file (relative to the root) of the module (the first by name) that calls this

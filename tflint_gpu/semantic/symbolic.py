@@ -22,7 +22,16 @@
   (``h, state = GRU(4, return_state=True)(x)``) or taken by iteration from a
   list display of them; a parameter of a same-module function whose every
   call in the module passes a symbolic tensor there (``def block(x): ...``
-  called as ``block(inputs)``).
+  called as ``block(inputs)``);
+* a call of a def of another project module that builds a model from the
+  argument (``common.conv_block(x, 64)``: ``ProjectFile.builds``) with a
+  symbolic argument where its returns come from;
+* a parameter of a module-level def that nothing in its module calls (its
+  callers are elsewhere) and that the def hands straight to a Keras 3
+  layer (``Conv2D(8, 3)(x)``) or to a position of another project
+  module's builder (``common.conv_block(x, 64)``), when the def runs in no
+  graph and is handed to no call (``ds.map(augment)``): a functional
+  building block.
 
 Code inside a ``Lambda`` function or a layer's ``call`` never sees a
 KerasTensor by this fact: its parameters are real tensors when it runs.
@@ -57,6 +66,9 @@ class SymbolicTensors:
         self.migration = migration
         self._cache: Dict[Tuple[int, int], bool] = {}
         self._calls: Optional[Dict[int, List[Tuple[cst.Call, ScopeInfo]]]] = None
+        # name -> the plain names given to calls as arguments, with their scopes
+        self._handed_names: Optional[Dict[str, List[Tuple[cst.Name, ScopeInfo]]]] = None
+        self._blocks: Dict[int, bool] = {}  # id(param) -> the answer of ``_building_block``
 
     def is_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
         key = (id(expr), id(scope))
@@ -114,6 +126,11 @@ class SymbolicTensors:
             return self.migration.api_flavour(func, scope) == KERAS3 and not any(
                 a.keyword is not None and a.keyword.value == "tensor" for a in call.args)
         if qualname is not None:
+            built = self._project_builds(qualname)
+            if built is not None:
+                positional = [a for a in call.args if a.keyword is None]
+                return any(index in built[1] and not arg.star and self._holds(arg.value, scope, seen, depth + 1)
+                           for index, arg in enumerate(positional))
             parts = qualname.split(".")
             # A TensorFlow op on one raises in Keras 3; what it stands for (its keras.ops twin, a
             # layer wrapping it) is symbolic, so the code after it is read as the model it builds.
@@ -212,24 +229,100 @@ class SymbolicTensors:
             seen.discard(key)
 
     def _parameter(self, param: cst.Param, position: int, function: ScopeInfo, seen: Set, depth: int) -> bool:
-        """Does every call of this same-module function pass a symbolic tensor for ``param``?"""
+        """Does every call of this same-module function pass a symbolic tensor for ``param`` (one
+        call is enough for a building block's input: its other calls may feed it its own output)?"""
         if function.enclosing_class is not None or not isinstance(function.node, cst.FunctionDef):
             return False
         calls = self._calls_of(function)
         if not calls:
-            return False
+            return self._building_block(param, function)
         key = ("param", id(param))
         if key in seen:
             return False
         seen.add(key)
         try:
-            for call, where in calls:
-                arg = _argument_for(call, param, position)
-                if arg is None or not self._symbolic(arg, where, seen, depth + 1):
-                    return False
-            return True
+            given = [arg is not None and self._symbolic(arg, where, seen, depth + 1)
+                     for call, where in calls for arg in [_argument_for(call, param, position)]]
         finally:
             seen.discard(key)
+        return all(given) or (any(given) and self._building_block(param, function))
+
+    def _keras3_file(self) -> bool:
+        """Is the Keras this file uses (if it names one) Keras 3: a module that builds through
+        another module's blocks may name no Keras at all."""
+        flavours = self.migration.module_flavours()
+        return not self.migration.legacy_env and flavours <= {KERAS3}
+
+    def _project_builds(self, qualname: str) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
+        project = self.resolver.project
+        if project is None or qualname.split(".", 1)[0] in ("tensorflow", "keras", "tf_keras"):
+            return None
+        return project.builds(qualname)
+
+    def _building_block(self, param: cst.Param, function: ScopeInfo) -> bool:
+        """Does ``function`` (a module-level def run in no graph) hand ``param`` as it is to a Keras 3
+        layer call, to a feeding position of another project module's builder, or to such a position
+        of a def of its module?"""
+        if function.graph is not None or function.parent is None or function.parent.kind != "module":
+            return False
+        key = id(param)
+        found = self._blocks.get(key)
+        if found is None:
+            # Handed to a call (`ds.map(augment)`): whoever runs it may pass real tensors.
+            found = self._blocks[key] = self._feeds(param, function, 0) and not self._handed(function)
+        return found
+
+    def _handed(self, function: ScopeInfo) -> bool:
+        if self._handed_names is None:
+            self._handed_names = {}
+            for call, where in self.graphs.model.index.get("Call", ()):
+                for arg in call.args:
+                    if isinstance(arg.value, cst.Name):
+                        self._handed_names.setdefault(arg.value.value, []).append((arg.value, where))
+        return any(self.graphs.function_scope(name, where) is function
+                   for name, where in self._handed_names.get(function.name, ()))
+
+    def _feeds(self, param: cst.Param, function: ScopeInfo, depth: int) -> bool:
+        if depth > 3 or not isinstance(function.node, cst.FunctionDef):
+            return False
+        for call in function.calls:
+            func = call.func
+            positions: Tuple[int, ...] = ()
+            target = None
+            if isinstance(func, cst.Call):
+                qualname = self.resolver.qualname(func.func, function)
+                if tensors.base_kind(qualname) in (tensors.KERAS, tensors.KERAS_SEQUENCE) \
+                        and self.migration.api_flavour(func.func, function) == KERAS3:
+                    positions = tuple(range(len(call.args)))
+            else:
+                qualname = self.resolver.qualname(func, function)
+                built = self._project_builds(qualname) if qualname is not None else None
+                if built is not None and self._keras3_file():
+                    positions = built[0]
+                elif isinstance(func, cst.Name):
+                    target = self.graphs.function_scope(func, function)
+                    if target is None or target.enclosing_class is not None or target is function \
+                            or not isinstance(target.node, cst.FunctionDef):
+                        target = None
+            if not positions and target is None:
+                continue
+            positional = [a for a in call.args if a.keyword is None]
+            for index, arg in enumerate(positional):
+                if arg.star:
+                    break  # positions after a starred argument are unknown
+                if not isinstance(arg.value, cst.Name) or arg.value.value != param.name.value:
+                    continue
+                found = lookup(arg.value.value, function, arg.value)
+                if found is None or found.kind != ASSIGNED or not any(
+                        isinstance(v, tuple) and v[0] == PARAM and v[1] is param for v in found.own_values):
+                    continue
+                if index in positions:
+                    return True
+                if target is not None:
+                    params = target.node.params.params
+                    if index < len(params) and self._feeds(params[index], target, depth + 1):
+                        return True
+        return False
 
     def _calls_of(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:
         if self._calls is None:
