@@ -93,7 +93,7 @@ class EagerModelCallInLoop(Rule):
     --size small --rule TFG407`): 100 steps of an agent loop calling an MLP
     on one sample, eagerly against through a `tf.function` made once: 0.321
     against 0.132 s (2.44x; each step also reads its action on the host),
-    the same values.
+    the same values; 3.50x in the run that wrote examples/RESULTS.md.
     """
 
     code = "TFG407"
