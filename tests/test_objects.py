@@ -212,3 +212,40 @@ def test_container_additions_of_a_name():
         (ADD, "a"), (ADD, "b"), (EXTEND, "[d]"), (EXTEND, "cs")]
     assert [(how, ctx.module.code_for_node(value)) for how, value, _ in
             ctx.graphs.objects.container_additions(ctx.model.root, "table")] == [(ADD, "e")]
+
+
+def test_an_attribute_bound_from_a_constructor_parameter_is_what_the_constructions_pass():
+    ctx = context("""
+    class Actor:
+        def train(self, x):
+            return x
+
+    class Worker:
+        def __init__(self, env, actor, other=None):
+            self.actor = actor
+            self.other = other
+
+        def run(self):
+            return self.actor.train(1), self.other
+
+    class Agent:
+        def __init__(self):
+            self.actor = Actor()
+
+        def start(self, env):
+            return [Worker(env, self.actor), Worker(env, actor=Actor(), other=env)]
+
+    class Lonely:
+        def __init__(self, thing):
+            self.thing = thing
+
+        def use(self):
+            return self.thing
+    """)
+    objects = ctx.graphs.objects
+    run = scope_named(ctx, "Worker.run")
+    actor, other = [e.value for e in run.node.body.body[0].body[0].value.elements]
+    assert [c.name for c in objects.kind(actor.func.value, run).instances] == ["Actor"]  # both sites pass one
+    assert objects.kind(other, run).unknown  # a default taken at one site, a parameter at the other
+    use = scope_named(ctx, "Lonely.use")
+    assert objects.kind(use.node.body.body[0].body[0].value, use).unknown  # never constructed here

@@ -37,7 +37,9 @@ class EagerTrainingStep(Rule):
     the tape may live in a helper that returns the gradients
     (`compute_gradients`) when a caller in the file hands them to an update,
     directly or through a function it passes them to: the helper is the part
-    to trace.
+    to trace. A step is found through the objects that hold it, also one
+    handed to a constructor (`Worker(self.global_actor)` then
+    `self.global_actor.train(...)` in the worker's loop, as A3C agents do).
 
     Not flagged: a step already in graph code (decorated or wrapped with
     `tf.function`, or called from a `tf.function`); a Keras
@@ -891,6 +893,89 @@ class EagerTrainingStep(Rule):
             effect=CLOSE,
             note="the tape in a helper returning the gradients, applied by the caller through another "
                  "function; an update written by hand (`v.assign_sub(lr * g)`)",
+        ),
+        flagged(
+            """
+            import threading
+            import tensorflow as tf
+
+            class Actor:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                    self.opt = tf.keras.optimizers.Adam()
+
+                def train(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(states) - targets) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+            class Worker(threading.Thread):
+                def __init__(self, global_actor):
+                    threading.Thread.__init__(self)
+                    self.global_actor = global_actor
+
+                def run(self):
+                    for states, targets in batches():
+                        self.global_actor.train(states, targets)
+
+            class Agent:
+                def __init__(self):
+                    self.global_actor = Actor()
+
+                def train(self, n):
+                    workers = [Worker(self.global_actor) for _ in range(n)]
+                    for worker in workers:
+                        worker.start()
+            """,
+            fixed="""
+            import threading
+            import tensorflow as tf
+
+            class Actor:
+                def __init__(self):
+                    self.model = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+                    self.opt = tf.keras.optimizers.Adam()
+
+                @tf.function
+                def train(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean((self.model(states) - targets) ** 2)
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+            class Worker(threading.Thread):
+                def __init__(self, global_actor):
+                    threading.Thread.__init__(self)
+                    self.global_actor = global_actor
+
+                def run(self):
+                    for states, targets in batches():
+                        self.global_actor.train(states, targets)
+
+            class Agent:
+                def __init__(self):
+                    self.global_actor = Actor()
+
+                def train(self, n):
+                    workers = [Worker(self.global_actor) for _ in range(n)]
+                    for worker in workers:
+                        worker.start()
+            """,
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            actor = Actor()
+            x = tf.ones((4, 3))
+            y = tf.zeros((4, 2))
+            for _ in range(3):
+                loss = actor.train(x, y)
+            weights = actor.model.trainable_variables[0].numpy()
+            """,
+            effect=CLOSE,
+            at=[(9, 9, "training step `train` runs eagerly")],
+            note="A3C: the step of an object a worker holds, given to the worker's constructor",
         ),
         clean(
             """

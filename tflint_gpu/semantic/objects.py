@@ -8,7 +8,8 @@ facts follow such calls as far as the file tells:
 * ``kind(expr, scope)``: an ``ObjectKind``: the same-module classes of which
   ``expr`` may be an instance (``self``; a name bound to ``Cls(...)``;
   ``self.a.b`` through every ``self.a = ...`` of those classes, their
-  same-module bases and subclasses) or the class itself (``Cls``), whether it
+  same-module bases and subclasses; a parameter of ``__init__`` through what
+  the module's ``Cls(...)`` calls pass for it) or the class itself (``Cls``), whether it
   may be something else the file names (a library object such as
   ``tf.keras.layers.Dense(...)``, a literal, a function), whether it cannot
   be told (a parameter, a return value), and the calls that made it.
@@ -403,10 +404,38 @@ class Objects:
                     cls = found.scope.enclosing_class
                     result.add(ObjectKind(classes=[cls]) if _is_classmethod(found.scope)
                                else ObjectKind(instances=[cls]))
+                elif value[0] == PARAM and found.scope.name == "__init__" and found.scope.enclosing_class is not None \
+                        and len(found.scope.assigned.get(expr.value, ())) == 1:
+                    result.add(self._constructor_argument(found.scope.enclosing_class, value[1], value[2], depth))
                 else:
                     result.unknown = True
             else:
                 result.add(self._kind(value, found.scope, depth + 1))
+        return result
+
+    def _constructor_argument(self, cls: ScopeInfo, param: cst.Param, position: int, depth: int) -> ObjectKind:
+        """What the module's ``Cls(...)`` calls pass for ``__init__``'s ``param`` (at ``position``,
+        ``self`` being 0); unknown when nothing in the module constructs ``Cls`` or one call's
+        argument cannot be read (a star, a default taken)."""
+        sites = []
+        for call, where in self.graphs.model.index.get("Call", ()):
+            if isinstance(call.func, cst.Name) and call.func.value == cls.name:
+                found = lookup(call.func.value, where)
+                if found is not None and found.kind == CLASS and found.target is cls:
+                    sites.append((call, where))
+        if not sites:
+            return _unknown()
+        result = ObjectKind()
+        for call, where in sites:
+            given = next((a.value for a in call.args if a.keyword is not None
+                          and a.keyword.value == param.name.value), None)
+            positional = [a for a in call.args if a.keyword is None]
+            if given is None and not any(a.star for a in positional[:position]) and position - 1 < len(positional):
+                given = positional[position - 1].value if not positional[position - 1].star else None
+            if given is None:
+                result.unknown = True
+            else:
+                result.add(self._kind(given, where, depth + 1))
         return result
 
     def _attribute_kind(self, cls: ScopeInfo, attr: str, depth: int) -> ObjectKind:
