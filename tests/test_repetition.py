@@ -557,7 +557,7 @@ def test_a_method_called_in_a_loop_through_an_object_of_the_modules_own_class_re
         class Agent:
             def __init__(self, critic):
                 self.actor = Actor()
-                self.critic = critic  # a parameter: its class is not told
+                self.critic = critic  # a parameter: a Critic, what main's Agent(...) passes
 
             def replay(self):
                 for _ in range(10):
@@ -573,6 +573,6 @@ def test_a_method_called_in_a_loop_through_an_object_of_the_modules_own_class_re
             agent.run(5)
             Actor().act(1)
     """)
-    # train through ``self.actor`` (bound once, to an Actor) in a loop; ``self.critic``'s
-    # class cannot be told, so Critic.train is not claimed to repeat; act runs once.
-    assert got == {"actor_train": PYTHON, "critic_train": ONCE, "actor_act": ONCE}
+    # train through ``self.actor`` (bound once, to an Actor) in a loop, and through
+    # ``self.critic`` (the Critic the one ``Agent(...)`` call passes); act runs once.
+    assert got == {"actor_train": PYTHON, "critic_train": PYTHON, "actor_act": ONCE}
