@@ -166,9 +166,11 @@ class EagerFacts:
         found = self._update(scope, gradient, tapes)
         if found is not None:
             return TrainingStep(scope, node, gradient, found[0], self.loop_around(node, scope), found[1])
-        if gradient is None or not scope.is_function or not any(
-                isinstance(ret.value, cst.BaseExpression) and self._holds(ret.value, gradient, scope)
-                for ret in walk(scope.node.body, skip=SCOPE_TYPES) if isinstance(ret, cst.Return)):
+        if gradient is None or not scope.is_function:
+            return None
+        carried = self._carried(gradient, scope)
+        if not any(isinstance(ret.value, cst.BaseExpression) and _holds(ret.value, carried)
+                   for ret in walk(scope.node.body, skip=SCOPE_TYPES) if isinstance(ret, cst.Return)):
             return None
         for call, caller in self.call_sites(scope):  # the gradients returned: applied by a caller?
             found = self._update(caller, call, ())
@@ -176,42 +178,50 @@ class EagerFacts:
                 return TrainingStep(scope, node, gradient, found[0], self.loop_around(node, scope), found[1])
         return None
 
+    def _update_method(self, call: cst.Call, scope: ScopeInfo) -> Optional[str]:
+        """The method name when ``call`` is shaped as an update (``x.apply_gradients(...)``,
+        ``x.minimize(...)``, ``x.apply(...)``, ``v.assign_sub(...)``...) on an object, not a module
+        function (``tf.compat.v1.assign``)."""
+        func = call.func
+        if not isinstance(func, cst.Attribute):
+            return None
+        method = func.attr.value
+        if method not in UPDATE_METHODS and method not in _OTHER_UPDATES:
+            return None
+        return method if self._qualname(func, scope) is None else None
+
     def _update(self, scope: ScopeInfo, gradient: Optional[cst.CSTNode], tapes: Set[str]
                 ) -> Optional[Tuple[cst.Call, Optional[ScopeInfo]]]:
         """The call of ``scope``'s own body that applies ``gradient``'s value (or minimizes with one
         of ``tapes``), and the scope it is written in when another (a same-module function ``scope``
         hands the gradients to); an optimizer's update before a hand-written one."""
+        carried = self._carried(gradient, scope) if gradient is not None else None
         other = None
         for call in scope.calls:
-            func = call.func
-            if not isinstance(func, cst.Attribute):
+            method = self._update_method(call, scope)
+            if method is None:
                 continue
-            method = func.attr.value
-            if method not in UPDATE_METHODS and method not in _OTHER_UPDATES:
-                continue
-            if self._qualname(func, scope) is not None:
-                continue  # a module function, not an optimizer method
             tape_arg = argument(call, 99, "tape")
             if method == "minimize" and isinstance(tape_arg, cst.Name) and tape_arg.value in tapes:
                 return call, None
-            if gradient is not None and self._carries(call, gradient, scope):
+            if carried is not None and _carries(call, carried):
                 if method in UPDATE_METHODS:
                     return call, None
                 other = other or call
         if other is not None:
             return other, None
-        if gradient is None:
+        if carried is None:
             return None
         for call in scope.calls:
             callee = self.graphs.function_scope(call.func, scope)
             if callee is None or callee is scope or not callee.is_function or isinstance(callee.node, cst.Lambda):
                 continue
             passed = {parameter for index, arg in enumerate(call.args)
-                      if arg.keyword is None and arg.star == "" and self._holds(arg.value, gradient, scope)
+                      if arg.keyword is None and arg.star == "" and _holds(arg.value, carried)
                       for parameter in [bindings.parameter_name(callee, index + _bound_offset(call, callee))]
                       if parameter is not None}
             passed |= {arg.keyword.value for arg in call.args
-                       if arg.keyword is not None and self._holds(arg.value, gradient, scope)}
+                       if arg.keyword is not None and _holds(arg.value, carried)}
             if passed:
                 found = self._update_of_names(callee, passed)
                 if found is not None:
@@ -220,13 +230,9 @@ class EagerFacts:
 
     def _update_of_names(self, scope: ScopeInfo, names: Set[str]) -> Optional[cst.Call]:
         """An update call of ``scope`` whose arguments carry one of ``names`` (its parameters)."""
-        for call in scope.calls:
-            func = call.func
-            if isinstance(func, cst.Attribute) and (func.attr.value in UPDATE_METHODS or func.attr.value
-                                                    in _OTHER_UPDATES) and self._qualname(func, scope) is None \
-                    and self._carries(call, None, scope, names):
-                return call
-        return None
+        carried = self._carried(None, scope, names)
+        return next((call for call in scope.calls
+                     if self._update_method(call, scope) is not None and _carries(call, carried)), None)
 
     def step_function(self, function: ScopeInfo, depth: int = 1) -> Optional[TrainingStep]:
         """The training step calling ``function`` runs (see the module's docs)."""
@@ -270,14 +276,11 @@ class EagerFacts:
                 names.add(item.asname.name.value)
         return names
 
-    def _carries(self, update: cst.Call, gradient: Optional[cst.CSTNode], scope: ScopeInfo,
-                 names: Set[str] = frozenset()) -> bool:
-        """Do the update's arguments hold the gradient call's result (directly or
-        through local names bound from it, or from one of ``names``)?"""
-        return any(self._holds(arg.value, gradient, scope, names) for arg in update.args)
-
-    def _holds(self, expr: cst.BaseExpression, gradient: Optional[cst.CSTNode], scope: ScopeInfo,
-               names: Set[str] = frozenset()) -> bool:
+    @staticmethod
+    def _carried(gradient: Optional[cst.CSTNode], scope: ScopeInfo,
+                 names: Set[str] = frozenset()) -> Tuple[Set[int], Set[str]]:
+        """What carries the gradient call's result in ``scope``: the ids of the call's nodes, and
+        the local names bound from it (or from one of ``names``), directly or through each other."""
         gradient_ids = bindings.descendants(gradient) if gradient is not None else set()
         tainted: Set[str] = set(names)
         changed = True
@@ -295,9 +298,7 @@ class EagerFacts:
                         tainted.add(name)
                         changed = True
                         break
-        if any(id(n) in gradient_ids for n in walk(expr)):
-            return True
-        return bool((bindings.mentions(expr) | _comprehension_reads(expr)) & tainted)
+        return gradient_ids, tainted
 
     def loop_around(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
         """The innermost ``for``/``while`` of ``scope``'s own body whose body
@@ -487,6 +488,19 @@ class EagerFacts:
     # -- helpers ----------------------------------------------------------
     def _qualname(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         return self.resolver.qualname(expr, scope)
+
+
+def _holds(expr: cst.BaseExpression, carried: Tuple[Set[int], Set[str]]) -> bool:
+    """Does ``expr`` hold the gradients (``EagerFacts._carried``'s answer)?"""
+    gradient_ids, tainted = carried
+    if any(id(n) in gradient_ids for n in walk(expr)):
+        return True
+    return bool((bindings.mentions(expr) | _comprehension_reads(expr)) & tainted)
+
+
+def _carries(update: cst.Call, carried: Tuple[Set[int], Set[str]]) -> bool:
+    """Do the update's arguments hold the gradients?"""
+    return any(_holds(arg.value, carried) for arg in update.args)
 
 
 def _bound_offset(call: cst.Call, callee: ScopeInfo) -> int:

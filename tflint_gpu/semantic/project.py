@@ -1139,16 +1139,24 @@ class ProjectIndex:
             return self._walk(name, rest, deps, 0, set())
         return ("external" if kind == "external" else "project", ".".join([name] + rest))
 
+    def _def_summary(self, absolute: str, deps: Set[Tuple[str, str]]) -> Tuple[str, str, Optional[Summary]]:
+        """(module, name, the module's summary) for ``absolute`` when its last binding in a
+        located (non-namespace) project module is a top-level def; the summary None otherwise."""
+        module, _, name = absolute.rpartition(".")
+        located = self.locate(module) if module else None
+        if located is None or located[0] == NAMESPACE:
+            return module, name, None
+        summary = self.summary(module, deps)
+        if summary is None or summary.bound.get(name) != (DEF,):
+            return module, name, None
+        return module, name, summary
+
     def returned(self, absolute: str, deps: Set[Tuple[str, str]]) -> Optional[List[Tuple[str, Any, Tuple[str, ...]]]]:
         """What the project def ``absolute`` (``pkg.data.make_dataset``) returns, each ``return``
         as (CALLED, ``qualify``'s answer for its callee, methods) or (PARAMETER, position,
         methods); None when its returns are not so summarised (see ``_returns``)."""
-        module, _, name = absolute.rpartition(".")
-        located = self.locate(module) if module else None
-        if located is None or located[0] == NAMESPACE:
-            return None
-        summary = self.summary(module, deps)
-        if summary is None or summary.bound.get(name) != (DEF,) or name not in summary.returns:
+        module, name, summary = self._def_summary(absolute, deps)
+        if summary is None or name not in summary.returns:
             return None
         found: List[Tuple[str, Any, Tuple[str, ...]]] = []
         for kind, value, methods in summary.returns[name]:
@@ -1164,12 +1172,10 @@ class ProjectIndex:
         """The positions of the project def ``absolute`` that feed a model it builds (itself, or
         through the project defs of other modules it hands them to), and those that reach its
         returns (``Summary.builds``); None when it feeds none or is no project def."""
-        module, _, name = absolute.rpartition(".")
-        located = self.locate(module) if module else None
-        if located is None or located[0] == NAMESPACE or depth > 6:
+        if depth > 6:
             return None
-        summary = self.summary(module, deps)
-        if summary is None or summary.bound.get(name) != (DEF,) or name not in summary.builds:
+        module, name, summary = self._def_summary(absolute, deps)
+        if summary is None or name not in summary.builds:
             return None
         feeding, returned, hands = summary.builds[name]
         more = set(feeding)
@@ -1349,23 +1355,22 @@ class ProjectFile:
         """What the project def a call names returns (``ProjectIndex.returned``), for the name as
         this file's resolver gives it (``data.make_dataset``, ``pkg.data.make_dataset``); None when
         it is not a project def so summarised. The modules read go to ``deps``."""
-        if self.own_notebook and "." not in qualname:
-            return None
-        importer, package = self._importer()
-        result = self.index.resolve(0, qualname, importer, package, self.deps)
-        if result is None or result[0] != "project":
-            return None
-        return self.index.returned(result[1], self.deps)
+        absolute = self._project_def(qualname)
+        return self.index.returned(absolute, self.deps) if absolute is not None else None
 
     def builds(self, qualname: str) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
         """``ProjectIndex.builds`` for the project def a call names in this file (as ``returns``)."""
+        absolute = self._project_def(qualname)
+        return self.index.builds(absolute, self.deps) if absolute is not None else None
+
+    def _project_def(self, qualname: str) -> Optional[str]:
+        """The absolute name of the project object ``qualname`` (as this file's resolver gives it)
+        stands for, or None (outside the project; a bare name in a notebook is its own)."""
         if self.own_notebook and "." not in qualname:
             return None
         importer, package = self._importer()
         result = self.index.resolve(0, qualname, importer, package, self.deps)
-        if result is None or result[0] != "project":
-            return None
-        return self.index.builds(result[1], self.deps)
+        return result[1] if result is not None and result[0] == "project" else None
 
     def loop_caller(self, name: str) -> Optional[str]:
         """The file (relative to the root) of the module (the first by name) that calls this

@@ -44,6 +44,7 @@ import libcst as cst
 
 from tflint_gpu.semantic import tensors
 from tflint_gpu.semantic.migration import KERAS3
+from tflint_gpu.semantic.project import FRAMEWORKS
 from tflint_gpu.semantic.symbolic_ops import RAISES
 from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, UNPACKED, ScopeInfo, lookup, returns
 
@@ -255,7 +256,7 @@ class SymbolicTensors:
 
     def _project_builds(self, qualname: str) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
         project = self.resolver.project
-        if project is None or qualname.split(".", 1)[0] in ("tensorflow", "keras", "tf_keras"):
+        if project is None or qualname.split(".", 1)[0] in FRAMEWORKS:
             return None
         return project.builds(qualname)
 
