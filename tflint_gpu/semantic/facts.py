@@ -426,6 +426,18 @@ class RuleContext:
             facts = self._origins = Origins(self.model, self.resolver)
         return facts
 
+    # -- per-element work a batched op does (semantic/per_element.py) ------------
+    @property
+    def per_element(self):
+        """``tf.map_fn`` over, and stacks and loops of, batchable ops: an
+        ``semantic.per_element.PerElement``."""
+        facts = getattr(self, "_per_element", None)
+        if facts is None:
+            from tflint_gpu.semantic.per_element import PerElement
+
+            facts = self._per_element = PerElement(self.resolver, self.tensors, self.values)
+        return facts
+
     # -- Keras model inference calls (semantic/model_calls.py) ----------------
     @property
     def model_calls(self):

@@ -1,0 +1,242 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from tflint_gpu.findings import Fix, Safety
+from tflint_gpu.semantic.names import short_name
+from tflint_gpu.rules.base import Rule, clean, flagged
+
+
+def _ops(ops) -> str:
+    names = [f"`{short_name(op)}`" for op in dict.fromkeys(ops)]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+class PerElementBatchableOp(Rule):
+    """A TensorFlow op applied to each element of a batch, one call per element, when one call on the batch does the same.
+
+    ## What it does
+    Finds `tf.map_fn(f, x)`, `tf.stack([f(e) for e in x])` (also over
+    `tf.unstack(x)`, or `x[i]` for `i` in `range(len(x))`, `range(x.shape[0])`
+    or `range(tf.shape(x)[0])`) and a loop whose only statement appends `f(e)`
+    to a list made empty just before it and stacked with `tf.stack` just
+    after it, where `f` is an op that takes the whole batch and computes the
+    same thing for each element (`tf.image.per_image_standardization`,
+    `tf.image.resize(e, [h, w])`, `tf.image.flip_left_right`, `tf.nn.relu`,
+    `tf.one_hot(e, depth)`, `tf.cast(e, tf.float32)`...), a chain of such
+    ops, or one with arithmetic by a number (`tf.cast(e, tf.float32) /
+    255.0`).
+
+    Which ops and which kinds of extra argument qualify is derived, not
+    typed: `scripts/derive_batchable_ops.py` calls every public function of
+    `tf`, `tf.math`, `tf.nn` and `tf.image` (random and stateful ones aside)
+    on batches of eight kinds (float matrices and rank-3 tensors, float and
+    uint8 images, batches of one, image sequences, int matrices whose rows
+    differ), per element and on the whole batch, with each kind of extra
+    argument (none, a float, an int, a size `[h, w]`, two ints, a dtype: every
+    value of the kind). An op is listed for a kind of extra argument when the
+    two agree in dtype, shape and values on every batch on which the
+    per-element call runs (`semantic/batchable_ops.py`: 170 ops, 131 of them bit-identical). Not
+    reported: ops where they disagree (`tf.reduce_sum(e)`,
+    `tf.nn.softmax(e, 0)`, `tf.argmax(e)`, whose axes move with the batch
+    axis), keyword arguments other than `name` (not derived), a name as an
+    extra argument unless it is a Python number, `tf.map_fn` over a list or
+    tuple (a nested structure: `f` gets one slice of each), and random ops
+    (`tf.image.random_flip_left_right` on a batch draws per image, but other
+    random ops draw once for the whole batch).
+
+    ## Why is this bad?
+    Eagerly, each element is one more dispatch of every op from Python, and
+    `tf.map_fn` adds its own loop; in a `tf.function`, `tf.map_fn` becomes a
+    while loop whose iterations run one after another, and a list
+    comprehension is unrolled into a copy of the ops per element at trace.
+    Measured under TF 2.21 on a 2-core CPU, 64 images of 32x32x3: eagerly,
+    `tf.map_fn(tf.image.per_image_standardization, x)` takes 59.5 ms against
+    1.68 ms for one call (35x), `tf.stack([tf.image.resize(e, [64, 64]) for
+    e in tf.unstack(x)])` 9.9 ms against 0.77 ms (13x),
+    `tf.map_fn(lambda e: tf.cast(e, tf.float32) / 255.0, x)` 25.7 ms against
+    0.38 ms (67x); in a `tf.function` 1.94 against 0.86 ms, 2.74 against
+    1.19 ms and 2.29 against 0.60 ms (2.3x-3.8x), with a first call (the
+    trace) of 109, 203 and 82 ms against 43, 26 and 26 ms.
+
+    ## Example
+    ```python
+    images = tf.map_fn(tf.image.per_image_standardization, images)
+    small = tf.stack([tf.image.resize(image, [64, 64]) for image in tf.unstack(images)])
+    ```
+
+    Use instead:
+    ```python
+    images = tf.image.per_image_standardization(images)
+    small = tf.image.resize(images, [64, 64])
+    ```
+
+    ## Fix safety
+    The fix calls the ops once on the batch (`tf.map_fn` and `tf.stack` of a
+    comprehension; the three-statement loop is reported without a fix). It is
+    safe when the derivation found the ops bit-identical per element and on
+    the batch, the batch is known to be a tensor or a NumPy array, and the
+    ops take a batch of any rank the per-element call takes. It is unsafe
+    when float results may differ by up to 16 units in the last place
+    (`tf.exp`, `tf.nn.sigmoid`, `tf.nn.elu`: a vectorised kernel rounds a long
+    batch differently from a short row), when the batch's kind is not known
+    here (a `tf.map_fn` over a parameter: a Python list of tensors would be a
+    nested structure), or when an image op would get a batch of image
+    sequences (`tf.image.resize`, `tf.image.flip_left_right` and other ops
+    that take at most 4 dimensions raise on 5, where the per-element call
+    ran). No fix when an extra argument is a name (its value is not known).
+    A `tf.map_fn` whose function changes the dtype and that gives no
+    `fn_output_signature` raises (the output dtype defaults to the input's):
+    the fix, which makes it run, is unsafe there too.
+
+    ## Measured effect
+    `examples/TFG408` (standardising and resizing a batch of images with
+    `tf.map_fn` and a comprehension): equivalent, same values.
+    """
+
+    code = "TFG408"
+    name = "per-element-batchable-op"
+    message = "an op applied to each element of a batch when one call on the batch does the same"
+    needs = (("tensorflow",), ("map_fn", "stack"))
+    fix_safety = Safety.SAFE
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        found = ctx.per_element.call(node, ctx.scope)
+        if found is None:
+            return
+        form, batched, batch = found
+        how = "`tf.map_fn` over" if form == "map_fn" else "`tf.stack` of"
+        ctx.report(node, f"{how} {_ops(batched.ops)} per element: {self._one_call(batched)}",
+                   self._fix(batched, batch, node, ctx))
+
+    def visit_For(self, node: cst.For, ctx) -> None:
+        found = ctx.per_element.appended(node, ctx.scope)
+        if found is None:
+            return
+        batched, _batch, name = found
+        ctx.report(node, f"a loop appending {_ops(batched.ops)} of each element to `{name}`, then `tf.stack`: "
+                         f"{self._one_call(batched)}")
+
+    @staticmethod
+    def _one_call(batched) -> str:
+        takes = "takes" if len(set(batched.ops)) <= 1 else "take"
+        return f"{_ops(batched.ops) if batched.ops else 'the op'} {takes} the whole batch; call once on it"
+
+    @staticmethod
+    def _fix(batched, batch, node, ctx):
+        if not batched.literal or not batched.ops:
+            return None
+        known = ctx.is_tensor(batch) or ctx.value_kind(batch) in ("tensor", "variable", "numpy-array")
+        safe = batched.exact and not batched.raises_on and known and not batched.raises_dtype
+        return Fix(f"Call {_ops(batched.ops)} once on the batch", Safety.SAFE if safe else Safety.UNSAFE,
+                   {node: batched.on(batch)})
+
+
+PerElementBatchableOp.cases = [
+    flagged(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        images = tf.random.uniform((4, 8, 8, 3), seed=1)
+        a = tf.map_fn(tf.image.per_image_standardization, images)
+        b = tf.map_fn(lambda image: tf.image.resize(image, [4, 4]), images, fn_output_signature=tf.float32)
+        c = tf.stack([tf.image.flip_left_right(image) for image in tf.unstack(images)])
+        d = tf.stack([tf.cast(images[i], tf.float16) * 2 for i in range(len(images))])
+        e = tf.map_fn(lambda x: tf.nn.sigmoid(x), images)
+        labels = np.array([[0, 1], [2, 0]])
+        f = tf.stack([tf.one_hot(row, 3) for row in labels])
+        """,
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        images = tf.random.uniform((4, 8, 8, 3), seed=1)
+        a = tf.image.per_image_standardization(images)
+        b = tf.image.resize(images, [4, 4])
+        c = tf.image.flip_left_right(images)
+        d = (tf.cast(images, tf.float16) * 2)
+        e = tf.nn.sigmoid(images)
+        labels = np.array([[0, 1], [2, 0]])
+        f = tf.one_hot(labels, 3)
+        """,
+        at=[(5, 5, "`tf.map_fn` over `tf.image.per_image_standardization` per element: "
+                   "`tf.image.per_image_standardization` takes the whole batch"),
+            (6, 5, "`tf.map_fn` over `tf.image.resize` per element"),
+            (7, 5, "`tf.stack` of `tf.image.flip_left_right` per element"),
+            (8, 5, "`tf.stack` of `tf.cast` per element"),
+            (9, 5, "`tf.map_fn` over `tf.nn.sigmoid` per element"),
+            (11, 5, "`tf.stack` of `tf.one_hot` per element")],
+        run="result = [a, b, c, d, e, f]",
+        effect="close",
+        note="resize and flip take at most 4 dimensions, sigmoid rounds a few ULPs apart, standardization "
+             "may change the dtype with no output signature given: unsafe; stacks of cast and one_hot on a "
+             "known batch: safe",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        def preprocess(images):
+            return tf.map_fn(lambda image: tf.image.convert_image_dtype(image, tf.float32), images,
+                             fn_output_signature=tf.float32)
+
+        def shrink(images, size):
+            out = []
+            for image in tf.unstack(images):
+                out.append(tf.image.resize(image, [size, size]))
+            return tf.stack(out)
+
+        def brighten(images, delta):
+            return tf.map_fn(lambda image: tf.image.adjust_brightness(image, delta), images)
+
+        x = preprocess(tf.cast(tf.random.stateless_uniform((2, 4, 4, 3), (1, 2), maxval=255), tf.uint8))
+        y = shrink(x, 2)
+        z = brighten(x, 0.1)
+        """,
+        """
+        import tensorflow as tf
+
+        def preprocess(images):
+            return tf.image.convert_image_dtype(images, tf.float32)
+
+        def shrink(images, size):
+            out = []
+            for image in tf.unstack(images):
+                out.append(tf.image.resize(image, [size, size]))
+            return tf.stack(out)
+
+        def brighten(images, delta):
+            return tf.map_fn(lambda image: tf.image.adjust_brightness(image, delta), images)
+
+        x = preprocess(tf.cast(tf.random.stateless_uniform((2, 4, 4, 3), (1, 2), maxval=255), tf.uint8))
+        y = shrink(x, 2)
+        z = brighten(x, 0.1)
+        """,
+        at=[(4, 12, "`tf.map_fn` over `tf.image.convert_image_dtype` per element"),
+            (9, 5, "a loop appending `tf.image.resize` of each element to `out`, then `tf.stack`")],
+        run="result = [x, y, z]",
+        note="a parameter as the batch: the map_fn fix is unsafe; the loop has no fix; a parameter "
+             "`delta` of unknown kind is not reported",
+    ),
+    clean(
+        """
+        import tensorflow as tf
+
+        x = tf.ones((3, 4))
+        a = tf.map_fn(tf.reduce_sum, x)
+        b = tf.map_fn(lambda row: tf.nn.softmax(row, 0), x)
+        c = tf.stack([tf.argmax(row) for row in tf.unstack(x)])
+        d = tf.map_fn(lambda pair: tf.maximum(pair[0], pair[1]), (x, x), fn_output_signature=tf.float32)
+        e = tf.map_fn(tf.image.random_flip_left_right, tf.ones((2, 4, 4, 3)))
+        f = tf.stack([tf.image.resize(image, [2, 2]) for image in [tf.ones((4, 4, 3)), tf.ones((6, 6, 3))]])
+        g = tf.map_fn(lambda image: tf.image.resize(image, [2, 2], method="nearest"), tf.ones((2, 4, 4, 3)))
+        h = tf.stack([tf.nn.relu(x[i]) for i in range(3)])
+        i = tf.stack([tf.nn.relu(row) for row in tf.unstack(x)], axis=1)
+        j = tf.map_fn(lambda row: row * row, x)
+        """,
+        note="reductions and axes move with the batch axis; a tuple of sequences; random ops; images of "
+             "different sizes in a list; a keyword not derived; a range not tied to the batch; "
+             "another stacking axis; an element used twice",
+    ),
+]
