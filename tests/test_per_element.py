@@ -189,3 +189,41 @@ def test_a_map_fn_that_may_change_the_dtype_without_an_output_dtype_raises():
     """)
     found = [ctx.per_element.mapped(call, scope)[0] for call, scope in calls(ctx, "tensorflow.map_fn")]
     assert [f.raises_dtype for f in found] == [True, False, True, False, False]
+
+
+def test_indices_as_the_element_and_vectorized_map():
+    assert found_stacks("""
+        import tensorflow as tf
+        table = tf.ones((6, 3))
+        idx = tf.constant([[0, 1], [2, 3]])
+        a = tf.stack([tf.gather(table, row) for row in tf.unstack(idx)])
+        b = tf.stack([tf.nn.embedding_lookup(table, idx[i]) for i in range(len(idx))])
+        c = tf.stack([tf.gather(row, idx) for row in tf.unstack(table)])
+        d = tf.stack([tf.gather(table, row, axis=1) for row in tf.unstack(idx)])
+        e = tf.stack([tf.gather(table[i], idx[i]) for i in range(len(idx))])
+    """) == ["tf.gather(table, idx)", "tf.nn.embedding_lookup(table, idx)", None, None, None]
+    module, ctx = context("""
+        import tensorflow as tf
+        x = tf.ones((2, 3))
+        a = tf.vectorized_map(tf.nn.relu, x)
+        b = tf.vectorized_map(lambda r: tf.cast(r, tf.int32), x, fallback_to_while_loop=False)
+        c = tf.vectorized_map(lambda r: tf.nn.relu(r), x, parallel_iterations=2)
+    """)
+    found = [ctx.per_element.call(call, scope) for call, scope in calls(ctx, "tensorflow.vectorized_map")]
+    assert [(f[0], code(module, f[1].on(f[2])), f[1].raises_dtype) if f else None for f in found] == [
+        ("vectorized_map", "tf.nn.relu(x)", False), ("vectorized_map", "tf.cast(x, tf.int32)", False), None]
+
+
+def test_a_sample_drawn_once_per_iteration():
+    module, ctx = context("""
+        import tensorflow as tf
+        n = 4
+        a = tf.stack([tf.random.normal((3,)) for _ in range(n)])
+        b = tf.stack([tf.random.uniform((3,), maxval=i) for i in range(n)])
+        c = tf.stack([tf.random.shuffle(tf.range(3)) for _ in range(n)])
+        d = tf.stack([tf.random.normal((3,)) for _ in tf.range(n)])
+        e = tf.stack([tf.random.truncated_normal((3,)) for _ in range(n)], axis=1)
+    """)
+    found = [ctx.per_element.call(call, scope) for call, scope in calls(ctx, "tensorflow.stack")]
+    assert [(f[0], f[1].ops, f[1].random, code(module, f[2])) if f else None for f in found] == [
+        ("draw", ["tensorflow.random.normal"], True, "n"), None, None, None, None]

@@ -3,19 +3,23 @@ forms compute what a batched op computes.
 
 ``PerElement`` answers, for the rule about per-element maps and loops (TFG408):
 
-* ``call(call, scope)``: either of the two below, with which (``"map_fn"``, ``"stack"``);
-* ``mapped(call, scope)``: for ``tf.map_fn(fn, elems)`` whose ``fn`` is batchable, the
-  batched form and ``elems``;
+* ``call(call, scope)``: either of the two below, with which (``"map_fn"``,
+  ``"vectorized_map"``, ``"stack"``);
+* ``mapped(call, scope)``: for ``tf.map_fn(fn, elems)`` (or ``tf.vectorized_map``) whose
+  ``fn`` is batchable, the batched form and ``elems``;
 * ``stacked(call, scope)``: for ``tf.stack([body for e in X])`` (``X`` a tensor or NumPy
   array, ``tf.unstack(B)``, or ``range(len(B))`` / ``range(B.shape[0])`` /
   ``range(tf.shape(B)[0])`` with ``body`` reading ``B[i]``), the batched form and the batch;
+* ``drawn(call, scope)``: for ``tf.stack([tf.random.normal(shape) for _ in range(n)])``, the
+  draw and ``n`` (one draw of shape ``(n, ...)`` has the same distribution);
 * ``appended(loop, scope)``: the same for a ``for`` loop whose only statement appends the
   body to a list made empty just before it and stacked just after it.
 
 A function or body is batchable when it is the element itself, or a call of an op of
 ``semantic.batchable_ops.BATCHABLE`` on a batchable body with extra positional
 arguments of a recorded kind (``float``, ``int``, ``size``, ``int, int``, ``dtype``) and
-no keyword but ``name``, or arithmetic (``+ - * / // % **``) of a batchable body and a
+no keyword but ``name`` (for ``tf.gather``, ``tf.gather_nd`` and ``tf.nn.embedding_lookup``,
+the element is the indices and the table does not depend on it), or arithmetic (``+ - * / // % **``) of a batchable body and a
 number. Those tables are derived by ``scripts/derive_batchable_ops.py``, which runs each
 op per element and on the batch under TensorFlow. A name (not a literal) as an extra
 argument keeps the form batchable but not ``literal``: its kind is not known here.
@@ -33,8 +37,11 @@ from tflint_gpu.semantic.bindings import mentions
 from tflint_gpu.semantic.model import ScopeInfo
 
 # Keywords of tf.map_fn that change nothing a batched call computes (its output dtype must match anyway).
-MAP_FN_KEYWORDS = frozenset({"dtype", "fn_output_signature", "parallel_iterations", "back_prop", "swap_memory",
-                             "infer_shape", "name"})
+MAP_FN_KEYWORDS = frozenset({"fn", "elems", "dtype", "fn_output_signature", "parallel_iterations", "back_prop",
+                             "swap_memory", "infer_shape", "name"})
+VECTORIZED_MAP_KEYWORDS = frozenset({"fn", "elems", "fallback_to_while_loop", "warn"})
+# Random ops whose draws are independent and identically distributed per element.
+IID_DRAWS = frozenset({"tensorflow.random.normal", "tensorflow.random.uniform", "tensorflow.random.truncated_normal"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _ELEMENTS = ("tensor", "variable", "numpy-array")
 
@@ -51,6 +58,7 @@ class Batched:
     literal: bool = True  # every extra argument is a literal or a dtype
     keeps_dtype: bool = True  # the result has the element's dtype (tf.map_fn needs no output signature)
     raises_dtype: bool = False  # a tf.map_fn that may change the dtype with no output dtype given
+    random: bool = False  # a random draw per element: one batched draw has the distribution, not the values
 
     def on(self, batch: cst.BaseExpression) -> cst.BaseExpression:
         """``body`` with the element replaced by ``batch``."""
@@ -69,12 +77,16 @@ class PerElement:
         self.values = values
 
     def call(self, call: cst.Call, scope: ScopeInfo) -> Optional[Tuple[str, Batched, cst.BaseExpression]]:
-        """``("map_fn" or "stack", batched form, batch)`` for either kind of call (one name lookup)."""
+        """``("map_fn", "vectorized_map" or "stack", batched form, batch)`` for any of those calls (one
+        name lookup)."""
         qualname = self.resolver.qualname(call.func, scope)
-        if qualname == "tensorflow.map_fn":
+        if qualname in ("tensorflow.map_fn", "tensorflow.vectorized_map"):
             found = self.mapped(call, scope, qualname)
         elif qualname == "tensorflow.stack":
             found = self.stacked(call, scope, qualname)
+            if found is None:
+                drawn = self.drawn(call, scope)
+                return ("draw",) + drawn if drawn is not None else None
         else:
             return None
         return (qualname.rsplit(".", 1)[1],) + found if found is not None else None
@@ -85,10 +97,11 @@ class PerElement:
         """``(batched form, elems)``; the form's ``raises_dtype`` is set when the function may change the
         dtype and the call gives no output dtype: ``tf.map_fn`` raises there (the output dtype defaults
         to the input's)."""
-        if (qualname or self.resolver.qualname(call.func, scope)) != "tensorflow.map_fn":
-            return None
-        if any(arg.star or (arg.keyword is not None and arg.keyword.value not in MAP_FN_KEYWORDS | {"fn", "elems"})
-               for arg in call.args):
+        qualname = qualname or self.resolver.qualname(call.func, scope)
+        allowed = MAP_FN_KEYWORDS if qualname == "tensorflow.map_fn" else \
+            VECTORIZED_MAP_KEYWORDS if qualname == "tensorflow.vectorized_map" else None
+        if allowed is None or any(arg.star or (arg.keyword is not None and arg.keyword.value not in allowed)
+                                  for arg in call.args):
             return None
         fn, elems = argument(call, 0, "fn"), argument(call, 1, "elems")
         if fn is None or elems is None or isinstance(elems, (cst.List, cst.Tuple, cst.Dict)):
@@ -98,8 +111,8 @@ class PerElement:
         found = self.function(fn, scope)
         if found is None:
             return None
-        found.raises_dtype = not found.keeps_dtype and keyword(call, "dtype") is None \
-            and keyword(call, "fn_output_signature") is None
+        found.raises_dtype = qualname == "tensorflow.map_fn" and not found.keeps_dtype \
+            and keyword(call, "dtype") is None and keyword(call, "fn_output_signature") is None
         return found, elems
 
     def function(self, fn: cst.BaseExpression, scope: ScopeInfo) -> Optional[Batched]:
@@ -114,7 +127,7 @@ class PerElement:
                              forbidden=name)
         qualname = self.resolver.qualname(fn, scope)
         entry = BATCHABLE.get(qualname or "")
-        if entry is None or "" not in entry["extras"]:
+        if entry is None or "" not in entry["extras"] or entry.get("element", 0):
             return None
         element = cst.Name("_element")
         body = cst.Call(fn, [cst.Arg(element)])
@@ -134,6 +147,27 @@ class PerElement:
         if not isinstance(target, cst.Name) or values.for_in.asynchronous is not None:
             return None
         return self._over(values.elt, target.value, values.for_in.iter, scope)
+
+    # -- tf.stack([tf.random.normal(shape) for _ in range(n)]) ---------------------------------
+    def drawn(self, call: cst.Call, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
+        """A random op drawn once per iteration of ``range(n)`` and stacked: ``(its form, n)``. The
+        form's ``random`` is set: one draw of shape ``(n, ...)`` has the same distribution, not the
+        same values."""
+        if not self._stacks_on_axis_0(call):
+            return None
+        values = argument(call, 0, "values")
+        if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs:
+            return None
+        iterable, draw = values.for_in.iter, values.elt
+        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
+                and len(iterable.args) == 1 and iterable.args[0].keyword is None and self.resolver.is_free("range", scope)):
+            return None
+        if not isinstance(draw, cst.Call) or self.resolver.qualname(draw.func, scope) not in IID_DRAWS:
+            return None
+        if mentions(draw) & mentions(values.for_in.target):
+            return None
+        return Batched(draw, draw, [self.resolver.qualname(draw.func, scope)], exact=False, literal=False,
+                       random=True), iterable.args[0].value
 
     # -- out = []; for e in X: out.append(body); tf.stack(out) ----------------------------
     def appended(self, loop: cst.For, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression, str]]:
@@ -249,12 +283,16 @@ class PerElement:
                     return None
                 continue
             positional.append(arg.value)
-        if not positional:
+        place = entry.get("element", 0)
+        if len(positional) <= place:
             return None
-        found = self.body(positional[0], is_element, scope, forbidden)
+        if place:  # tf.gather(params, e): the table every element reads, then the element
+            if len(positional) != place + 1 or any(forbidden in mentions(arg) for arg in positional[:place]):
+                return None
+        found = self.body(positional[place], is_element, scope, forbidden)
         if found is None:
             return None
-        extras = positional[1:]
+        extras = positional[place + 1:]
         if any(forbidden in mentions(extra) for extra in extras):
             return None
         kind, literal = self._extras_kind(extras, scope)
