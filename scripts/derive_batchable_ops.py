@@ -6,7 +6,7 @@ Run by a developer with TensorFlow installed (never at lint time):
 
 Every public function of ``tf``, ``tf.math``, ``tf.nn`` and ``tf.image`` (random and
 stateful ones aside) is called on batches of several kinds (float matrices, float
-rank-3 tensors, float images, uint8 images, a batch of image sequences, int
+rank-3 tensors, float images, uint8 images, one-channel images, a batch of image sequences, int
 matrices), with no extra argument and with each kind of extra argument in
 ``EXTRAS`` (every value of the kind is tried). For each batch kind and extra
 kind the per-element form, ``tf.stack([f(e, *extra) for e in tf.unstack(x)])``
@@ -47,6 +47,7 @@ BATCHES = {
     "float-rank3": tf.constant(RNG.normal(size=(5, 4, 6)).astype("float32")),
     "float-images": tf.constant(RNG.uniform(size=(5, 8, 8, 3)).astype("float32")),
     "uint8-images": tf.constant(RNG.integers(0, 256, size=(5, 8, 8, 3)).astype("uint8")),
+    "gray-images": tf.constant(RNG.uniform(size=(5, 8, 8, 1)).astype("float32")),
     "image-sequences": tf.constant(RNG.uniform(size=(2, 3, 8, 8, 3)).astype("float32")),
     # Rows with different maxima: a per-row default (``tf.sequence_mask``'s maxlen) differs from the batch's.
     "int-matrix": tf.constant(np.stack([RNG.integers(0, row + 2, size=7) for row in range(5)]).astype("int32")),
@@ -170,7 +171,42 @@ def derive(qualname, fn):
     if not ran or not extras:
         return None
     return {"extras": extras, "raises_on": sorted(raises_on), "exact": not ulps,
-            "keeps_dtype": _keeps_dtype(fn, extras)}
+            "keeps_dtype": _keeps_dtype(fn, extras), "scalar_extras": _scalar_extras(fn, extras),
+            "parameters": _parameters(fn)}
+
+
+def _parameters(fn):
+    """The names of the parameters after the element (a keyword argument maps to its position)."""
+    try:
+        return [name for name in inspect.signature(fn).parameters][1:]
+    except (TypeError, ValueError):
+        return []
+
+
+def _scalar_extras(fn, extras) -> bool:
+    """Do the extra arguments have to be scalars (a size: a vector of two)? Each number of a recorded
+    kind is replaced by a vector that broadcasts against the element (a size by a 2x2 matrix): the op
+    must raise on every batch.
+    Then an extra argument whose value is not known here (a name, an expression) can only be one."""
+    numeric = [kind for kind in extras if kind in ("float", "int", "size", "int, int")]
+    if not numeric:
+        return False
+    for kind in numeric:
+        for value in EXTRAS[kind]:
+            for batch in BATCHES.values():
+                try:
+                    fn(batch, *value)
+                except Exception:  # noqa: BLE001
+                    continue
+                # a vector that broadcasts against the element (its last axis, the batch's dtype)
+                wider = tuple(tf.constant([item, item]) if isinstance(item, list)
+                              else tf.cast(tf.fill([batch.shape[-1]], item), batch.dtype) for item in value)
+                try:
+                    fn(batch, *wider)
+                except Exception:  # noqa: BLE001
+                    continue
+                return False
+    return True
 
 
 def _keeps_dtype(fn, extras) -> bool:
@@ -251,12 +287,17 @@ def main() -> None:
               "last place. ``raises_on``: batch kinds on which the per-element call runs but the batched\n"
               "call raises. ``keeps_dtype``: the result has the input's dtype. ``element``: the position\n"
               "of the argument that takes the element (1: ``tf.gather(params, e)``; the first\n"
-              "argument is then a table every element reads).\n\"\"\"\n\n")
+              "argument is then a table every element reads). ``scalar_extras``: the extra arguments must\n"
+              "be scalars (a size a vector of two): the op raises when each is widened to a vector that\n"
+              "broadcasts against the element.\n"
+              "``parameters``: the parameters after the element, for keyword arguments.\n\"\"\"\n\n")
     out.write("BATCHABLE = {\n")
     for qualname, entry in sorted(table.items()):
         out.write(f"    {qualname!r}: {{\"extras\": {tuple(entry['extras'])!r}, "
                   f"\"raises_on\": {tuple(entry['raises_on'])!r}, \"exact\": {entry['exact']!r}, "
-                  f"\"keeps_dtype\": {entry['keeps_dtype']!r}, \"element\": {entry.get('element', 0)!r}}},\n")
+                  f"\"keeps_dtype\": {entry['keeps_dtype']!r}, \"element\": {entry.get('element', 0)!r}, "
+                  f"\"scalar_extras\": {entry.get('scalar_extras', False)!r}, "
+                  f"\"parameters\": {tuple(entry.get('parameters', ()))!r}}},\n")
     out.write("}\n")
 
 

@@ -97,6 +97,7 @@ def test_map_fn_that_is_not_per_element_batchable():
 
 
 def test_extra_arguments_that_are_names():
+    # a Python number (delta), or anything where the op takes only a scalar (adjust_contrast's factor)
     assert found_maps("""
         import tensorflow as tf
         x = tf.ones((2, 4, 4, 3))
@@ -107,7 +108,7 @@ def test_extra_arguments_that_are_names():
                     tf.map_fn(lambda im: tf.image.adjust_contrast(im, factor), images))
     """) == [("tf.image.resize(images, [size, size])", True, ["image-sequences"], False),
              ("tf.image.adjust_brightness(images, delta)", True, [], False),
-             None]
+             ("tf.image.adjust_contrast(images, factor)", True, [], False)]
 
 
 def test_stack_of_a_comprehension_over_rows():
@@ -227,3 +228,20 @@ def test_a_sample_drawn_once_per_iteration():
     found = [ctx.per_element.call(call, scope) for call, scope in calls(ctx, "tensorflow.stack")]
     assert [(f[0], f[1].ops, f[1].random, code(module, f[2])) if f else None for f in found] == [
         ("draw", ["tensorflow.random.normal"], True, "n"), None, None, None, None]
+
+
+def test_keywords_at_their_parameters_place_and_comparisons():
+    assert found_maps("""
+        import tensorflow as tf
+        x = tf.ones((2, 3))
+        n = 7
+        a = tf.map_fn(lambda r: tf.one_hot(tf.cast(r, tf.int32), depth=n), x, dtype=tf.float32)
+        b = tf.map_fn(lambda r: tf.cast(r > 0., dtype=tf.float32), x)
+        c = tf.map_fn(lambda r: tf.cast(r, tf.float32, name="c"), x)
+        d = tf.map_fn(lambda r: tf.one_hot(r, on_value=1, depth=3), x)  # keywords out of order
+        e = tf.map_fn(lambda r: tf.add(r, y=1.0), x)
+        f = tf.map_fn(lambda r: tf.add(r, bias), x)
+    """) == [("tf.one_hot(tf.cast(x, tf.int32), depth=n)", True, [], False),
+             ("tf.cast(x > 0., dtype=tf.float32)", True, [], True),
+             ("tf.cast(x, tf.float32, name=\"c\")", True, [], True),
+             ("tf.one_hot(x, on_value=1, depth=3)", True, [], True), ("tf.add(x, y=1.0)", True, [], True), None]

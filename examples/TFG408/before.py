@@ -1,7 +1,7 @@
 """TFG408: an op applied to each image of a batch when one call on the batch does the same.
 
 A preprocessing function standardises every image of a batch with `tf.map_fn`
-and resizes them one by one in a list comprehension, then stacks the results.
+and turns them to grayscale one by one in a list comprehension, then stacks the results.
 After: each op is called once on the whole batch (what `--fix` writes). The
 example returns the preprocessed batch (the same values).
 """
@@ -14,7 +14,7 @@ SIZES = {"small": 64, "large": 256}  # images per batch
 
 def preprocess(images):
     images = tf.map_fn(tf.image.per_image_standardization, images)
-    return tf.stack([tf.image.resize(image, [48, 48]) for image in tf.unstack(images)])
+    return tf.stack([tf.image.rgb_to_grayscale(image) for image in tf.unstack(images)])
 
 
 def main(size):

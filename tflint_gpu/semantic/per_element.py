@@ -18,8 +18,9 @@ forms compute what a batched op computes.
 A function or body is batchable when it is the element itself, or a call of an op of
 ``semantic.batchable_ops.BATCHABLE`` on a batchable body with extra positional
 arguments of a recorded kind (``float``, ``int``, ``size``, ``int, int``, ``dtype``) and
-no keyword but ``name`` (for ``tf.gather``, ``tf.gather_nd`` and ``tf.nn.embedding_lookup``,
-the element is the indices and the table does not depend on it), or arithmetic (``+ - * / // % **``) of a batchable body and a
+keywords only for those parameters (and ``name``); an extra argument whose value is not known
+here only where the table says the op takes nothing but a scalar (a size) there (for ``tf.gather``, ``tf.gather_nd`` and ``tf.nn.embedding_lookup``,
+the element is the indices and the table does not depend on it), or arithmetic (``+ - * / // % **``) or a comparison (``< <= > >=``) of a batchable body and a
 number. Those tables are derived by ``scripts/derive_batchable_ops.py``, which runs each
 op per element and on the batch under TensorFlow. A name (not a literal) as an extra
 argument keeps the form batchable but not ``literal``: its kind is not known here.
@@ -43,6 +44,9 @@ VECTORIZED_MAP_KEYWORDS = frozenset({"fn", "elems", "fallback_to_while_loop", "w
 # Random ops whose draws are independent and identically distributed per element.
 IID_DRAWS = frozenset({"tensorflow.random.normal", "tensorflow.random.uniform", "tensorflow.random.truncated_normal"})
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
+_COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
+# How many extra positional arguments each numeric kind of the table stands for.
+EXTRA_ARITY = {"float": (1,), "int": (1,), "size": (1,), "int, int": (1, 1)}
 _ELEMENTS = ("tensor", "variable", "numpy-array")
 
 
@@ -256,6 +260,16 @@ class PerElement:
         """``expr`` as a batchable function of the one node ``is_element`` accepts, or None."""
         if is_element(expr):
             return Batched(expr, expr)
+        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
+                and isinstance(expr.comparisons[0].operator, _COMPARE) and not expr.lpar:
+            for inner, other in ((expr.left, expr.comparisons[0].comparator),
+                                 (expr.comparisons[0].comparator, expr.left)):
+                if _number(other) is not None:
+                    found = self.body(inner, is_element, scope, forbidden)
+                    if found is not None:
+                        found.body, found.keeps_dtype = expr, False  # a bool per number
+                        return found
+            return None
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
             for inner, other in ((expr.left, expr.right), (expr.right, expr.left)):
                 if _number(other) is not None:
@@ -274,15 +288,9 @@ class PerElement:
         entry = BATCHABLE.get(qualname or "")
         if entry is None or forbidden in mentions(expr.func):
             return None
-        positional = []
-        for arg in expr.args:
-            if arg.star:
-                return None
-            if arg.keyword is not None:
-                if arg.keyword.value != "name":
-                    return None
-                continue
-            positional.append(arg.value)
+        positional = _positional(expr, entry.get("parameters", ()))
+        if positional is None:
+            return None
         place = entry.get("element", 0)
         if len(positional) <= place:
             return None
@@ -296,8 +304,12 @@ class PerElement:
         if any(forbidden in mentions(extra) for extra in extras):
             return None
         kind, literal = self._extras_kind(extras, scope)
-        if kind is None or (kind not in entry["extras"] if kind != "scalar"
-                            else not {"float", "int"} <= set(entry["extras"])):
+        if kind is None and extras and entry.get("scalar_extras") and any(
+                len(EXTRA_ARITY[recorded]) == len(extras) for recorded in entry["extras"] if recorded in EXTRA_ARITY):
+            kind, literal = "scalar", False  # whatever it is, the op takes only a scalar (a size) there
+        elif kind == "scalar" and not {"float", "int"} & set(entry["extras"]):
+            return None
+        elif kind is None or kind != "scalar" and kind not in entry["extras"]:
             return None
         found.body = expr
         found.ops.append(qualname)
@@ -362,6 +374,27 @@ def _neighbours(statement: cst.CSTNode, scope: ScopeInfo) -> Tuple[Optional[cst.
         if node is statement:
             return (body[place - 1] if place else None), (body[place + 1] if place + 1 < len(body) else None)
     return None, None
+
+
+def _positional(call: cst.Call, parameters) -> Optional[List[cst.BaseExpression]]:
+    """The call's arguments by position, keywords put at their parameter's place (``depth=`` of
+    ``tf.one_hot``); ``name=`` dropped. None for ``*args``, an unknown keyword, or a gap."""
+    positional: List[cst.BaseExpression] = []
+    keywords: Dict[int, cst.BaseExpression] = {}
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            positional.append(arg.value)
+        elif arg.keyword.value != "name":
+            if arg.keyword.value not in parameters:
+                return None
+            keywords[list(parameters).index(arg.keyword.value) + 1] = arg.value
+    for place in sorted(keywords):
+        if place != len(positional) or not positional:
+            return None
+        positional.append(keywords[place])
+    return positional
 
 
 def _binds_empty_list(statement: Optional[cst.CSTNode], name: str) -> bool:
