@@ -4,32 +4,11 @@ import libcst as cst
 
 from tflint_gpu.semantic.api import keyword
 from tflint_gpu.semantic.bindings import bound_names, is_builtin, mentions, target_names, under_condition
+from tflint_gpu.semantic.loops import few_iterations, heavy_iteration
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 _CALL_TEXT_LIMIT = 40
-_FEW = 10
-
-
-def _few(iterable: cst.BaseExpression) -> bool:
-    """``range(n)``, or a chain through ``x.take(n)`` (``ds.take(1).batch(1)``), with a literal ``n`` of
-    at most ``_FEW``; a list, tuple or set display of at most ``_FEW`` elements (also under
-    ``enumerate``)."""
-    if isinstance(iterable, (cst.List, cst.Tuple, cst.Set)):
-        return len(iterable.elements) <= _FEW  # `for phase in ["test", "train"]:`
-    while isinstance(iterable, cst.Call):
-        func = iterable.func
-        if isinstance(func, cst.Name) and func.value == "enumerate" and iterable.args:
-            return _few(iterable.args[0].value)
-        named = (isinstance(func, cst.Name) and func.value == "range") or \
-            (isinstance(func, cst.Attribute) and func.attr.value == "take")
-        if named and len(iterable.args) == 1:
-            value = iterable.args[0].value
-            return isinstance(value, cst.Integer) and int(value.value) <= _FEW
-        if not isinstance(func, cst.Attribute):
-            return False
-        iterable = func.value
-    return False
 
 
 class EagerModelCallInLoop(Rule):
@@ -124,14 +103,14 @@ class EagerModelCallInLoop(Rule):
         if loop is not None:
             if under_condition(node, loop, scope):
                 return  # every few steps (`if step % 100 == 0:`), or once
-            if isinstance(loop, cst.For) and _few(loop.iter):
+            if few_iterations(loop, scope, ctx.repetition):
                 return  # a handful of iterations (`range(9)` to plot a grid, `ds.take(1)`)
             bound = bound_names(loop.body) | (target_names(loop.target) if isinstance(loop, cst.For) else set())
             if mentions(func) & bound:
                 return  # one model per iteration
-            inner = list(ctx.descendants(loop.body))
-            if any(isinstance(node_, (cst.For, cst.While)) for node_ in inner):
+            if heavy_iteration(loop, node, scope):
                 return  # an epoch loop: the call runs once per epoch
+            inner = ctx.descendants(loop.body)
             if any(isinstance(node_, cst.Call) and isinstance(node_.func, cst.Name) and node_.func.value == "input"
                    and is_builtin("input", scope) for node_ in inner):
                 return  # each iteration waits for a person to type

@@ -8,8 +8,14 @@ from tflint_gpu.rules.base import Rule, clean, flagged
 
 
 def _ops(ops) -> str:
-    names = [f"`{short_name(op)}`" for op in dict.fromkeys(ops)]
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    """The ops named in a message: ``tf.cast`` and ``tf.one_hot``, with the arithmetic in brackets."""
+    unique = list(dict.fromkeys(ops))
+    names = [f"`{short_name(op)}`" for op in unique if op[0].isalpha()]
+    operators = " ".join(f"`{op}`" for op in unique if not op[0].isalpha())
+    text = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1] if names else ""
+    if not text:
+        return f"arithmetic ({operators})"
+    return f"{text} (with {operators})" if operators else text
 
 
 class PerElementBatchableOp(Rule):
@@ -139,8 +145,7 @@ class PerElementBatchableOp(Rule):
 
     @staticmethod
     def _one_call(batched) -> str:
-        takes = "takes" if len(set(batched.ops)) <= 1 else "take"
-        return f"{_ops(batched.ops) if batched.ops else 'the op'} {takes} the whole batch; call once on it"
+        return "one call on the whole batch computes the same; call it once"
 
     @staticmethod
     def _fix(batched, batch, node, ctx):
@@ -171,6 +176,7 @@ PerElementBatchableOp.cases = [
         g = tf.stack([tf.gather(table, row) for row in tf.unstack(ids)])
         h = tf.vectorized_map(tf.nn.relu, images)
         noise = tf.stack([tf.random.normal((3,)) for _ in range(4)])
+        scaled = tf.map_fn(lambda image: image / 255.0, images)
         """,
         """
         import numpy as np
@@ -189,18 +195,20 @@ PerElementBatchableOp.cases = [
         g = tf.gather(table, ids)
         h = tf.nn.relu(images)
         noise = tf.stack([tf.random.normal((3,)) for _ in range(4)])
+        scaled = (images / 255.0)
         """,
         at=[(5, 5, "`tf.map_fn` over `tf.image.per_image_standardization` per element: "
-                   "`tf.image.per_image_standardization` takes the whole batch"),
+                   "one call on the whole batch computes the same"),
             (6, 5, "`tf.map_fn` over `tf.image.adjust_contrast` per element"),
             (7, 5, "`tf.stack` of `tf.image.rgb_to_grayscale` per element"),
-            (8, 5, "`tf.stack` of `tf.cast` per element"),
+            (8, 5, "`tf.stack` of `tf.cast` (with `*`) per element"),
             (9, 5, "`tf.map_fn` over `tf.nn.sigmoid` per element"),
             (11, 5, "`tf.stack` of `tf.one_hot` per element"),
             (14, 5, "`tf.stack` of `tf.gather` per element"),
             (15, 5, "`tf.vectorized_map` over `tf.nn.relu` per element"),
-            (16, 9, "`tf.stack` of `tf.random.normal` drawn once per iteration")],
-        run="result = [a, b, c, d, e, f, g, h]",
+            (16, 9, "`tf.stack` of `tf.random.normal` drawn once per iteration"),
+            (17, 10, "`tf.map_fn` over arithmetic (`/`) per element")],
+        run="result = [a, b, c, d, e, f, g, h, scaled]",
         effect="close",
         note="sigmoid rounds a few ULPs apart, standardization may change the dtype with no output "
              "signature given: unsafe; contrast with a signature, stacks of grayscale, cast, one_hot and "
@@ -271,10 +279,12 @@ PerElementBatchableOp.cases = [
         videos = tf.ones((2, 3, 4, 4, 3))
         m = tf.map_fn(lambda video: tf.image.resize(video, [2, 2]), videos)
         n = tf.stack([tf.image.flip_left_right(image) for image in tf.unstack(tf.ones((2, 4, 4, 3)))])
+        o = tf.stack([row for row in tf.unstack(x)])
+        p = tf.map_fn(lambda row: row, x)
         """,
         note="reductions and axes move with the batch axis; a tuple of sequences; random ops; images of "
              "different sizes in a list; a keyword not derived; a range not tied to the batch; "
              "another stacking axis; an element used twice; draws that depend on the iteration; ops of at "
-             "most 4 dimensions (over videos the per-element map is needed)",
+             "most 4 dimensions (over videos the per-element map is needed); the element itself, no work",
     ),
 ]

@@ -4,19 +4,16 @@ from typing import List, Optional, Set
 
 import libcst as cst
 
-from tflint_gpu.semantic.bindings import under_condition
 from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.loops import COMPREHENSIONS, few_iterations, heavy_iteration
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-_LOOPS = (cst.For, cst.While) + _COMPREHENSIONS
+_LOOPS = (cst.For, cst.While) + COMPREHENSIONS
 # Keyword arguments that say the data is a sizeable set, not one item.
 _SET_KEYWORDS = ("batch_size", "steps")
 # Per-iteration training on whole data: the inference call is not what the iteration costs.
-_TRAINING = frozenset({"fit", "fit_generator"})
 # At most this many batches taken to look at (`ds.take(3)`) is a handful.
-_FEW = 10
 
 
 class PredictInLoop(Rule):
@@ -180,7 +177,7 @@ class PredictInLoop(Rule):
             return
         loop = _innermost_loop(node, scope)
         if loop is not None:
-            if _few_whole_things(loop, scope, ctx) or _heavy_iteration(loop, node, scope, ctx):
+            if few_iterations(loop, scope, ctx.repetition) or heavy_iteration(loop, node, scope):
                 return
             bound = _loop_bindings(loop, ctx)
             varies = _reads(data, ctx) & bound
@@ -244,6 +241,7 @@ class PredictInLoop(Rule):
                     while not done:
                         action = self.model.get_action(state)
                         state, reward, done, _ = self.env.step(action)
+                        self.replay(self.buffer)  # ten replay steps at every environment step
             """,
             at=[(19, 26, "Keras `self.predict` (which runs `self.model.predict` in "
                          "`ActionStateModel.predict`) on one sample"),
@@ -422,7 +420,7 @@ def _innermost_loop(node: cst.CSTNode, scope) -> Optional[cst.CSTNode]:
             return ancestor
         if isinstance(ancestor, cst.While) and previous in (ancestor.body, ancestor.test):
             return ancestor
-        if isinstance(ancestor, _COMPREHENSIONS):
+        if isinstance(ancestor, COMPREHENSIONS):
             return ancestor
         previous = ancestor
     return None
@@ -501,62 +499,6 @@ def _text(expr: cst.BaseExpression) -> str:
         inner = _text(expr.value)
         return f"{inner}.{expr.attr.value}" if inner else ""
     return ""
-
-
-def _few_whole_things(loop: cst.CSTNode, scope, ctx) -> bool:
-    """A ``for`` over a handful of things written out: a display, a dict display's items."""
-    if isinstance(loop, _COMPREHENSIONS):
-        iterable = loop.for_in.iter
-    elif isinstance(loop, cst.For):
-        iterable = loop.iter
-    else:
-        return False
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-            and iterable.func.attr.value in ("items", "values", "keys") and not iterable.args:
-        iterable = iterable.func.value
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) \
-            and iterable.func.value in ("enumerate", "zip", "sorted", "reversed") and iterable.args:
-        iterable = iterable.args[0].value
-    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) \
-            and iterable.func.attr.value == "take" and _small_count(argument(iterable, 0, "count"), scope, ctx):
-        return True  # `for image, mask in dataset.take(3)`: a few batches to look at
-    if isinstance(iterable, cst.Name):
-        found = ctx.assigned(iterable.value, loop, scope)
-        value = found.single_value if found is not None else None
-        if isinstance(value, cst.BaseExpression):
-            iterable = value
-    return isinstance(iterable, (cst.List, cst.Tuple, cst.Set, cst.Dict))
-
-
-def _small_count(expr, scope, ctx) -> bool:
-    """A small literal count, or a parameter whose default is one."""
-    if isinstance(expr, cst.Name):
-        found = ctx.assigned(expr.value, None, scope)
-        params = [v for v in found.values if isinstance(v, tuple) and v[0] == "param"] if found else []
-        if len(params) != 1 or len(found.values) != 1:
-            return False
-        expr = params[0][1].default
-    if isinstance(expr, cst.Integer):
-        try:
-            return int(expr.value) <= _FEW
-        except ValueError:
-            return False
-    return False
-
-
-def _heavy_iteration(loop: cst.CSTNode, node: cst.CSTNode, scope, ctx) -> bool:
-    """The loop's body holds another loop the call is not in, or a ``fit``."""
-    if not isinstance(loop, (cst.For, cst.While)):
-        return False
-    order = scope.flow_order()
-    for inner in ctx.descendants(loop.body):
-        if isinstance(inner, (cst.For, cst.While)) and not order.contains(inner, node) \
-                and not under_condition(inner, loop, scope):  # PPO's update every few steps runs less often
-            return True
-        if isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute) \
-                and inner.func.attr.value in _TRAINING:
-            return True
-    return False
 
 
 def _batch_of_dataset(loop: cst.CSTNode, data: cst.BaseExpression, scope, ctx) -> bool:

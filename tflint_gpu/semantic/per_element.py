@@ -56,7 +56,7 @@ class Batched:
 
     body: cst.BaseExpression  # the per-element expression
     element: cst.BaseExpression  # the node of ``body`` that stands for the element
-    ops: List[str] = field(default_factory=list)  # the batchable ops applied, innermost first
+    ops: List[str] = field(default_factory=list)  # the ops applied, innermost first (qualnames, `/`)
     exact: bool = True  # bit-identical (else floats within a few units in the last place)
     raises_on: Set[str] = field(default_factory=set)  # batch kinds where the batched call raises
     literal: bool = True  # every extra argument is a literal or a dtype
@@ -127,8 +127,9 @@ class PerElement:
                     or not isinstance(params.star_arg, cst.MaybeSentinel) or params.kwonly_params or params.star_kwarg:
                 return None
             name = params.params[0].name.value
-            return self.body(fn.body, lambda node: isinstance(node, cst.Name) and node.value == name, scope,
-                             forbidden=name)
+            found = self.body(fn.body, lambda node: isinstance(node, cst.Name) and node.value == name, scope,
+                              forbidden=name)
+            return found if found is not None and found.ops else None  # `lambda x: x`: no work
         qualname = self.resolver.qualname(fn, scope)
         entry = BATCHABLE.get(qualname or "")
         if entry is None or "" not in entry["extras"] or entry.get("element", 0):
@@ -200,6 +201,11 @@ class PerElement:
     # -- the pieces --------------------------------------------------------------------
     def _over(self, body: cst.BaseExpression, target: str, iterable: cst.BaseExpression,
               scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
+        found = self._over_any(body, target, iterable, scope)
+        return found if found is not None and found[0].ops else None  # the element itself: no work
+
+    def _over_any(self, body: cst.BaseExpression, target: str, iterable: cst.BaseExpression,
+                  scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
         batch = self._unstacked(iterable, scope)
         if batch is not None:
             found = self.body(body, lambda node: isinstance(node, cst.Name) and node.value == target, scope,
@@ -268,6 +274,7 @@ class PerElement:
                     found = self.body(inner, is_element, scope, forbidden)
                     if found is not None:
                         found.body, found.keeps_dtype = expr, False  # a bool per number
+                        found.ops.append(cst.Module([]).code_for_node(expr.comparisons[0].operator).strip())
                         return found
             return None
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
@@ -276,6 +283,7 @@ class PerElement:
                     found = self.body(inner, is_element, scope, forbidden)
                     if found is not None:
                         found.body = expr
+                        found.ops.append(cst.Module([]).code_for_node(expr.operator).strip())
                         # + - * / and the floor ops round correctly wherever they run; pow need not
                         found.exact = found.exact and not isinstance(expr.operator, cst.Power)
                         # `/` of ints is a float; the others keep an int an int and a float a float
