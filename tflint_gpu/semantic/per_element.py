@@ -145,8 +145,8 @@ class PerElement:
         if (qualname or self.resolver.qualname(call.func, scope)) != "tensorflow.stack" \
                 or not self._stacks_on_axis_0(call):
             return None
-        values = argument(call, 0, "values")
-        if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs:
+        values = _one_for_list(call)
+        if values is None:
             return None
         target = values.for_in.target
         if not isinstance(target, cst.Name) or values.for_in.asynchronous is not None:
@@ -160,8 +160,8 @@ class PerElement:
         same values."""
         if not self._stacks_on_axis_0(call):
             return None
-        values = argument(call, 0, "values")
-        if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs:
+        values = _one_for_list(call)
+        if values is None:
             return None
         iterable, draw = values.for_in.iter, values.elt
         if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
@@ -266,29 +266,19 @@ class PerElement:
         """``expr`` as a batchable function of the one node ``is_element`` accepts, or None."""
         if is_element(expr):
             return Batched(expr, expr)
-        if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
-                and isinstance(expr.comparisons[0].operator, _COMPARE) and not expr.lpar:
-            for inner, other in ((expr.left, expr.comparisons[0].comparator),
-                                 (expr.comparisons[0].comparator, expr.left)):
-                if _number(other) is not None:
-                    found = self.body(inner, is_element, scope, forbidden)
-                    if found is not None:
-                        found.body, found.keeps_dtype = expr, False  # a bool per number
-                        found.ops.append(cst.Module([]).code_for_node(expr.comparisons[0].operator).strip())
-                        return found
-            return None
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
-            for inner, other in ((expr.left, expr.right), (expr.right, expr.left)):
-                if _number(other) is not None:
-                    found = self.body(inner, is_element, scope, forbidden)
-                    if found is not None:
-                        found.body = expr
-                        found.ops.append(cst.Module([]).code_for_node(expr.operator).strip())
-                        # + - * / and the floor ops round correctly wherever they run; pow need not
-                        found.exact = found.exact and not isinstance(expr.operator, cst.Power)
-                        # `/` of ints is a float; the others keep an int an int and a float a float
-                        found.keeps_dtype = found.keeps_dtype and not isinstance(expr.operator, cst.Divide)
-                        return found
+        operands = _with_a_number(expr)
+        if operands is not None:
+            operator, sides = operands
+            for inner in sides:
+                found = self.body(inner, is_element, scope, forbidden)
+                if found is not None:
+                    found.body = expr
+                    found.ops.append(cst.Module([]).code_for_node(operator).strip())
+                    # + - * / and the floor ops round correctly wherever they run; pow need not
+                    found.exact = found.exact and not isinstance(operator, cst.Power)
+                    # `/` of ints is a float, a comparison a bool; the others keep the dtype
+                    found.keeps_dtype = found.keeps_dtype and not isinstance(operator, (cst.Divide,) + _COMPARE)
+                    return found
             return None
         if not isinstance(expr, cst.Call) or expr.lpar:
             return None
@@ -372,6 +362,14 @@ class PerElement:
         return isinstance(values, cst.Name) and values.value == name and self._stacks_on_axis_0(value)
 
 
+def _one_for_list(call: cst.Call) -> Optional[cst.ListComp]:
+    """The stacked values when they are a list comprehension of one ``for`` and no ``if``."""
+    values = argument(call, 0, "values")
+    if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs:
+        return None
+    return values
+
+
 def _neighbours(statement: cst.CSTNode, scope: ScopeInfo) -> Tuple[Optional[cst.CSTNode], Optional[cst.CSTNode]]:
     """The statements just before and just after ``statement`` in its block."""
     block = next(iter(scope.ancestors(statement)), None)
@@ -412,6 +410,19 @@ def _binds_empty_list(statement: Optional[cst.CSTNode], name: str) -> bool:
     return (isinstance(small, cst.Assign) and len(small.targets) == 1
             and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name
             and isinstance(small.value, cst.List) and not small.value.elements)
+
+
+def _with_a_number(expr: cst.BaseExpression):
+    """``(operator, [the operands a number meets])`` for arithmetic or a comparison of one operand
+    with a number literal (``x / 255.0``, ``x > 0.``), else None."""
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1 \
+            and isinstance(expr.comparisons[0].operator, _COMPARE) and not expr.lpar:
+        operator, left, right = expr.comparisons[0].operator, expr.left, expr.comparisons[0].comparator
+    elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _ARITHMETIC):
+        operator, left, right = expr.operator, expr.left, expr.right
+    else:
+        return None
+    return operator, [inner for inner, other in ((left, right), (right, left)) if _number(other) is not None]
 
 
 def _number(expr: cst.BaseExpression) -> Optional[str]:
