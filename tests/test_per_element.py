@@ -226,8 +226,8 @@ def test_a_sample_drawn_once_per_iteration():
         e = tf.stack([tf.random.truncated_normal((3,)) for _ in range(n)], axis=1)
     """)
     found = [ctx.per_element.call(call, scope) for call, scope in calls(ctx, "tensorflow.stack")]
-    assert [(f[0], f[1].ops, f[1].random, code(module, f[2])) if f else None for f in found] == [
-        ("draw", ["tensorflow.random.normal"], True, "n"), None, None, None, None]
+    assert [(f[0], f[1].ops, f[1].literal, code(module, f[2])) if f else None for f in found] == [
+        ("draw", ["tensorflow.random.normal"], False, "n"), None, None, None, None]
 
 
 def test_keywords_at_their_parameters_place_and_comparisons():

@@ -7,6 +7,9 @@ from tflint_gpu.semantic.names import short_name
 from tflint_gpu.rules.base import Rule, clean, flagged
 
 
+_ONE_CALL = "one call on the whole batch computes the same; call it once"
+
+
 def _ops(ops) -> str:
     """The ops named in a message: ``tf.cast`` and ``tf.one_hot``, with the arithmetic in brackets."""
     unique = list(dict.fromkeys(ops))
@@ -132,7 +135,7 @@ class PerElementBatchableOp(Rule):
                              f"one call, with a leading axis of the loop's count")
             return
         how = "`tf.stack` of" if form == "stack" else f"`tf.{form}` over"
-        ctx.report(node, f"{how} {_ops(batched.ops)} per element: {self._one_call(batched)}",
+        ctx.report(node, f"{how} {_ops(batched.ops)} per element: {_ONE_CALL}",
                    self._fix(batched, batch, node, ctx))
 
     def visit_For(self, node: cst.For, ctx) -> None:
@@ -141,18 +144,14 @@ class PerElementBatchableOp(Rule):
             return
         batched, _batch, name = found
         ctx.report(node, f"a loop appending {_ops(batched.ops)} of each element to `{name}`, then `tf.stack`: "
-                         f"{self._one_call(batched)}")
-
-    @staticmethod
-    def _one_call(batched) -> str:
-        return "one call on the whole batch computes the same; call it once"
+                         f"{_ONE_CALL}")
 
     @staticmethod
     def _fix(batched, batch, node, ctx):
         if not batched.literal or not batched.ops:
             return None
-        known = ctx.is_tensor(batch) or ctx.value_kind(batch) in ("tensor", "variable", "numpy-array")
-        safe = batched.exact and not batched.raises_on and known and not batched.raises_dtype
+        known = ctx.per_element.is_batch(batch, ctx.scope)
+        safe = batched.exact and known and not batched.raises_dtype  # (ops with raises_on are not reported)
         return Fix(f"Call {_ops(batched.ops)} once on the batch", Safety.SAFE if safe else Safety.UNSAFE,
                    {node: batched.on(batch)})
 

@@ -46,7 +46,7 @@ IID_DRAWS = frozenset({"tensorflow.random.normal", "tensorflow.random.uniform", 
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power)
 _COMPARE = (cst.LessThan, cst.LessThanEqual, cst.GreaterThan, cst.GreaterThanEqual)
 # How many extra positional arguments each numeric kind of the table stands for.
-EXTRA_ARITY = {"float": (1,), "int": (1,), "size": (1,), "int, int": (1, 1)}
+EXTRA_ARITY = {"float": 1, "int": 1, "size": 1, "int, int": 2}
 _ELEMENTS = ("tensor", "variable", "numpy-array")
 
 
@@ -62,7 +62,6 @@ class Batched:
     literal: bool = True  # every extra argument is a literal or a dtype
     keeps_dtype: bool = True  # the result has the element's dtype (tf.map_fn needs no output signature)
     raises_dtype: bool = False  # a tf.map_fn that may change the dtype with no output dtype given
-    random: bool = False  # a random draw per element: one batched draw has the distribution, not the values
 
     def on(self, batch: cst.BaseExpression) -> cst.BaseExpression:
         """``body`` with the element replaced by ``batch``."""
@@ -87,9 +86,12 @@ class PerElement:
         if qualname in ("tensorflow.map_fn", "tensorflow.vectorized_map"):
             found = self.mapped(call, scope, qualname)
         elif qualname == "tensorflow.stack":
-            found = self.stacked(call, scope, qualname)
+            values = _stacked_comprehension(call)
+            if values is None:
+                return None
+            found = self._stacked(values, scope)
             if found is None:
-                drawn = self.drawn(call, scope)
+                drawn = self._drawn(values, scope)
                 return ("draw",) + drawn if drawn is not None else None
         else:
             return None
@@ -142,37 +144,30 @@ class PerElement:
     # -- tf.stack([body for e in X]) -----------------------------------------------
     def stacked(self, call: cst.Call, scope: ScopeInfo,
                 qualname: Optional[str] = None) -> Optional[Tuple[Batched, cst.BaseExpression]]:
-        if (qualname or self.resolver.qualname(call.func, scope)) != "tensorflow.stack" \
-                or not self._stacks_on_axis_0(call):
+        if (qualname or self.resolver.qualname(call.func, scope)) != "tensorflow.stack":
             return None
-        values = _one_for_list(call)
-        if values is None:
-            return None
-        target = values.for_in.target
-        if not isinstance(target, cst.Name) or values.for_in.asynchronous is not None:
-            return None
-        return self._over(values.elt, target.value, values.for_in.iter, scope)
+        values = _stacked_comprehension(call)
+        return self._stacked(values, scope) if values is not None else None
+
+    def _stacked(self, values: cst.ListComp, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
+        return self._over(values.elt, values.for_in.target.value, values.for_in.iter, scope)
 
     # -- tf.stack([tf.random.normal(shape) for _ in range(n)]) ---------------------------------
     def drawn(self, call: cst.Call, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
         """A random op drawn once per iteration of ``range(n)`` and stacked: ``(its form, n)``. The
-        form's ``random`` is set: one draw of shape ``(n, ...)`` has the same distribution, not the
-        same values."""
-        if not self._stacks_on_axis_0(call):
+        batched form is no rewrite: one draw of shape ``(n, ...)`` has the same distribution, not the
+        same values (no fix)."""
+        values = _stacked_comprehension(call)
+        return self._drawn(values, scope) if values is not None else None
+
+    def _drawn(self, values: cst.ListComp, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression]]:
+        count, draw = self._range_count(values.for_in.iter, scope), values.elt
+        if count is None or not isinstance(draw, cst.Call):
             return None
-        values = _one_for_list(call)
-        if values is None:
+        qualname = self.resolver.qualname(draw.func, scope)
+        if qualname not in IID_DRAWS or mentions(draw) & mentions(values.for_in.target):
             return None
-        iterable, draw = values.for_in.iter, values.elt
-        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range"
-                and len(iterable.args) == 1 and iterable.args[0].keyword is None and self.resolver.is_free("range", scope)):
-            return None
-        if not isinstance(draw, cst.Call) or self.resolver.qualname(draw.func, scope) not in IID_DRAWS:
-            return None
-        if mentions(draw) & mentions(values.for_in.target):
-            return None
-        return Batched(draw, draw, [self.resolver.qualname(draw.func, scope)], exact=False, literal=False,
-                       random=True), iterable.args[0].value
+        return Batched(draw, draw, [qualname], exact=False, literal=False), count
 
     # -- out = []; for e in X: out.append(body); tf.stack(out) ----------------------------
     def appended(self, loop: cst.For, scope: ScopeInfo) -> Optional[Tuple[Batched, cst.BaseExpression, str]]:
@@ -232,16 +227,13 @@ class PerElement:
                     and iterable.args[0].keyword is None and not iterable.args[0].star:
                 return iterable.args[0].value
             return None
-        if isinstance(iterable, (cst.Name, cst.Attribute)) and self._is_batch(iterable, scope):
+        if isinstance(iterable, (cst.Name, cst.Attribute)) and self.is_batch(iterable, scope):
             return iterable
         return None
 
     def _range_over(self, iterable: cst.BaseExpression, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
         """``B`` for ``range(len(B))``, ``range(B.shape[0])``, ``range(tf.shape(B)[0])``, B a tensor or array."""
-        if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name)
-                and iterable.func.value == "range" and len(iterable.args) == 1 and iterable.args[0].keyword is None):
-            return None
-        count = iterable.args[0].value
+        count = self._range_count(iterable, scope)
         batch = None
         if isinstance(count, cst.Call) and isinstance(count.func, cst.Name) and count.func.value == "len" \
                 and len(count.args) == 1:
@@ -254,11 +246,18 @@ class PerElement:
             elif isinstance(shape, cst.Call) and self.resolver.qualname(shape.func, scope) == "tensorflow.shape" \
                     and len(shape.args) == 1:
                 batch = shape.args[0].value
-        if batch is None or not self.resolver.is_free("range", scope):
-            return None
-        return batch if self._is_batch(batch, scope) else None
+        return batch if batch is not None and self.is_batch(batch, scope) else None
 
-    def _is_batch(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+    def _range_count(self, iterable: cst.BaseExpression, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
+        """``n`` for the builtin ``range(n)``."""
+        if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Name) and iterable.func.value == "range" \
+                and len(iterable.args) == 1 and iterable.args[0].keyword is None and not iterable.args[0].star \
+                and self.resolver.is_free("range", scope):
+            return iterable.args[0].value
+        return None
+
+    def is_batch(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``expr`` known to be a tensor, a variable or a NumPy array (whose rows a loop takes)."""
         return self.tensors.is_tensor(expr, scope) or self.values.kind(expr, scope) in _ELEMENTS
 
     def body(self, expr: cst.BaseExpression, is_element: Callable[[cst.BaseExpression], bool], scope: ScopeInfo,
@@ -303,7 +302,7 @@ class PerElement:
             return None
         kind, literal = self._extras_kind(extras, scope)
         if kind is None and extras and entry.get("scalar_extras") and any(
-                len(EXTRA_ARITY[recorded]) == len(extras) for recorded in entry["extras"] if recorded in EXTRA_ARITY):
+                EXTRA_ARITY.get(recorded) == len(extras) for recorded in entry["extras"]):
             kind, literal = "scalar", False  # whatever it is, the op takes only a scalar (a size) there
         elif kind == "scalar" and not {"float", "int"} & set(entry["extras"]):
             return None
@@ -343,13 +342,6 @@ class PerElement:
             return "int, int", True
         return None, False
 
-    def _stacks_on_axis_0(self, call: cst.Call) -> bool:
-        axis = argument(call, 1, "axis")
-        if axis is not None and not (isinstance(axis, cst.Integer) and axis.value == "0"):
-            return False
-        return all(not arg.star and (arg.keyword is None or arg.keyword.value in ("values", "axis", "name"))
-                   for arg in call.args) and sum(arg.keyword is None for arg in call.args) <= 2
-
     def _stacks_name(self, statement: Optional[cst.CSTNode], name: str, scope: ScopeInfo) -> bool:
         """Does ``statement`` (the one after the loop) call ``tf.stack(name)``."""
         if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
@@ -359,13 +351,25 @@ class PerElement:
         if not isinstance(value, cst.Call) or self.resolver.qualname(value.func, scope) != "tensorflow.stack":
             return False
         values = argument(value, 0, "values")
-        return isinstance(values, cst.Name) and values.value == name and self._stacks_on_axis_0(value)
+        return isinstance(values, cst.Name) and values.value == name and _stacks_on_axis_0(value)
 
 
-def _one_for_list(call: cst.Call) -> Optional[cst.ListComp]:
-    """The stacked values when they are a list comprehension of one ``for`` and no ``if``."""
+def _stacks_on_axis_0(call: cst.Call) -> bool:
+    axis = argument(call, 1, "axis")
+    if axis is not None and not (isinstance(axis, cst.Integer) and axis.value == "0"):
+        return False
+    return all(not arg.star and (arg.keyword is None or arg.keyword.value in ("values", "axis", "name"))
+               for arg in call.args) and sum(arg.keyword is None for arg in call.args) <= 2
+
+
+def _stacked_comprehension(call: cst.Call) -> Optional[cst.ListComp]:
+    """What ``tf.stack`` stacks on axis 0 when it is a list comprehension of one ``for`` (a plain name
+    as its target) and no ``if``."""
+    if not _stacks_on_axis_0(call):
+        return None
     values = argument(call, 0, "values")
-    if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs:
+    if not isinstance(values, cst.ListComp) or values.for_in.inner_for_in is not None or values.for_in.ifs \
+            or not isinstance(values.for_in.target, cst.Name) or values.for_in.asynchronous is not None:
         return None
     return values
 
