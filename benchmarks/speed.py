@@ -6,7 +6,8 @@ Without paths it uses Keras's own sources (``keras/src``, which the test extra
 installs), copied with their folders so that the project index sees a real
 project. Every figure is measured in this one run and printed as a ratio
 (machines here are noisy; compare ratios, not seconds), each against the bare
-parse at the same number of processes:
+parse at the same number of processes; the cold rows are each the best of
+``--repeat`` runs, taken in turn:
 
 * cold runs with all rules and with the default rules, with the project index
   (as the command line runs) and without it (each file read alone), at 1 and at
@@ -114,6 +115,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="at most this many files (0: all)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes of the parallel rows")
     parser.add_argument("--serial", action="store_true", help="also the 1-process rows")
+    parser.add_argument("--repeat", type=int, default=3, help="each cold row is the best of this many runs")
     parser.add_argument("--providers", action="store_true", help="also time LibCST's generic providers")
     args = parser.parse_args()
     roots = [p.resolve() for p in args.paths] or default_corpus()
@@ -134,17 +136,22 @@ def main() -> None:
         jobs = max(1, args.jobs)
         counts = sorted({1, jobs}) if args.serial else [jobs]
         for n in counts:
-            parse = timed(lambda: parse_all(files, n))
-            cold = timed(lambda: run(files, settings, n, cached=False, root=root))
-            alone = timed(lambda: run(files, settings, n, cached=False, root=None))
-            cold_default = timed(lambda: run(files, default_settings, n, cached=False, root=root))
-            index = timed(lambda: build_index(root, files, n))
+            # Interleaved, best of --repeat: a noisy machine slows one measurement, not every one.
+            times: dict = {}
+            for _ in range(max(1, args.repeat)):
+                for key, fn in (("parse", lambda: parse_all(files, n)),
+                                ("cold", lambda: run(files, settings, n, cached=False, root=root)),
+                                ("alone", lambda: run(files, settings, n, cached=False, root=None)),
+                                ("default", lambda: run(files, default_settings, n, cached=False, root=root)),
+                                ("index", lambda: build_index(root, files, n))):
+                    times[key] = min(times.get(key, float("inf")), timed(fn))
+            parse, cold = times["parse"], times["cold"]
             print(f"-- {n} process{'es' if n > 1 else ''}: bare LibCST parse of every file (the floor): "
-                  f"{parse:.2f} s = 1.00")
+                  f"{parse:.2f} s = 1.00 (each row: best of {max(1, args.repeat)}, interleaved)")
             print(f"tflint-gpu, all rules, cold, with the project index: {cold / parse:.2f}x the parse")
-            print(f"tflint-gpu, all rules, cold, each file alone (no index): {alone / parse:.2f}x the parse")
-            print(f"tflint-gpu, default rules, cold, with the index: {cold_default / parse:.2f}x the parse")
-            print(f"the project index alone (summaries of every file): {index / parse:.3f}x the parse")
+            print(f"tflint-gpu, all rules, cold, each file alone (no index): {times['alone'] / parse:.2f}x the parse")
+            print(f"tflint-gpu, default rules, cold, with the index: {times['default'] / parse:.2f}x the parse")
+            print(f"the project index alone (summaries of every file): {times['index'] / parse:.3f}x the parse")
         findings = run(files, settings, jobs, cached=True, root=root)  # fills the cache
         warm = best(lambda: run(files, settings, jobs, cached=True, root=root), repeat=3)
         print(f"tflint-gpu, all rules, cached re-run (warm): {warm / parse:.3f}x the parse, "

@@ -298,3 +298,34 @@ def test_flake8_reports_its_own_syntax_error_and_our_plugin_stays_quiet(project,
     report = style.check_files([str(path)])
     out = capsys.readouterr().out
     assert report.total_errors == 1 and "E999 SyntaxError: too many nested parentheses" in out, out
+
+
+def test_the_large_stack_thread_is_kept_and_nested_calls_run_in_it():
+    from tflint_gpu.engine.lint import on_large_stack
+
+    first = on_large_stack(threading.get_ident)
+    assert first != threading.get_ident()  # not the caller's thread
+    assert on_large_stack(threading.get_ident) == first  # the same thread, call after call
+    # A call made from that thread runs there at once (no deadlock waiting on itself).
+    assert on_large_stack(on_large_stack, threading.get_ident) == first
+    with pytest.raises(ZeroDivisionError):
+        on_large_stack(lambda: 1 / 0)  # its exception reaches the caller
+    assert on_large_stack(len, "abc") == 3  # and the thread still serves
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_parses_on_its_own_large_stack():
+    from tflint_gpu.engine.lint import on_large_stack
+
+    on_large_stack(threading.get_ident)  # the parent's thread exists before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's thread is not here; a new one must serve
+        try:
+            ok = lint_source(HEADER + LONG_CHAIN[:2000].rsplit(" +", 1)[0] + "\n", "c.py", _rules()) is not None
+            os.write(write, b"ok" if ok and on_large_stack(threading.get_ident) != threading.get_ident() else b"no")
+        finally:
+            os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    assert os.read(read, 2) == b"ok"

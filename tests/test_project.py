@@ -690,6 +690,23 @@ BLOCKS = {
 }
 
 
+def test_a_nested_def_is_not_part_of_the_def_it_is_written_in():
+    # The inner def's return and layer call run when it is called, not when `outer` is.
+    summary = summarize(compile_tree(textwrap.dedent("""\
+        import tensorflow as tf
+
+        def outer(x, units):
+            def inner():
+                return tf.keras.layers.Dense(4)(x)
+            return inner
+
+        def feeds(x, units):
+            return tf.keras.layers.Dense(units)(x)
+        """)))
+    assert "outer" not in summary.builds
+    assert summary.builds["feeds"][:2] == ((0,), (0,))
+
+
 def test_the_summary_keeps_which_parameters_build_a_model():
     summary = summarize(compile_tree(textwrap.dedent(BLOCKS["core/common.py"])))
     assert summary.builds["conv"][:2] == ((0,), (0,))  # filters and bn go to the constructor only

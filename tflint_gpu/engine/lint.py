@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
+import queue
 import re
 import threading
 import warnings
@@ -97,13 +98,85 @@ def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False,
 # thread with this stack (address space: pages are used only as touched),
 # where CPython's limits are also the same whatever the caller's depth.
 PARSE_STACK_BYTES = 256 * 1024 * 1024
-_STACK_LOCK = threading.Lock()
 _WARNINGS_LOCK = threading.Lock()  # warnings.catch_warnings changes the process's filters
 
 
+class _LargeStack:
+    """One thread with a ``PARSE_STACK_BYTES`` stack per process, kept for every
+    call: a new thread per parse cost a tenth of a parse more (its stack's pages
+    touched afresh each time; measured on keras/src), a kept one costs a queue hand-off.
+    Calls made from that thread run in it directly; a child process (fork) starts its own."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.jobs: Optional["queue.SimpleQueue"] = None
+        self.ident: Optional[int] = None
+        self.pid = os.getpid()
+
+    def run(self, function: Callable, args: tuple):
+        if threading.get_ident() == self.ident and self.pid == os.getpid():
+            return function(*args)  # already on the large stack
+        jobs = self._jobs()
+        if jobs is None:  # no threads, or no stack that large, here
+            return function(*args)
+        done = threading.Lock()
+        done.acquire()
+        outcome: List[Tuple[bool, object]] = []
+        jobs.put((function, args, outcome, done))
+        done.acquire()
+        succeeded, value = outcome[0]
+        if succeeded:
+            return value
+        raise value  # type: ignore[misc]
+
+    def _jobs(self) -> Optional["queue.SimpleQueue"]:
+        if self.jobs is not None and self.pid == os.getpid():
+            return self.jobs
+        with self.lock:
+            if self.jobs is not None and self.pid == os.getpid():
+                return self.jobs
+            jobs: "queue.SimpleQueue" = queue.SimpleQueue()
+            started = threading.Event()
+            try:
+                previous = threading.stack_size()
+                threading.stack_size(PARSE_STACK_BYTES)
+                try:
+                    thread = threading.Thread(target=self._serve, args=(jobs, started),
+                                              name="tflint-gpu-parse", daemon=True)
+                    thread.start()
+                finally:
+                    threading.stack_size(previous)
+            except (RuntimeError, ValueError, MemoryError):
+                return None
+            started.wait()
+            self.jobs, self.pid = jobs, os.getpid()
+            return jobs
+
+    def _serve(self, jobs: "queue.SimpleQueue", started: threading.Event) -> None:
+        self.ident = threading.get_ident()
+        started.set()
+        while True:
+            function, args, outcome, done = jobs.get()
+            try:
+                outcome.append((True, function(*args)))
+            except BaseException as error:  # handed to the caller
+                outcome.append((False, error))
+            finally:
+                del function, args
+                done.release()
+
+    def forked(self) -> None:  # in a child: the parent's thread is not there
+        self.lock = threading.Lock()
+        self.jobs = self.ident = None
+
+
+_STACK = _LargeStack()
+
+
 def _new_locks() -> None:  # in a child forked while another thread held one
-    global _STACK_LOCK, _WARNINGS_LOCK
-    _STACK_LOCK, _WARNINGS_LOCK = threading.Lock(), threading.Lock()
+    global _WARNINGS_LOCK
+    _WARNINGS_LOCK = threading.Lock()
+    _STACK.forked()
 
 
 if hasattr(os, "register_at_fork"):
@@ -111,32 +184,9 @@ if hasattr(os, "register_at_fork"):
 
 
 def on_large_stack(function: Callable, *args):
-    """``function(*args)`` (its result, or its exception) run in a thread with a
+    """``function(*args)`` (its result, or its exception) run on a thread with a
     ``PARSE_STACK_BYTES`` stack; in this thread where no such thread can start."""
-    outcome: List[Tuple[bool, object]] = []
-
-    def target() -> None:
-        try:
-            outcome.append((True, function(*args)))
-        except BaseException as error:  # handed to the caller
-            outcome.append((False, error))
-
-    try:
-        with _STACK_LOCK:
-            previous = threading.stack_size()
-            threading.stack_size(PARSE_STACK_BYTES)
-            try:
-                thread = threading.Thread(target=target, name="tflint-gpu-parse", daemon=True)
-                thread.start()
-            finally:
-                threading.stack_size(previous)
-    except (RuntimeError, ValueError, MemoryError):  # no threads, or no stack that large, here
-        return function(*args)
-    thread.join()
-    succeeded, value = outcome[0]
-    if succeeded:
-        return value
-    raise value  # type: ignore[misc]
+    return _STACK.run(function, args)
 
 
 def parse(source: str, path: str, checked: bool = False) -> cst.Module:

@@ -213,6 +213,13 @@ def summarize(tree: ast.Module) -> Summary:
     imported: Dict[Tuple[int, str], None] = {}
     returns: Dict[str, List[Returned]] = {}
     state = {"all": None, "framework": False}
+    walked: Dict[int, List[List[ast.AST]]] = {}
+
+    def own_nodes(function: ast.FunctionDef) -> List[List[ast.AST]]:
+        """``_own_nodes``, once per def (``_returns`` and ``_builds`` both read them)."""
+        if id(function) not in walked:
+            walked[id(function)] = _own_nodes(function)
+        return walked[id(function)]
 
     def bind(name: str, value: tuple) -> None:
         old = bound.get(name)
@@ -278,7 +285,8 @@ def summarize(tree: ast.Module) -> Summary:
                 note_import(statement, True)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 bind(statement.name, (DEF,))
-                returned = _returns(statement) if isinstance(statement, ast.FunctionDef) else None
+                returned = _returns(statement, own_nodes(statement)) \
+                    if isinstance(statement, ast.FunctionDef) else None
                 if returned:
                     returns[statement.name] = returned
                 else:
@@ -329,10 +337,12 @@ def summarize(tree: ast.Module) -> Summary:
     top(tree.body)
     returns = {name: value for name, value in returns.items() if bound.get(name) == (DEF,)}
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
-                   returns, _builds(tree, bound))
+                   returns, _builds(tree, bound, own_nodes))
 
 
-def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[int], List[int], List[Hand]]]:
+def _builds(tree: ast.Module, bound: Dict[str, tuple],
+            own_nodes: Optional[Callable[[ast.FunctionDef], List[List[ast.AST]]]] = None,
+            ) -> Dict[str, Tuple[List[int], List[int], List[Hand]]]:
     """For each top-level def (the last binding of its name), the positions of its positional
     parameters whose value, through the names the def binds from it (flow-insensitive), reaches an
     argument of ``Class(...)(value)`` (the class's root name an import or a class of the module) or
@@ -340,6 +350,7 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
     reaches a ``return``; and the calls of an imported name (``common.conv_block(x, 64)``) it hands
     a parameter's value to, for the index to follow (``ProjectIndex.builds``). Defs that feed no
     model and hand nothing on are left out."""
+    own_nodes = own_nodes or _own_nodes
     defs = {statement.name: statement for statement in tree.body
             if isinstance(statement, ast.FunctionDef) and bound.get(statement.name) == (DEF,)}
     names = frozenset(defs)
@@ -348,7 +359,9 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
     returned: Dict[str, Set[int]] = {}
     for name, function in defs.items():
         params = [a.arg for a in function.args.posonlyargs + function.args.args]
-        nodes = list(_own_nodes(function))
+        if not params:
+            continue
+        nodes = [node for nodes in own_nodes(function) for node in nodes]
         interesting = []
         for node in nodes:
             if not isinstance(node, ast.Call) or not node.args:
@@ -368,7 +381,7 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
                 interesting.append(("def", dotted, node))
             elif bound.get(dotted.split(".", 1)[0], (OTHER,))[0] == IMPORT:
                 interesting.append(("hand", dotted, node))
-        if not interesting or not params:
+        if not interesting:
             continue
         taint: Dict[str, Set[int]] = {p: {i} for i, p in enumerate(params)}
         assigns = []
@@ -379,15 +392,14 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
                     continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 bound_here = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-                read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-                assigns.append((value, bound_here, read))
+                assigns.append((bound_here, _reached_names(value, names)))
         changed = True
         while changed:  # names bound from names bound from a parameter...
             changed = False
-            for value, bound_here, read in assigns:
+            for bound_here, read in assigns:
                 if not read & taint.keys():
                     continue
-                reached = _reached(value, taint, names)
+                reached = _reached(read, taint)
                 for target in bound_here:
                     known = taint.setdefault(target, set())
                     if not reached <= known:
@@ -399,12 +411,12 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
             for arg in node.args:
                 if isinstance(arg, ast.Starred):
                     break  # positions after a starred argument are unknown
-                reach.append(_reached(arg, taint, names))
+                reach.append(_reached(_reached_names(arg, names), taint))
             calls[name].append((kind, dotted, reach))
         returned[name] = set()
         for node in nodes:
             if isinstance(node, ast.Return) and node.value is not None:
-                returned[name] |= _reached(node.value, taint, names)
+                returned[name] |= _reached(_reached_names(node.value, names), taint)
 
     feeding: Dict[str, Set[int]] = {name: set() for name in calls}
     changed = True
@@ -430,57 +442,75 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[i
     return found
 
 
-def _reached(expr: ast.AST, taint: Dict[str, Set[int]], defs: FrozenSet[str] = frozenset()) -> Set[int]:
-    """The parameter positions whose value ``expr`` derives from: the names it reads, except the
-    arguments of a constructor called at once (``Conv2D(filters)(x)`` derives from ``x`` only) and
-    the keyword arguments of a call of one of ``defs`` (``block(x, filters=n)``: from ``x``)."""
-    if isinstance(expr, ast.Name):
-        return set(taint.get(expr.id, ()))
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
-        parts = list(expr.args) + [k.value for k in expr.keywords]
-    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
-        parts = list(expr.args)
-    elif isinstance(expr, (ast.Lambda, ast.FunctionDef)):
-        return set()
-    else:
-        parts = list(ast.iter_child_nodes(expr))
+def _reached(read: Set[str], taint: Dict[str, Set[int]]) -> Set[int]:
+    """The parameter positions whose value the names ``read`` (``_reached_names``) derive from."""
     found: Set[int] = set()
-    for part in parts:
-        found |= _reached(part, taint, defs)
+    for name in read & taint.keys():
+        found |= taint[name]
     return found
 
 
-def _own_nodes(function: ast.FunctionDef) -> Iterable[ast.AST]:
-    """The nodes of ``function``'s body, not those of the defs, lambdas and classes inside it."""
-    stack: List[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                stack.append(child)
+def _reached_names(expr: ast.AST, defs: FrozenSet[str] = frozenset()) -> Set[str]:
+    """The names whose value ``expr`` derives from: those it reads, except the arguments of a
+    constructor called at once (``Conv2D(filters)(x)`` derives from ``x`` only) and the keyword
+    arguments of a call of one of ``defs`` (``block(x, filters=n)``: from ``x``)."""
+    found: Set[str] = set()
+    todo = [expr]
+    while todo:
+        expr = todo.pop()
+        if isinstance(expr, ast.Name):
+            found.add(expr.id)
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Call):
+            todo.extend(expr.args)
+            todo.extend(k.value for k in expr.keywords)
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
+            todo.extend(expr.args)
+        elif not isinstance(expr, (ast.Lambda, ast.FunctionDef)):
+            todo.extend(ast.iter_child_nodes(expr))
+    return found
+
+
+def _own_nodes(function: ast.FunctionDef) -> List[List[ast.AST]]:
+    """Per statement of ``function``'s body, its nodes (last child first), not entering the defs,
+    lambdas and classes written in it (listed themselves, as what they bind)."""
+    found = []
+    for statement in function.body:
+        nodes = []
+        todo: List[ast.AST] = [statement]
+        while todo:
+            node = todo.pop()
+            nodes.append(node)
+            if isinstance(node, _SKIPPED):
+                continue
+            for name in node._fields:  # ast.iter_child_nodes, inline
+                value = getattr(node, name, None)
+                if isinstance(value, ast.AST):
+                    todo.append(value)
+                elif isinstance(value, list):
+                    todo.extend(item for item in value if isinstance(item, ast.AST))
+        found.append(nodes)
+    return found
 
 
 _RETURNS_DEPTH = 8  # how many names a return is followed through inside its def
 
 
-def _returns(function: ast.FunctionDef) -> Optional[List[Returned]]:
+def _returns(function: ast.FunctionDef, own: List[List[ast.AST]]) -> Optional[List[Returned]]:
     """What each ``return`` of a top-level def returns, when each is a chain of method calls on a
     call of a dotted name that is not the def's own (``tf.data.Dataset.range(8).map(f)``), or on
     one of its positional parameters, possibly through names the def binds at its top level
     before the return (``ds = ds.batch(2)``; a name rebound to a chain on itself under an ``if``
     or ``else`` before it adds its methods as ``"?"method``); None when one is not (any other
-    binding of such a name, a ``yield``, a path that does not return, a nested def's name)."""
+    binding of such a name, a ``yield``, a path that does not return, a nested def's name).
+    ``own``: its nodes (``_own_nodes``)."""
     if function.decorator_list or not _always_returns(function.body):
         return None
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     body = function.body
     bound: Set[str] = set()  # names bound in the def other than by its parameters
     returns: List[Tuple[ast.Return, int]] = []  # each return, with the index of its top-level statement
-    for index, statement in enumerate(body):
-        todo: List[ast.AST] = [statement]
-        while todo:
-            node = todo.pop()
+    for index, nodes in enumerate(own):
+        for node in nodes:
             if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
                 return None
             if isinstance(node, ast.Return):
@@ -489,14 +519,10 @@ def _returns(function: ast.FunctionDef) -> Optional[List[Returned]]:
                 returns.append((node, index))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.add(node.name)
-                continue
-            if isinstance(node, ast.Lambda):
-                continue
-            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
                 bound.add(node.id)
             elif isinstance(node, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)):
                 return None
-            todo.extend(ast.iter_child_nodes(node))
     local = bound | set(params) | {a.arg for a in function.args.kwonlyargs} | {
         a.arg for a in (function.args.vararg, function.args.kwarg) if a is not None}
 
