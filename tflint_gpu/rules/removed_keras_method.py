@@ -513,8 +513,8 @@ class RemovedKerasMethod(Rule):
         ),
         flagged(
             _TRAIN + textwrap.dedent("""
-            model.fit_generator(batches(), steps_per_epoch=4, epochs=2, verbose=0, workers=4,
-                                use_multiprocessing=False)
+            model.fit_generator(batches(), steps_per_epoch=4, epochs=2, verbose=0, workers=1,
+                                use_multiprocessing=False, max_queue_size=10)
             loss = model.evaluate_generator(generator=batches(), steps=2)
             pred = model.predict_generator(batches(), steps=1)
             """),
@@ -527,7 +527,9 @@ class RemovedKerasMethod(Rule):
                 (15, 14, "Keras 3 models have no `evaluate_generator()`"),
                 (16, 14, "Keras 3 models have no `predict_generator()`")],
             effect=FIXES_ERROR,
-            note="workers/use_multiprocessing dropped; generator= becomes x=; verbose=0 kept as the default",
+            note="workers/use_multiprocessing/max_queue_size dropped; generator= becomes x=; verbose=0 kept as the "
+                 "default (one worker: tf_keras runs a plain generator from several threads when workers > 1, "
+                 "and a generator is not thread-safe)",
             keras2=True,
         ),
         flagged(
