@@ -24,7 +24,7 @@ from tflint_gpu.rules.base import REGISTRY, all_rules
 from tflint_gpu.verify import command as verify_command
 from tflint_gpu.verify.harness import default_examples_dir
 
-COMMANDS = ("check", "rule", "rules", "verify", "upgrade")
+COMMANDS = ("check", "rule", "rules", "verify", "upgrade", "server")
 
 
 def _check_parser(sub) -> None:
@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("verify", help="run each rule's before/after examples under TensorFlow")
     verify_command.add_arguments(p)
     _upgrade_parser(sub)
+    sub.add_parser("server", help="run the language server (LSP over stdio)",
+                   description="Run the language server over stdio: diagnostics, quick fixes, fix all, "
+                               "noqa and hovers for editors (needs the `server` extra: "
+                               "pip install 'tflint-gpu[server]').")
     return parser
 
 
@@ -117,6 +121,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return _rules(args.format)
         if args.command == "verify":
             return verify_command.run(args)
+        if args.command == "server":
+            return _server()
         if args.command == "upgrade":
             from tflint_gpu import upgrade
 
@@ -127,6 +133,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+
+
+def _server() -> int:
+    try:
+        from tflint_gpu import server
+    except ImportError as error:
+        print(f"tflint-gpu: error: the language server needs pygls ({error}); "
+              f"install it with: pip install 'tflint-gpu[server]'", file=sys.stderr)
+        return 2
+    return server.main()
 
 
 def _check(args: argparse.Namespace) -> int:

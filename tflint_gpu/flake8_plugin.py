@@ -11,15 +11,13 @@ packages) is built on first use and kept for the other files of that project.
 """
 from __future__ import annotations
 
-import functools
-from pathlib import Path
 from typing import Iterator, Sequence, Tuple, Type
 
 import tflint_gpu
 from tflint_gpu import config
 from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
+from tflint_gpu.documents import Documents
 from tflint_gpu.rules.base import Rule
-from tflint_gpu.semantic.project import ProjectFile, ProjectIndex
 
 try:  # flake8 shows its ExecutionError as "There was a critical error ..."
     from flake8.exceptions import ExecutionError as _Flake8Error
@@ -31,28 +29,14 @@ class ConfigurationError(_Flake8Error):
     """tflint-gpu's configuration is invalid: flake8 reports it and exits non-zero."""
 
 
-@functools.lru_cache(maxsize=64)
-def _settings_for(directory: str) -> config.Settings:
+_DOCUMENTS = Documents()
+
+
+def _settings_for(path: str) -> config.Settings:
     try:
-        return config.load_settings(config.Overrides(), Path(directory))
+        return _DOCUMENTS.settings_for(path)
     except config.ConfigError as error:
         raise ConfigurationError(f"tflint-gpu: {error}") from None
-
-
-@functools.lru_cache(maxsize=16)
-def _index_for(root: str) -> ProjectIndex:
-    """The project index under ``root``: modules are summarised as imports reach them."""
-    from tflint_gpu.engine.cache import ProjectCache
-
-    store = ProjectCache(None)
-    return ProjectIndex(root, loader=store.load, by_text=store.of_text)
-
-
-def _project_for(filename: str, settings: config.Settings) -> "ProjectFile | None":
-    if filename in ("-", "stdin"):
-        return None
-    root = settings.project_root([filename])
-    return ProjectFile(_index_for(root), str(Path(filename).resolve())) if root is not None else None
 
 
 class Flake8Plugin:
@@ -64,8 +48,7 @@ class Flake8Plugin:
         self.lines = lines
 
     def _settings(self) -> config.Settings:
-        directory = Path(self.filename).resolve().parent if self.filename not in ("-", "stdin") else Path.cwd()
-        return _settings_for(str(directory))
+        return _settings_for(self.filename)
 
     def _rules(self) -> Tuple[Type[Rule], ...]:
         return self._settings().rules_for(self.filename)
@@ -78,7 +61,7 @@ class Flake8Plugin:
             return
         try:
             findings = lint_source(source, self.filename, rules, noqa=False,
-                                   project=_project_for(self.filename, settings),
+                                   project=_DOCUMENTS.project_for(self.filename, settings),
                                    target=settings.target_for(self.filename)).findings
         except ParseError:
             return  # flake8 reports syntax errors itself (E999)

@@ -1,0 +1,176 @@
+"""The language server end to end: a real LSP client (pytest-lsp) talks to ``tflint-gpu server`` over stdio."""
+from __future__ import annotations
+
+import asyncio
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+pytest_lsp = pytest.importorskip("pytest_lsp")
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# TFG904 (a deprecated alias): a safe fix. TFG905 (`tf.gather`'s third positional argument): an unsafe one.
+SOURCE = textwrap.dedent("""\
+    import tensorflow as tf
+
+    ds = tf.data.Dataset.range(8).batch(2).prefetch(tf.data.experimental.AUTOTUNE)
+    """)
+UNSAFE = textwrap.dedent("""\
+    import tensorflow as tf
+
+    y = tf.gather(tf.ones((3, 4)), [0, 1], 1)
+    """)
+
+
+def _env():
+    import os
+
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "tflint_gpu", "server"],
+                                              server_env=_env()))
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    root = tmp_path_factory.mktemp("project")
+    (root / "pyproject.toml").write_text("[tool.tflint-gpu]\n")
+    lsp_client.root = root
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), root_uri=root.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="project")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _diagnostics(client: LanguageClient, uri: str, timeout: float = 60.0):
+    """Wait for the diagnostics of ``uri`` published after this call."""
+    client.diagnostics.pop(uri, None)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while uri not in client.diagnostics:
+        if loop.time() > deadline:
+            raise AssertionError(f"no diagnostics for {uri}")
+        await asyncio.sleep(0.05)
+    return client.diagnostics[uri]
+
+
+async def _open(client: LanguageClient, name: str, text: str):
+    path = client.root / name
+    path.write_text(text)
+    uri = path.as_uri()
+    waiting = asyncio.ensure_future(_diagnostics(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_open(types.DidOpenTextDocumentParams(
+        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    return uri, await waiting
+
+
+def _apply(text: str, edits) -> str:
+    lines = text.split("\n")
+
+    def offset(position: types.Position) -> int:  # the texts here are ASCII: UTF-16 units are characters
+        return sum(len(line) + 1 for line in lines[:position.line]) + position.character
+
+    for edit in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[:offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end):]
+        lines = text.split("\n")
+    return text
+
+
+def _actions(client: LanguageClient, uri: str, diagnostic, only=None):
+    return client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), range=diagnostic.range,
+        context=types.CodeActionContext(diagnostics=[diagnostic], only=only)))
+
+
+@pytest.mark.asyncio
+async def test_open_publishes_the_findings_with_code_and_position(client: LanguageClient):
+    uri, diagnostics = await _open(client, "pipe.py", SOURCE)
+    codes = [(d.code, d.range.start.line, d.range.start.character) for d in diagnostics]
+    assert ("TFG904", 2, 48) in codes
+    found = next(d for d in diagnostics if d.code == "TFG904")
+    assert found.source == "tflint-gpu" and found.severity == types.DiagnosticSeverity.Warning
+
+
+@pytest.mark.asyncio
+async def test_the_quick_fix_applied_removes_the_finding(client: LanguageClient):
+    uri, diagnostics = await _open(client, "fixme.py", SOURCE)
+    finding = next(d for d in diagnostics if d.code == "TFG904")
+    actions = await _actions(client, uri, finding, only=[types.CodeActionKind.QuickFix])
+    fix = next(a for a in actions if "noqa" not in a.title)
+    assert "(unsafe)" not in fix.title and fix.is_preferred
+    fixed = _apply(SOURCE, fix.edit.changes[uri])
+    assert "prefetch(tf.data.AUTOTUNE)" in fixed
+    waiting = asyncio.ensure_future(_diagnostics(client, uri))
+    await asyncio.sleep(0)
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)]))
+    assert "TFG904" not in [d.code for d in await waiting]
+
+
+@pytest.mark.asyncio
+async def test_noqa_and_fix_all_actions(client: LanguageClient):
+    uri, diagnostics = await _open(client, "noqa.py", SOURCE)
+    finding = next(d for d in diagnostics if d.code == "TFG904")
+    actions = await _actions(client, uri, finding)
+    noqa = next(a for a in actions if "noqa" in a.title)
+    assert _apply(SOURCE, noqa.edit.changes[uri]).split("\n")[2].endswith("  # noqa: TFG904")
+    fix_all = await _actions(client, uri, finding, only=["source.fixAll.tflint-gpu"])
+    assert [a.kind for a in fix_all] == ["source.fixAll.tflint-gpu"]
+    assert "prefetch(tf.data.AUTOTUNE)" in _apply(SOURCE, fix_all[0].edit.changes[uri])
+
+
+@pytest.mark.asyncio
+async def test_an_unsafe_fix_is_labelled(client: LanguageClient):
+    uri, diagnostics = await _open(client, "unsafe.py", UNSAFE)
+    finding = next(d for d in diagnostics if d.code == "TFG905")
+    assert finding.data["fix"] == "unsafe"
+    fix = next(a for a in await _actions(client, uri, finding) if "noqa" not in a.title)
+    assert "(unsafe)" in fix.title and not fix.is_preferred
+    assert "axis=1" in _apply(UNSAFE, fix.edit.changes[uri])
+    assert not await _actions(client, uri, finding, only=["source.fixAll.tflint-gpu"])  # safe fixes only
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_the_rule(client: LanguageClient):
+    uri, diagnostics = await _open(client, "hover.py", SOURCE)
+    finding = next(d for d in diagnostics if d.code == "TFG904")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=finding.range.start))
+    assert hover is not None and "TFG904" in hover.contents.value and "Why is this bad?" in hover.contents.value
+
+
+@pytest.mark.asyncio
+async def test_a_syntax_error_is_one_diagnostic_and_the_server_goes_on(client: LanguageClient):
+    uri, diagnostics = await _open(client, "broken.py", "import tensorflow as tf\ndef f(:\n")
+    assert [(d.code, d.range.start.line) for d in diagnostics] == [("invalid-syntax", 1)]
+    assert diagnostics[0].severity == types.DiagnosticSeverity.Error
+    uri, diagnostics = await _open(client, "after.py", SOURCE)
+    assert "TFG904" in [d.code for d in diagnostics]
+
+
+@pytest.mark.asyncio
+async def test_a_configuration_change_is_read_again(client: LanguageClient):
+    uri, diagnostics = await _open(client, "config.py", SOURCE)
+    assert "TFG904" in [d.code for d in diagnostics]
+    config = client.root / "pyproject.toml"
+    config.write_text('[tool.tflint-gpu]\nignore = ["TFG904"]\n')
+    waiting = asyncio.ensure_future(_diagnostics(client, uri))
+    await asyncio.sleep(0)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
+    assert "TFG904" not in [d.code for d in await waiting]
+    config.write_text('[tool.tflint-gpu]\nselect = ["NOPE"]\n')
+    waiting = asyncio.ensure_future(_diagnostics(client, uri))
+    await asyncio.sleep(0)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
+    broken = await waiting
+    assert [d.severity for d in broken] == [types.DiagnosticSeverity.Error]
+    assert "configuration error" in broken[0].message

@@ -1,0 +1,51 @@
+"""One text checked on its own, as the flake8 plugin and the language server see it.
+
+A text comes with its path and no run around it: its settings are those of the
+nearest configuration above the file, and its project index (the
+configuration's folder, else the file's folder raised out of its packages) is
+made on first use and kept for the other files of that project, its modules
+summarised as imports reach them. ``Documents.reload`` forgets both (a
+configuration or a project module changed).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, Optional
+
+from tflint_gpu import config
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex
+
+STDIN_NAMES = ("-", "stdin", "")
+
+
+class Documents:
+    """Settings per folder and project indexes per root, kept between texts."""
+
+    def __init__(self) -> None:
+        self._settings: Dict[str, config.Settings] = {}
+        self._indexes: Dict[str, ProjectIndex] = {}
+
+    def settings_for(self, path: str) -> config.Settings:
+        """The settings of the nearest configuration above ``path`` (raises ``config.ConfigError``)."""
+        folder = str(Path(path).resolve().parent) if path not in STDIN_NAMES else str(Path.cwd())
+        if folder not in self._settings:
+            self._settings[folder] = config.load_settings(config.Overrides(), Path(folder))
+        return self._settings[folder]
+
+    def project_for(self, path: str, settings: config.Settings) -> Optional[ProjectFile]:
+        """The view of ``path``'s project (None for stdin or a file outside any project)."""
+        if path in STDIN_NAMES:
+            return None
+        root = settings.project_root([path])
+        if root is None:
+            return None
+        if root not in self._indexes:
+            from tflint_gpu.engine.cache import ProjectCache
+
+            store = ProjectCache(None)
+            self._indexes[root] = ProjectIndex(root, loader=store.load, by_text=store.of_text)
+        return ProjectFile(self._indexes[root], str(Path(path).resolve()))
+
+    def reload(self) -> None:
+        self._settings.clear()
+        self._indexes.clear()
