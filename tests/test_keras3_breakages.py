@@ -61,6 +61,17 @@ def test_flow_rebinding_unpacking_iteration():
     """) == [True, True, True, True, True, False]
 
 
+def test_a_long_chain_of_layers_is_read_to_its_input():
+    """A functional model is a long chain `x = Layer(...)(x)`: every link is read (the depth bound
+    resumed where it cut), and one link that is not a KerasTensor breaks the chain."""
+    chain = "x = keras.layers.Dense(8)(x)\n" * 60
+    assert probes("import keras\nx = keras.Input((8,))\n" + chain + "probe(x)\n") == [True]
+    assert probes("import keras\nimport numpy as np\nx = np.ones((2, 8))\n" + chain + "probe(x)\n") == [False]
+    middle = "x = keras.layers.Dense(8)(x)\n" * 30
+    assert probes("import keras\nx = keras.Input((8,))\n" + middle + "x = np.ones((2, 8))\n" + middle
+                  + "probe(x)\n") == [False]
+
+
 def test_model_outputs_and_helpers():
     assert probes("""
         import keras

@@ -368,3 +368,15 @@ def test_a_loop_around_the_if_brings_the_other_branch_round():
                     use(x)
     """)
     assert values_at(module, model, "x") == ["0", "1"]
+
+
+def test_a_name_rebound_many_times_reads_its_last_binding_before_the_read():
+    """Straight-line code (the sorted fast path): the last binding before the read, none after it;
+    under an `if` with an `else`, both branches' bindings (the general path)."""
+    rebinds = "".join(f"x = f({i})\n" for i in range(300))
+    module, model = model_of(rebinds + "g(x)\nx = f(999)\n")
+    assert values_at(module, model, "x", 0) == ["f(299)"]
+    module, model = model_of("x = f(0)\n" + rebinds + "if c:\n    x = f(1000)\nelse:\n    g(x)\n")
+    assert values_at(module, model, "x", 0) == ["f(299)"]
+    module, model = model_of(rebinds + "if c:\n    x = f(1000)\ng(x)\n")
+    assert values_at(module, model, "x", 0) == ["f(299)", "f(1000)"]

@@ -13,6 +13,8 @@ Everything later stages need is recorded here, in source order:
 """
 from __future__ import annotations
 
+import bisect
+
 import dataclasses
 from array import array
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -761,9 +763,10 @@ def lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Opt
             if live is not None:
                 return live
         if name in current.assigned or name in current.global_writes:
-            values = list(current.assigned.get(name, ()))
+            source = current.assigned.get(name)
+            values = list(source or ())
             if at is not None and current is scope:
-                values = _reaching(values, at, current)
+                values = _reaching(values, at, current, source)
                 if not values and not current.global_writes.get(name):
                     # read before any assignment: `f = tf.function(f)` reads the def
                     if name in current.defs:
@@ -846,7 +849,7 @@ class _Order:
     to the node's place in pre-order; the numbers and parents are arrays by
     place (a long scope has one entry per node, not three)."""
 
-    __slots__ = ("index", "nodes", "up", "pre", "post")
+    __slots__ = ("index", "nodes", "up", "pre", "post", "bindings")
 
     def __init__(self, scope: ScopeInfo) -> None:
         index: Dict[int, int] = {}  # id(node) -> its place in pre-order
@@ -856,6 +859,9 @@ class _Order:
         self.index = index
         self.pre = _Numbers(index, pre)
         self.post = _Numbers(index, post)
+        # id(list of a name's values) -> (its length, the values' post numbers in order, the values
+        # in that order, or None where a value is bound outside this order): see ``_reaching``.
+        self.bindings: Dict[int, Tuple[int, List[int], Optional[List[Any]]]] = {}
         nodes, up = self.nodes, self.up
         counter = 0
         root = scope.node.body if not isinstance(scope.node, cst.Module) else scope.node
@@ -908,12 +914,17 @@ def _value_node(value: Any) -> Optional[cst.CSTNode]:
     return value
 
 
-def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]:
+def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo, source: Optional[List[Any]] = None) -> List[Any]:
+    """The ``values`` that reach ``at``. ``source``: the scope's own list ``values`` copies (its
+    values sorted once, so that reading a name bound n times costs log n, not n)."""
     order = scope.flow_order()
     if id(at) not in order.pre:
         return values  # not in this scope's own code: no flow to follow
     at_pre = order.pre[id(at)]
     loops = [node for node in order.ancestors(at) if node.__class__ in _LOOP_CLASSES]
+    if source is not None and not loops and not any(
+            node.__class__ is cst.If and node.orelse is not None for node in order.ancestors(at)):
+        return _reaching_straight(values, at, at_pre, order, source)
     # The other branch of each `if` around ``at`` (no loop around the `if` to bring a
     # binding there round): what it binds never reaches ``at``.
     exclusive: List[cst.CSTNode] = []
@@ -951,6 +962,41 @@ def _reaching(values: List[Any], at: cst.CSTNode, scope: ScopeInfo) -> List[Any]
                 return kept
             return kept + carried
     return [item[1] for item in before] + carried
+
+
+def _reaching_straight(values: List[Any], at: cst.CSTNode, at_pre: int, order: _Order,
+                       source: List[Any]) -> List[Any]:
+    """``_reaching`` where no loop and no ``if`` with an ``else`` holds ``at``: what is bound after
+    ``at`` never reaches it, and the last binding before it on every path replaces the earlier ones."""
+    cached = order.bindings.get(id(source))
+    if cached is None or cached[0] != len(source):
+        keyed = []
+        for place, value in enumerate(source):
+            node = _value_node(value)
+            if node is not None and id(node) not in order.post:
+                keyed = None  # bound somewhere the order does not know
+                break
+            keyed.append((-1 if node is None else order.post[id(node)], place, value))
+        if keyed is None:
+            cached = (len(source), [], None)
+        else:
+            keyed.sort(key=lambda item: (item[0], item[1]))
+            cached = (len(source), [item[0] for item in keyed], [item[2] for item in keyed])
+        order.bindings[id(source)] = cached
+    _, posts, ordered = cached
+    if ordered is None:
+        return values  # as ``_reaching``: keep all
+    end = bisect.bisect_left(posts, at_pre)  # the values complete before ``at``
+    at_blocks = None
+    for index in range(end - 1, -1, -1):
+        node = _value_node(ordered[index])
+        if node is None:
+            return ordered[index:end]
+        if at_blocks is None:
+            at_blocks = {id(n) for n in order.ancestors(at) if n.__class__ in _BLOCK_CLASSES}
+        if _statement_block(node, order) in at_blocks:
+            return ordered[index:end]
+    return ordered[:end]
 
 
 def _statement_block(node: cst.CSTNode, order: _Order) -> Optional[int]:

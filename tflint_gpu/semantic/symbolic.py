@@ -57,6 +57,9 @@ _FUNCTIONAL_HELPERS = frozenset({
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
                cst.MatrixMultiply)
 _DEPTH = 12
+# How many reads cut at _DEPTH one question resumes (each reads about four more bindings of a chain
+# `x = Dense(8)(x)`, a functional model's usual shape): a 200-layer model is read to its Input.
+_RESUMES = 400
 
 
 class SymbolicTensors:
@@ -70,12 +73,18 @@ class SymbolicTensors:
         # name -> the plain names given to calls as arguments, with their scopes
         self._handed_names: Optional[Dict[str, List[Tuple[cst.Name, ScopeInfo]]]] = None
         self._blocks: Dict[int, bool] = {}  # id(param) -> the answer of ``_building_block``
+        # (id(expr), id(scope)) -> the answer of ``_symbolic`` where no cycle or depth cut decided it
+        # (such an answer is the same in every context): a chain `x = f(x)` is read once, not per read.
+        self._memo: Dict[Tuple[int, int], bool] = {}
+        self._cuts = 0  # how many times a cycle or the depth bound cut the reading short
+        self._frontier: List[Tuple[cst.BaseExpression, ScopeInfo]] = []  # reads cut at the depth bound
+        self._unresolved: Set[Tuple[int, int]] = set()  # read afresh and still cut by a cycle
 
     def is_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
         key = (id(expr), id(scope))
         found = self._cache.get(key)
         if found is None:
-            found = self._cache[key] = self._symbolic(expr, scope, set(), 0)
+            found = self._cache[key] = self._resumed(lambda: self._symbolic(expr, scope, set(), 0))
         return found
 
     def symbolic_argument(self, call: cst.Call, scope: ScopeInfo,
@@ -88,9 +97,36 @@ class SymbolicTensors:
         for arg in call.args:
             if arg.star == "**":
                 continue
-            if self._holds(arg.value, scope, set(), 0, direct):
+            if self._resumed(lambda: self._holds(arg.value, scope, set(), 0, direct)):
                 return arg.value
         return None
+
+    def _resumed(self, question) -> bool:
+        """``question()``, its reads cut at the depth bound resumed from where they were cut: each
+        is read afresh (deepest first), its answer kept (``_memo``), then the question asked again.
+        The bound keeps the recursion shallow; this keeps a long chain of bindings readable, in
+        time linear in its length."""
+        budget = _RESUMES
+        while True:
+            self._frontier = []
+            found = question()
+            pending = [r for r in self._frontier if (id(r[0]), id(r[1])) not in self._unresolved]
+            if not pending or budget <= 0:
+                return found
+            while pending and budget > 0:
+                expr, scope = pending.pop()
+                key = (id(expr), id(scope))
+                if key in self._memo or key in self._unresolved:
+                    continue
+                budget -= 1
+                self._frontier = []
+                self._symbolic(expr, scope, set(), 0)
+                deeper = [r for r in self._frontier if (id(r[0]), id(r[1])) not in self._unresolved]
+                if deeper:
+                    pending.append((expr, scope))  # read again once what it was cut at is known
+                    pending.extend(deeper)
+                elif key not in self._memo:
+                    self._unresolved.add(key)  # a cycle decides it: its answer depends on the reader
 
     # -- the fact ------------------------------------------------------------
     def _holds(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int,
@@ -102,7 +138,20 @@ class SymbolicTensors:
         return self._symbolic(expr, scope, seen, depth)
 
     def _symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        key = (id(expr), id(scope))
+        found = self._memo.get(key)
+        if found is not None:
+            return found
+        cuts = self._cuts
+        found = self._read(expr, scope, seen, depth)
+        if self._cuts == cuts:
+            self._memo[key] = found
+        return found
+
+    def _read(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
         if depth > _DEPTH:
+            self._cuts += 1
+            self._frontier.append((expr, scope))
             return False
         if isinstance(expr, cst.Call):
             return self._call(expr, scope, seen, depth)
@@ -172,6 +221,7 @@ class SymbolicTensors:
             return False
         key = (expr.value, id(found.scope), tuple(id(v) for v in values))
         if key in seen:
+            self._cuts += 1
             return False
         seen.add(key)
         try:
@@ -215,6 +265,7 @@ class SymbolicTensors:
             return False
         key = ("returns", id(function))
         if key in seen:
+            self._cuts += 1
             return False
         values = []
         for stmt in returns(node.body):
@@ -239,6 +290,7 @@ class SymbolicTensors:
             return self._building_block(param, function)
         key = ("param", id(param))
         if key in seen:
+            self._cuts += 1
             return False
         seen.add(key)
         try:
