@@ -145,7 +145,7 @@ def test_the_command_line_reports_a_crashed_file_and_exits_2(tmp_path, monkeypat
     assert code == 2
     assert err.strip() == "tflint-gpu: error: f3.py: the analysis crashed (its worker process died); " \
                           "file skipped (please report)"
-    assert "Found 8 errors (8 fixed, 0 remaining)." in out
+    assert "Found 8 errors (8 fixed, 0 remaining; 1 file could not be checked)." in out
 
 
 def test_the_summary_counts_no_fix_that_could_not_be_written(tmp_path, monkeypatch, capsys):

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import zipfile
@@ -66,11 +67,30 @@ def _run(command, *, cwd, timeout=300):
     return done
 
 
+def _site_dirs():
+    """Where this interpreter's packages are: its site-packages (a virtualenv's own, and the base's only
+    when the virtualenv includes them) and the user's, never the checkout or the tests' folder."""
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
 def _venv(path):
-    """A fresh virtualenv that sees this interpreter's packages (TensorFlow, LibCST, pip) but not its scripts."""
-    done = _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", path], cwd=path.parent)
+    """A fresh virtualenv that sees this interpreter's packages (TensorFlow, LibCST, pip) but not its scripts.
+
+    Not ``venv --system-site-packages``: made from a virtualenv (the README's commands run in one), that
+    shows the base interpreter's packages, not this one's. A .pth file puts this interpreter's site
+    directories after the new one's own, as plain paths: their .pth files (this checkout's editable
+    install among them) are not run, so only what is installed in the new virtualenv is tflint-gpu."""
+    done = _run([sys.executable, "-m", "venv", "--without-pip", path], cwd=path.parent)
     assert done.returncode == 0, done.stderr
     bin_dir = path / ("Scripts" if os.name == "nt" else "bin")
+    done = _run([bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    (Path(done.stdout.strip()) / "_outer_site_packages.pth").write_text(
+        "".join(f"{d}\n" for d in _site_dirs()), encoding="utf-8")
     return bin_dir / "python", bin_dir / "tflint-gpu"
 
 

@@ -1,8 +1,9 @@
 """The command line: ``tflint-gpu [check] PATH...``, ``rule CODE``, ``rules``, ``verify``.
 
-Exit codes: 0 no findings remain, 1 findings remain (or ``--diff`` has
-changes to show), 2 a usage or configuration error, or a file that could not
-be read or parsed (the other files are still checked).
+Exit codes, as Ruff's: 0 no findings remain, 1 findings remain (or ``--diff``
+has changes to show), a file's syntax or read error counting as one
+(``invalid-syntax``, ``io-error``), 2 a usage or configuration error, or a file
+the analysis failed on (the other files are still checked).
 """
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import List, Optional, Sequence
 
 import tflint_gpu
@@ -18,13 +18,16 @@ from tflint_gpu import config
 from tflint_gpu.engine import run
 from tflint_gpu.files import discover
 from tflint_gpu.notebook import is_notebook
+from tflint_gpu.findings import IO_ERROR, FileProblem
+from tflint_gpu.progress import Progress
 from tflint_gpu.report import FORMATS, STATISTICS, render
+from tflint_gpu.report.full import Sources
 from tflint_gpu.report import text as text_report
-from tflint_gpu.rules.base import REGISTRY, all_rules
+from tflint_gpu.rules.base import all_codes, describe
 from tflint_gpu.verify import command as verify_command
-from tflint_gpu.verify.harness import default_examples_dir
 
 COMMANDS = ("check", "rule", "rules", "verify", "upgrade", "server")
+OFF_LEGEND = "off: off by default; turn it on with --extend-select CODE (or extend-select in [tool.tflint-gpu])"
 
 
 def _check_parser(sub) -> None:
@@ -35,6 +38,8 @@ def _check_parser(sub) -> None:
     p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply and show unsafe fixes")
     p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     p.add_argument("--diff", action="store_true", help="show the fixes as a diff; write nothing")
+    p.add_argument("--add-noqa", action="store_true",
+                   help="add `# noqa: CODE` to every line with a finding (as --fix writes files) and exit 0")
     p.add_argument("--select", action="append", metavar="CODES", help="rule code prefixes, comma-separated, or ALL")
     p.add_argument("--extend-select", action="append", metavar="CODES", help="add to the selection")
     p.add_argument("--ignore", action="append", metavar="CODES", help="rule code prefixes to leave out")
@@ -43,8 +48,15 @@ def _check_parser(sub) -> None:
     p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
     p.add_argument("--extend-include", action="append", metavar="PATTERNS",
                    help="also check these files in directories (default: *.py, *.ipynb)")
-    p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly too")
-    p.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text")
+    p.add_argument("--force-exclude", action="store_true",
+                   help="apply excludes (and .gitignore) to files named explicitly and to --stdin-filename too")
+    p.add_argument("--respect-gitignore", action="store_true", default=None,
+                   help="skip the files .gitignore ignores in directories (the default)")
+    p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
+    p.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text",
+                   help="text (or concise: one line a finding, the default), full (with the source lines and "
+                        "a preview of each fix), json, sarif, github")
+    p.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     p.add_argument("--statistics", action="store_true", help="count findings by rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
@@ -57,7 +69,9 @@ def _check_parser(sub) -> None:
                    help="the TensorFlow/Keras the code runs under: tf2.15 (Keras 2), tf2.16 (Keras 3), "
                         "tf2.16-keras2 (tf_keras), latest (default: read from the project's pins)")
     p.add_argument("--show-settings", action="store_true",
-                   help="print the settings used for each path (target and why, rules) and exit")
+                   help="print the settings used for each path (configuration files, target and why, rules, "
+                        "per-file ignores) and exit")
+    p.add_argument("--show-files", action="store_true", help="list the files that would be checked and exit")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,9 +166,7 @@ def _check(args: argparse.Namespace) -> int:
         raise config.ConfigError("`-` (stdin) cannot be combined with other paths")
     if args.statistics and args.format not in STATISTICS:
         raise config.ConfigError(f"--statistics: unsupported with --format {args.format} (use text or json)")
-    start = Path(args.stdin_filename if stdin and args.stdin_filename else paths[0])
-    start = start if start.exists() else Path.cwd()
-    settings = config.load_settings(
+    resolver = config.Resolver(
         config.Overrides(
             select=args.select,
             ignore=args.ignore,
@@ -167,61 +179,143 @@ def _check(args: argparse.Namespace) -> int:
             cache_dir=args.cache_dir,
             per_file_ignores=args.per_file_ignores,
             target_version=args.target_version,
+            respect_gitignore=args.respect_gitignore,
         ),
-        start,
     )
+    # Each file has its own (``run_by_settings``); the first path's decide the run's `fix` and
+    # how unsafe fixes are shown.
+    settings = resolver.settings_for(args.stdin_filename if stdin and args.stdin_filename else paths[0])
     if args.show_settings:
-        return _show_settings(args, settings, paths)
+        return _show_settings(args, resolver, paths)
+    if args.show_files:
+        return _show_files(args, resolver, paths)
     fix = args.fix if args.fix is not None else settings.fix
     mode = run.DIFF if args.diff else (run.FIX if fix else run.CHECK)
+    if args.add_noqa:
+        if args.fix or args.diff:
+            raise config.ConfigError("--add-noqa cannot be combined with --fix or --diff")
+        if stdin:
+            raise config.ConfigError("--add-noqa writes files: name them (it does not read stdin)")
+        mode = run.NOQA
+    fmt = "text" if args.format == "concise" else args.format
     errors: List[str] = []
+    problems: List[FileProblem] = []
     no_files = False
     if stdin:
         results = [_stdin(args, settings, mode)]
     else:
-        files, missing = discover(paths, settings, args.force_exclude)
+        origins: dict = {}
+        files, missing = discover(paths, resolver, args.force_exclude, origins)
         errors.extend(f"{path}: no such file or directory" for path in missing)
-        prepare_targets(settings, files)
-        results = run.run_files(files, settings.rules_for, mode, unsafe=settings.unsafe_fixes,
-                                jobs=max(1, args.jobs), cache_dir=None if args.no_cache else settings.cache_dir,
-                                cache_key=settings.fingerprint(), project_root=settings.project_root(paths),
-                                target_for=settings.target_for)
-        if args.format == "text" and not args.quiet:
-            _target_notes(settings, files)
+        problems.extend(FileProblem(IO_ERROR, path, "no such file or directory") for path in missing)
+        with Progress(len(files), enabled=None if len(files) > 1 and not args.quiet else False) as progress:
+            results = run_by_settings(resolver, files, origins, mode, jobs=max(1, args.jobs), no_cache=args.no_cache,
+                                      progress=progress)
+        if fmt in ("text", "full") and not args.quiet:
+            for group_settings, group in by_settings(resolver, files):
+                _target_notes(group_settings, group)
         # As in Ruff: a warning, exit 0, and no "All checks passed!" (nothing was checked).
         no_files = not files and not missing
         if no_files and not args.quiet:
             print("tflint-gpu: warning: No Python files found under the given path(s)", file=sys.stderr)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     errors.extend(r.error for r in results if r.error)
+    problems.extend(p for r in results for p in r.problems)
+    # A syntax or read error is a diagnostic, as in Ruff (exit 1); any other error line (an analysis
+    # that failed, a fix that could not be written) is one of ours (exit 2).
+    diagnostics = [p for p in problems if p.code]
+    failures = [r.error for r in results if r.error and not (r.problems and all(p.code for p in r.problems))]
     fixed = sum(r.fixed for r in results)
+    if mode == run.NOQA:  # as Ruff: the count on stderr, exit 0 (2 if a file could not be analysed or written)
+        if not args.quiet:
+            print(f"Added {fixed} noqa directive{'s' if fixed != 1 else ''}.", file=sys.stderr)
+        _print_errors(errors)
+        return 2 if failures else 0
     out = sys.stdout
     if stdin and mode == run.FIX:
         out = sys.stderr  # stdout carries the fixed source
 
     if mode == run.DIFF:
         diff = "".join(r.diff for r in results)
-        sys.stdout.write(diff)
         would = sum(r.fixed for r in results)
+        if not _report(args, sys.stdout, diff):
+            return 2
         if not args.quiet and not no_files:
-            print(f"Would fix {would} error{'s' if would != 1 else ''}." if would else "No fixes available.",
-                  file=sys.stderr)
+            notes = f" ({text_report.unchecked(problems)})" if text_report.unchecked(problems) else ""
+            print(f"Would fix {would} error{'s' if would != 1 else ''}{notes}." if would
+                  else f"No fixes available{notes}.", file=sys.stderr)
         _print_errors(errors)
-        return 2 if errors else (1 if diff else 0)
+        if failures:
+            return 2
+        return 1 if (diff or diagnostics) and not args.exit_zero else 0
 
     if args.statistics:
-        out.write(STATISTICS[args.format](findings, settings.unsafe_fixes))
-    elif args.format == "text" and (args.quiet or no_files):
-        out.write("".join(text_report.line(f, settings.unsafe_fixes) + "\n" for f in findings))
+        report = STATISTICS[fmt](findings, settings.unsafe_fixes)
+    elif fmt == "text" and (args.quiet or no_files):
+        report = "".join(text_report.line(f, settings.unsafe_fixes) + "\n" for f in findings)
     else:
-        out.write(render(args.format, findings, errors, fixed=fixed, unsafe_fixes=settings.unsafe_fixes,
-                         fix_mode=mode == run.FIX))
-    _print_errors(errors)
-    if errors:
+        report = render(fmt, findings, errors, fixed=fixed, unsafe_fixes=settings.unsafe_fixes,
+                        fix_mode=mode == run.FIX, problems=problems, failures=failures,
+                        sources=Sources(getattr(args, "stdin_text", None)), summary=not (args.quiet or no_files))
+    if not _report(args, out, report):
         return 2
-    if findings and not args.exit_zero:
+    _print_errors(errors)
+    if failures:
+        return 2
+    if (findings or diagnostics) and not args.exit_zero:
         return 1
     return 0
+
+
+def _report(args: argparse.Namespace, out, report: str) -> bool:
+    """Write ``report`` to ``--output-file`` (its folder made if need be, as Ruff does), else to ``out``;
+    False (and one error line) when the file cannot be written."""
+    if not args.output_file:
+        out.write(report)
+        return True
+    try:
+        folder = os.path.dirname(args.output_file)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        with open(args.output_file, "w", encoding="utf-8", newline="") as handle:
+            handle.write(report)
+    except OSError as error:
+        _print_errors([f"--output-file {args.output_file}: cannot write: {error.strerror or error}"])
+        return False
+    return True
+
+
+def by_settings(resolver: config.Resolver, files: Sequence[str]) -> List[tuple]:
+    """``files`` grouped by their settings (each file's nearest configuration's): (settings, files)
+    pairs, in the order the groups are first met."""
+    groups: dict = {}
+    for path in files:
+        settings = resolver.settings_for_folder(os.path.dirname(os.path.abspath(path)))
+        groups.setdefault(id(settings), (settings, []))[1].append(path)
+    return list(groups.values())
+
+
+def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: dict, mode: str, *, jobs: int,
+                    no_cache: bool, progress=None, adapt=None) -> List[run.FileResult]:
+    """Each configuration's files run with its settings: its rules and per-file ignores, the
+    targets, its cache and its project index (the configuration's folder; for the files of no
+    configuration, the paths given they came from, ``origins``). ``adapt(settings)``: the
+    settings to run with instead. Results in the order of ``files``."""
+    results: dict = {}
+    done = 0
+    for settings, group in by_settings(resolver, files):
+        settings = adapt(settings) if adapt is not None else settings
+        prepare_targets(settings, group)
+        given = list(dict.fromkeys(origins.get(path, path) for path in group))
+        extra = {}
+        if progress is not None:
+            extra["progress"] = lambda count, before=done: progress(before + count)
+        found = run.run_files(group, settings.rules_for, mode, unsafe=settings.unsafe_fixes, jobs=jobs,
+                              cache_dir=None if no_cache else settings.cache_dir, cache_key=settings.fingerprint(),
+                              project_root=settings.project_root(given), target_for=settings.target_for, **extra)
+        results.update(zip(group, found))
+        done += len(group)
+    return [results[path] for path in files]
 
 
 def prepare_targets(settings: config.Settings, files: Sequence[str]) -> None:
@@ -246,13 +340,22 @@ def _target_notes(settings: config.Settings, files: Sequence[str]) -> None:
               f"what TF 2.16+ would break", file=sys.stderr)
 
 
+def _globs(items: Sequence[tuple], root: str) -> List[str]:
+    """Globs as ``--show-settings`` shows them: each with the folder it is relative to, where that
+    is not the root."""
+    return [pattern if os.path.abspath(anchor) == os.path.abspath(root) or "/" not in pattern.rstrip("/")
+            else f"{pattern} (in {anchor})" for pattern, anchor in items]
+
+
 def settings_report(settings: config.Settings, path: str) -> dict:
     """What ``--show-settings`` prints for ``path``."""
     target = settings.target_for(path)
+    root = str(settings.root)
     return {
         "path": path,
         "config-file": str(settings.config_file) if settings.config_file else None,
-        "root": str(settings.root),
+        "extends": [str(p) for p in settings.config_files[1:]],
+        "root": root,
         "target-version": target.spelling,
         "target": target.describe(),
         "target-source": target.source,
@@ -261,23 +364,28 @@ def settings_report(settings: config.Settings, path: str) -> dict:
         "rules": [r.code for r in settings.rules_for(path)],
         "silenced-by-target": [r.code for r in settings.silenced_for(path)],
         "per-file-ignored": sorted(r.code for r in set(settings.rules) - set(settings._ignoring(path))),
+        "per-file-ignores": [{"pattern": pattern, "relative-to": anchor, "codes": list(codes)}
+                             for pattern, anchor, codes in settings.per_file_ignores_for(path)],
+        "excluded": settings.is_excluded(path),
         "unsafe-fixes": settings.unsafe_fixes,
         "fix": settings.fix,
-        "include": list(settings.include),
-        "exclude": list(settings.exclude),
+        "respect-gitignore": settings.respect_gitignore,
+        "include": _globs(settings.include, root),
+        "exclude": _globs(settings.exclude, root),
         "cache-dir": str(settings.cache_dir) if settings.cache_dir else None,
     }
 
 
-def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: List[str]) -> int:
+def _show_settings(args: argparse.Namespace, resolver: config.Resolver, paths: List[str]) -> int:
     shown = []
     for path in paths:
         if path == "-":
             path = args.stdin_filename or os.path.join(os.getcwd(), "-")
+        settings = resolver.settings_for(path)
         if os.path.isfile(path):
             settings.scan_code([path])
         elif os.path.isdir(path):
-            files, _ = discover([path], settings, args.force_exclude)
+            files, _ = discover([path], resolver, args.force_exclude)
             settings.scan_code(files)
             path = os.path.join(path, "")  # a folder: its own target, not its parent's
         shown.append(settings_report(settings, path))
@@ -287,9 +395,10 @@ def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: L
     for item in shown:
         why = item["target-why"] or ["(no reason recorded)"]
         lines = [f"Settings for: {item['path']}",
-                 f"  config file     : {item['config-file'] or '(none: defaults)'}",
-                 f"  root            : {item['root']}",
-                 f"  target-version  : {item['target-version']} ({item['target']}; {item['target-source']})"]
+                 f"  config file     : {item['config-file'] or '(none: defaults)'}"]
+        lines += [f"    extends       : {base}" for base in item["extends"]]
+        lines += [f"  root            : {item['root']}",
+                  f"  target-version  : {item['target-version']} ({item['target']}; {item['target-source']})"]
         lines += [f"    because       : {reason}" for reason in why]
         if item["target-folder"]:
             lines.append(f"    read from     : {item['target-folder']}")
@@ -299,8 +408,13 @@ def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: L
                          f"see `tflint-gpu upgrade` or --target-version latest)")
         if item["per-file-ignored"]:
             lines.append(f"  per-file ignored: {', '.join(item['per-file-ignored'])}")
+        lines += [f"    by            : {entry['pattern']} = {', '.join(entry['codes'])} (in {entry['relative-to']})"
+                  for entry in item["per-file-ignores"]]
+        if item["excluded"]:
+            lines.append("  excluded        : yes (checked only when named, without --force-exclude)")
         lines += [f"  unsafe-fixes    : {str(item['unsafe-fixes']).lower()}",
                   f"  fix             : {str(item['fix']).lower()}",
+                  f"  respect-gitignore: {str(item['respect-gitignore']).lower()}",
                   f"  include         : {', '.join(item['include'])}",
                   f"  exclude         : {', '.join(item['exclude'])}",
                   f"  cache-dir       : {item['cache-dir']}"]
@@ -308,9 +422,39 @@ def _show_settings(args: argparse.Namespace, settings: config.Settings, paths: L
     return 0
 
 
+def _show_files(args: argparse.Namespace, resolver: config.Resolver, paths: List[str]) -> int:
+    """``--show-files``: the files a check of ``paths`` would read, one a line (``--format json``:
+    a list), sorted; exit 0 (2 when a path does not exist)."""
+    if paths == ["-"]:
+        raise config.ConfigError("--show-files: lists files found under paths, not stdin (`-`)")
+    files, missing = discover(paths, resolver, args.force_exclude)
+    files = sorted(files)
+    if args.format == "json":
+        print(json.dumps(files, indent=2))
+    else:
+        sys.stdout.write("".join(f"{path}\n" for path in files))
+    _print_errors([f"{path}: no such file or directory" for path in missing])
+    return 2 if missing else 0
+
+
+def _stdin_excluded(args: argparse.Namespace, settings: config.Settings) -> bool:
+    """``--force-exclude`` with a ``--stdin-filename`` that is excluded or git-ignored (as in Ruff)."""
+    if not (args.force_exclude and args.stdin_filename):
+        return False
+    from tflint_gpu.globs import GitIgnores
+
+    name = args.stdin_filename
+    return settings.is_excluded(name, False) or (settings.respect_gitignore and GitIgnores().ignored_path(name))
+
+
 def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
     from tflint_gpu.engine.lint import using_target
 
+    if _stdin_excluded(args, settings):  # no findings; with --fix the text goes through unchanged
+        data = sys.stdin.buffer.read()
+        if mode == run.FIX:
+            sys.stdout.buffer.write(data)
+        return run.FileResult(args.stdin_filename)
     with using_target(settings.target_for(args.stdin_filename or os.path.join(os.getcwd(), "-"))):
         return _stdin_run(args, settings, mode)
 
@@ -326,8 +470,10 @@ def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -
                                                 project)
         if store is not None:
             store.save()
+        kept = new if new is not None and not result.error else data
         if mode == run.FIX:  # the fixed notebook (or the input, unchanged) goes to stdout
-            sys.stdout.buffer.write(new if new is not None and not result.error else data)
+            sys.stdout.buffer.write(kept)
+        args.stdin_text = {name: kept.decode("utf-8-sig", "replace")}  # what the findings are in (full output)
         result.output = None
         return result
     try:
@@ -335,12 +481,13 @@ def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -
     except (UnicodeDecodeError, LookupError) as error:
         if mode == run.FIX:  # the fixed code goes to stdout: pass the input through unchanged
             sys.stdout.buffer.write(data)
-        return run.FileResult(name, error=f"{name}: cannot read: {error}")
+        return run.failed(name, f"{name}: cannot read: {error}", IO_ERROR)
     result = run.process_text(source, name, settings.rules_for(name), mode, settings.unsafe_fixes, project)
     if store is not None:
         store.save()
     if mode == run.FIX:
         sys.stdout.write(result.output if result.output is not None else source)
+    args.stdin_text = {name: result.output if mode == run.FIX and result.output is not None else source}
     return result
 
 
@@ -366,7 +513,7 @@ def _print_errors(errors: List[str]) -> None:
 
 
 def _rules(fmt: str) -> int:
-    rules = list(all_rules())
+    rules = list(all_codes())  # the rules and the engine's own codes (TFG001)
     if fmt == "json":
         data = [
             {
@@ -384,39 +531,22 @@ def _rules(fmt: str) -> int:
     width = max((len(r.name) for r in rules), default=0)
     for r in rules:
         fix = f"fix: {r.fix_safety.value}" if r.fix_safety else "no fix"
-        default = "" if r.default_enabled else "  (off by default)"
-        if getattr(r, "migration", False):
-            default += "  (Keras 3 migration)"
-        print(f"{r.code}  {r.name:<{width}}  {fix:<12} {r.summary()}{default}")
+        off = "   " if r.default_enabled else "off"
+        migration = "  (Keras 3 migration)" if getattr(r, "migration", False) else ""
+        print(f"{r.code} {off} {r.name:<{width}}  {fix:<12} {r.summary()}{migration}")
+    if not all(r.default_enabled for r in rules):
+        print(f"\n{OFF_LEGEND}")
     return 0
 
 
 def _rule(code: str) -> int:
-    list(all_rules())
-    rule = REGISTRY.get(code.upper())
+    from tflint_gpu.rules.docs import page
+
+    rule = describe(code.upper())
     if rule is None:
         print(f"tflint-gpu: error: unknown rule `{code}`", file=sys.stderr)
         return 2
-    fix = rule.fix_safety.value if rule.fix_safety else "none"
-    enabled = "yes" if rule.default_enabled else "no"
-    header = f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {enabled}."
-    parts = [header, rule.docs()]
-    examples = default_examples_dir()
-    example = examples / rule.code
-    if (example / "before.py").is_file() and (example / "after.py").is_file():
-        for side in ("before", "after"):
-            parts.append(f"## Example pair: examples/{rule.code}/{side}.py\n```python\n"
-                         f"{(example / f'{side}.py').read_text(encoding='utf-8').rstrip()}\n```")
-    results = examples / "RESULTS.md"
-    if results.is_file():
-        lines = results.read_text(encoding="utf-8").splitlines()
-        rows = [line for line in lines if line.startswith((f"| {rule.code} ", f"| [{rule.code}]"))]
-        if rows:
-            heading = [line for line in lines if line.startswith("|")][:2]
-            context = [line for line in lines if line and not line.startswith("|")][:3]
-            table = "\n".join(context + [""] + heading + rows)
-            parts.append("## Last recorded measurement (examples/RESULTS.md)\n" + table)
-    print("\n\n".join(parts))
+    sys.stdout.write(page(rule))
     return 0
 
 

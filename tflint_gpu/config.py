@@ -5,10 +5,17 @@ Selection works as in Ruff: codes are chosen by prefix (``TFG``, ``TFG2``,
 ``ignore`` prefix, the longer (more specific) prefix wins, and ``ignore`` wins
 a tie. Rules that are off by default are enabled only by a ``select`` or
 ``extend-select`` prefix that names them (``ALL`` included).
+
+Configuration is found as in Ruff (``Resolver``): each file uses the nearest
+``pyproject.toml`` with a ``[tool.tflint-gpu]`` table above it (``--config``:
+one file for all), the command line overriding every one. ``extend = PATH``
+(relative to the file that says it) inherits a base configuration: the
+extending file's keys replace the base's, the ``extend-*`` lists add up.
+Paths and globs are relative to the configuration that states them (those of
+the command line to the current folder); globs are matched by ``globs``.
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import sys
@@ -21,7 +28,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tflint_gpu.rules.base import Rule, all_rules
+from tflint_gpu.globs import Patterns
+from tflint_gpu.rules.base import Rule, all_codes
 from tflint_gpu.semantic import target as targets
 from tflint_gpu.semantic.target import Target, TargetError
 
@@ -73,7 +81,12 @@ _KNOWN_KEYS = {
     "fix",
     "cache-dir",
     "target-version",
+    "extend",
+    "respect-gitignore",
+    "extend-per-file-ignores",
 }
+# A glob with the folder it is relative to (the configuration's; the cwd for the command line's).
+Anchored = Tuple[str, str]
 
 
 class ConfigError(Exception):
@@ -84,18 +97,24 @@ class ConfigError(Exception):
 class Settings:
     root: Path
     rules: Tuple[Type[Rule], ...]
-    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
-    exclude: Tuple[str, ...] = DEFAULT_EXCLUDE
-    include: Tuple[str, ...] = DEFAULT_INCLUDE
+    # (glob, the folder it is relative to, rule selectors)
+    per_file_ignores: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = ()
+    exclude: Tuple[Anchored, ...] = tuple((p, ".") for p in DEFAULT_EXCLUDE)
+    include: Tuple[Anchored, ...] = tuple((p, ".") for p in DEFAULT_INCLUDE)
     unsafe_fixes: bool = False
     fix: bool = False
     cache_dir: Optional[Path] = None
     config_file: Optional[Path] = None
+    # The configuration files read, the nearest first, then each one it extends.
+    config_files: Tuple[Path, ...] = ()
+    respect_gitignore: bool = True
     # ``target-version`` (or ``--target-version``): the target of every file; None: each
     # file's is read from its project (``semantic.target``).
     target_version: Optional[Target] = None
     # Targets read from the project, per folder (``target_for``), and what files set in code.
     _targets: Dict = field(default_factory=dict, compare=False, repr=False)
+    # Compiled globs and the per-file ignores met per file (none depends on ``rules``).
+    _memo: Dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def codes(self) -> FrozenSet[str]:
@@ -168,33 +187,69 @@ class Settings:
             rules = tuple(r for r in rules if getattr(r, "migration", False) is not True)
         return rules
 
+    def _patterns(self, key: str, items: Sequence[Anchored]) -> Patterns:
+        if key not in self._memo:
+            self._memo[key] = Patterns(items)
+        return self._memo[key]
+
+    def per_file_ignores_for(self, path: str) -> List[Tuple[str, str, Tuple[str, ...]]]:
+        """The ``per-file-ignores`` entries that apply to the file ``path``: its glob matches
+        the file, or a folder above it below the folder the glob is relative to."""
+        memo = self._memo.setdefault("per-file", {})
+        if path in memo:
+            return memo[path]
+        full = os.path.abspath(path)
+        found = []
+        for number, (pattern, anchor, codes) in enumerate(self.per_file_ignores):
+            patterns = self._patterns(f"per-file-{number}", [(pattern, anchor)])
+            top = os.path.abspath(anchor)
+            current, folder = full, False
+            while True:
+                if patterns.match(current, folder):
+                    found.append((pattern, anchor, codes))
+                    break
+                parent = os.path.dirname(current)
+                if parent == current or parent == top or not parent.startswith(top.rstrip(os.sep) + os.sep):
+                    break
+                current, folder = parent, True
+        memo[path] = found
+        return found
+
     def _ignoring(self, path: str) -> Tuple[Type[Rule], ...]:
         if not self.per_file_ignores:
             return self.rules
-        relative = _relative(path, self.root)
-        ignored: List[str] = []
-        for pattern, codes in self.per_file_ignores:
-            if _matches(relative, pattern):
-                ignored.extend(codes)
+        ignored = [code for _, _, codes in self.per_file_ignores_for(path) for code in codes]
         if not ignored:
             return self.rules
         return tuple(r for r in self.rules if not any(_prefix_matches(p, r.code) for p in ignored))
 
-    def is_excluded(self, path: str) -> bool:
-        """Does a pattern match the file or directory's name, or its path from the root?
+    def excludes_entry(self, path: str, is_dir: bool = False) -> bool:
+        """Does an ``exclude``/``extend-exclude`` glob match this file or folder itself (its
+        name, or its path from the folder the glob is relative to)? A walk prunes each
+        folder as it meets it, so the folders above a path given on the command line
+        never exclude it (as in Ruff)."""
+        return self._patterns("exclude", self.exclude).match(path, is_dir)
 
-        Directories are pruned as the walk meets them, so the folders above a
-        path given on the command line never exclude it (as in Ruff).
-        """
-        relative = _relative(path, self.root)
-        name = os.path.basename(os.path.normpath(path))
-        return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.exclude)
+    def is_excluded(self, path: str, is_dir: Optional[bool] = None) -> bool:
+        """Is ``path`` excluded, it or a folder above it below the root (Ruff's rule for
+        ``--force-exclude``, a ``--stdin-filename``, an editor's file)? The root's own name
+        does not count: a project may live in a folder called ``dist``."""
+        full = os.path.abspath(path)
+        root = os.path.abspath(self.root)
+        current = full
+        folder = os.path.isdir(full) if is_dir is None else is_dir
+        while current != root:
+            if self.excludes_entry(current, folder):
+                return True
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current, folder = parent, True
+        return False
 
     def is_included(self, path: str) -> bool:
-        """Does an ``include`` pattern match the file's name or its path from the root?"""
-        relative = _relative(path, self.root)
-        name = os.path.basename(path)
-        return any(fnmatch.fnmatchcase(name, pattern) or _matches(relative, pattern) for pattern in self.include)
+        """Does an ``include`` glob match the file's name or its path?"""
+        return self._patterns("include", self.include).match(path)
 
     def fingerprint(self) -> str:
         """What decides the results besides the files: the selection, per-file
@@ -213,22 +268,6 @@ class Settings:
         from tflint_gpu.semantic.project import project_root
 
         return project_root(paths, str(self.root) if self.config_file is not None else None)
-
-
-def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(os.path.abspath(path)).relative_to(root).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
-
-
-def _matches(relative: str, pattern: str) -> bool:
-    pattern = pattern.rstrip("/")
-    return (
-        fnmatch.fnmatchcase(relative, pattern)
-        or fnmatch.fnmatchcase(relative, pattern + "/*")
-        or fnmatch.fnmatchcase(os.path.basename(relative), pattern)
-    )
 
 
 def _prefix_matches(prefix: str, code: str) -> bool:
@@ -253,7 +292,7 @@ def select_rules(
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
 ) -> Tuple[Type[Rule], ...]:
-    rules = list(all_rules())
+    rules = list(all_codes())  # the engine's own codes (TFG001) are selected as rules are
     codes = [r.code for r in rules]
     chosen = _check_prefixes(select, "select", codes) if select is not None else None
     extra = _check_prefixes(extend_select, "extend-select", codes)
@@ -341,7 +380,7 @@ def validate_table(table: object, path: Path) -> Dict:
     unknown = set(table) - _KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{path}: unknown option(s) in [tool.{SECTION}]: {', '.join(sorted(unknown))}")
-    codes = [rule.code for rule in all_rules()]
+    codes = [rule.code for rule in all_codes()]
     result: Dict = {}
     for key, value in table.items():
         where = f"{path}: {key}"
@@ -349,11 +388,11 @@ def validate_table(table: object, path: Path) -> Dict:
             result[key] = _check_prefixes(_strings(value, where), where, codes)
         elif key in _PATTERN_KEYS:
             result[key] = _strings(value, where)
-        elif key in ("unsafe-fixes", "fix"):
+        elif key in ("unsafe-fixes", "fix", "respect-gitignore"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected a boolean, got {_describe(value)}")
             result[key] = value
-        elif key == "cache-dir":
+        elif key in ("cache-dir", "extend"):
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: expected a string, got {_describe(value)}")
             result[key] = value
@@ -361,7 +400,7 @@ def validate_table(table: object, path: Path) -> Dict:
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: expected a string such as \"tf2.15\", got {_describe(value)}")
             result[key] = target_setting(value, where, f"target-version = {json.dumps(value)} in {path}")
-        elif key == "per-file-ignores":
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes], got {_describe(value)}")
             result[key] = {
@@ -382,6 +421,49 @@ def load_table(path: Path) -> Dict:
     return validate_table(table, path)
 
 
+# Lists that add up along an ``extend`` chain; every other key of the extending file replaces the base's.
+_ADDING = ("extend-select", "extend-ignore", "extend-exclude", "extend-include", "extend-per-file-ignores")
+
+
+def _anchor(table: Dict, folder: str) -> Dict:
+    """``table`` with each glob (and the cache folder) paired with ``folder``, the one it is relative to."""
+    out: Dict = {}
+    for key, value in table.items():
+        if key in _PATTERN_KEYS:
+            out[key] = [(pattern, folder) for pattern in value]
+        elif key in ("per-file-ignores", "extend-per-file-ignores"):
+            out[key] = [(pattern, folder, tuple(codes)) for pattern, codes in value.items()]
+        elif key == "cache-dir":
+            out[key] = (value, folder)
+        else:
+            out[key] = value
+    return out
+
+
+def load_config(path: Path, _chain: Tuple[Path, ...] = ()) -> Tuple[Dict, Tuple[Path, ...]]:
+    """The checked settings of the configuration file ``path``, its ``extend`` chain merged
+    (globs paired with the folder of the file that states them), and the files read,
+    ``path`` first. A missing base or a cycle is a ConfigError naming the file that says ``extend``."""
+    path = Path(os.path.abspath(path))
+    table = _anchor(load_table(path), str(path.parent))
+    extend = table.pop("extend", None)
+    if extend is None:
+        return table, (path,)
+    base = Path(os.path.expandvars(os.path.expanduser(extend)))
+    base = Path(os.path.abspath(path.parent / base))
+    chain = _chain + (path,)
+    if base in chain:
+        cycle = " -> ".join(str(p) for p in chain[chain.index(base):] + (base,))
+        raise ConfigError(f"{path}: extend: a cycle: {cycle}")
+    if not base.is_file():
+        raise ConfigError(f"{path}: extend: no such file: {base}")
+    inherited, files = load_config(base, chain)
+    merged = dict(inherited)
+    for key, value in table.items():
+        merged[key] = merged[key] + value if key in _ADDING and key in merged else value
+    return merged, (path,) + files
+
+
 def _split(values: Optional[Sequence[str]]) -> Optional[List[str]]:
     if values is None:
         return None
@@ -395,7 +477,7 @@ def _selectors(values: Optional[Sequence[str]], option: str) -> Optional[List[st
     """Comma-separated rule selectors of a command-line option; none may be empty."""
     if values is None:
         return None
-    codes = [rule.code for rule in all_rules()]
+    codes = [rule.code for rule in all_codes()]
     result: List[str] = []
     for value in values:
         result.extend(_check_prefixes(value.split(","), option, codes))
@@ -403,7 +485,7 @@ def _selectors(values: Optional[Sequence[str]], option: str) -> Optional[List[st
 
 
 def _cli_per_file_ignores(values: Sequence[str]) -> List[Tuple[str, Tuple[str, ...]]]:
-    codes = [rule.code for rule in all_rules()]
+    codes = [rule.code for rule in all_codes()]
     pairs = []
     for value in values:
         pattern, _, selectors = value.rpartition(":")
@@ -429,14 +511,30 @@ class Overrides:
     cache_dir: Optional[str] = None
     per_file_ignores: Optional[List[str]] = field(default=None)
     target_version: Optional[str] = None
+    respect_gitignore: Optional[bool] = None
 
 
 def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Settings:
+    """The settings of the nearest configuration above ``start`` (default: the cwd), or of
+    ``--config``, with the command line's overrides. Without a configuration, the root is
+    ``start``'s folder. (``Resolver`` gives each file its own.)"""
     config_path = Path(overrides.config) if overrides.config else find_config(start or Path.cwd())
-    table: Dict = load_table(config_path) if config_path is not None else {}
-    root = config_path.resolve().parent if config_path is not None else (start or Path.cwd()).resolve()
+    root = (start or Path.cwd()).resolve()
     if root.is_file():
         root = root.parent
+    return build_settings(overrides, config_path, root)
+
+
+def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path,
+                   cwd: Optional[str] = None) -> Settings:
+    """The settings of the configuration file ``config_path`` (None: the defaults, rooted at
+    ``root``) with the command line's overrides, whose globs are relative to ``cwd``."""
+    if config_path is not None:
+        table, files = load_config(config_path)
+        root = files[0].parent
+    else:
+        table, files = {}, ()
+    here = os.path.abspath(cwd or os.getcwd())
 
     cli_select = _selectors(overrides.select, "--select")
     select = cli_select if cli_select is not None else table.get("select")
@@ -444,23 +542,32 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
     extend_select = table.get("extend-select", []) + (_selectors(overrides.extend_select, "--extend-select") or [])
     rules = select_rules(select, ignore, extend_select)
 
-    pairs: List[Tuple[str, Tuple[str, ...]]] = [
-        (pattern, tuple(codes)) for pattern, codes in table.get("per-file-ignores", {}).items()
-    ]
-    pairs += _cli_per_file_ignores(overrides.per_file_ignores or [])
+    pairs: List[Tuple[str, str, Tuple[str, ...]]] = table.get("per-file-ignores", []) + \
+        table.get("extend-per-file-ignores", [])
+    pairs += [(pattern, here, codes) for pattern, codes in _cli_per_file_ignores(overrides.per_file_ignores or [])]
 
-    exclude = list(table.get("exclude", DEFAULT_EXCLUDE))
+    def given(values: Optional[Sequence[str]]) -> List[Anchored]:
+        return [(pattern, here) for pattern in _split(values) or []]
+
+    exclude = list(table.get("exclude", [(p, str(root)) for p in DEFAULT_EXCLUDE]))
     if overrides.exclude is not None:
-        exclude = _split(overrides.exclude) or []
-    exclude += table.get("extend-exclude", []) + (_split(overrides.extend_exclude) or [])
-    include = list(table.get("include", DEFAULT_INCLUDE)) + table.get("extend-include", [])
-    include += _split(overrides.extend_include) or []
+        exclude = given(overrides.exclude)
+    exclude += table.get("extend-exclude", []) + given(overrides.extend_exclude)
+    include = list(table.get("include", [(p, str(root)) for p in DEFAULT_INCLUDE])) + table.get("extend-include", [])
+    include += given(overrides.extend_include)
 
     unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else table.get("unsafe-fixes", False)
     target = table.get("target-version")
     if overrides.target_version is not None:
         target = target_setting(overrides.target_version, "--target-version", "--target-version")
-    cache_dir = overrides.cache_dir or table.get("cache-dir")
+    if overrides.cache_dir:
+        cache_dir = Path(here) / overrides.cache_dir
+    elif "cache-dir" in table:
+        value, folder = table["cache-dir"]
+        cache_dir = Path(folder) / value
+    else:
+        cache_dir = root / ".tflint_gpu_cache"
+    respect = overrides.respect_gitignore
     return Settings(
         root=root,
         rules=rules,
@@ -469,10 +576,74 @@ def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Setting
         include=tuple(include),
         unsafe_fixes=unsafe,
         fix=table.get("fix", False),
-        cache_dir=(root / cache_dir) if cache_dir else root / ".tflint_gpu_cache",
-        config_file=config_path,
+        cache_dir=cache_dir,
+        config_file=files[0] if files else None,
+        config_files=files,
+        respect_gitignore=respect if respect is not None else table.get("respect-gitignore", True),
         target_version=target,
     )
+
+
+class Resolver:
+    """Each file's settings, as Ruff resolves them: those of the nearest ``pyproject.toml``
+    with a ``[tool.tflint-gpu]`` table above it (``--config``: that file for every file), the
+    command line's overrides applied to each; the defaults, rooted at the cwd, where there
+    is none. The configuration of each folder is looked up once, and each configuration's
+    settings are built once (so the files of one configuration share one ``Settings``)."""
+
+    def __init__(self, overrides: Optional[Overrides] = None, cwd: Optional[str] = None) -> None:
+        self.overrides = overrides or Overrides()
+        self.cwd = os.path.abspath(cwd or os.getcwd())
+        self._nearest: Dict[str, Optional[str]] = {}
+        self._by_config: Dict[Optional[str], Settings] = {}
+        self._by_folder: Dict[str, Settings] = {}
+
+    def config_for(self, folder: str) -> Optional[str]:
+        """The configuration file that governs ``folder`` (None: none, the defaults)."""
+        if self.overrides.config:
+            return os.path.abspath(self.overrides.config)
+        seen = []
+        current = os.path.abspath(folder)
+        found: Optional[str] = None
+        while True:
+            if current in self._nearest:
+                found = self._nearest[current]
+                break
+            seen.append(current)
+            candidate = os.path.join(current, "pyproject.toml")
+            if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(Path(candidate)), Path(candidate)):
+                found = candidate
+                break
+            parent = os.path.dirname(current)
+            if parent == current:
+                break
+            current = parent
+        for folder in seen:
+            self._nearest[folder] = found
+        return found
+
+    def settings_for_folder(self, folder: str) -> Settings:
+        """The settings of the files in ``folder``."""
+        folder = os.path.abspath(folder)
+        settings = self._by_folder.get(folder)
+        if settings is None:
+            config_file = self.config_for(folder)
+            settings = self._by_config.get(config_file)
+            if settings is None:
+                settings = build_settings(self.overrides, Path(config_file) if config_file else None,
+                                          Path(self.cwd), self.cwd)
+                self._by_config[config_file] = settings
+            self._by_folder[folder] = settings
+        return settings
+
+    def settings_for(self, path: str) -> Settings:
+        """The settings of the file (or folder) ``path``, which need not exist."""
+        full = os.path.abspath(path)
+        return self.settings_for_folder(full if os.path.isdir(full) else os.path.dirname(full))
+
+    def used(self) -> List[Settings]:
+        """The settings built so far, each once."""
+        return list(self._by_config.values())
 
 
 def target_setting(value: str, where: str, why: str) -> Target:

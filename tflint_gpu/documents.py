@@ -1,7 +1,10 @@
 """One text checked on its own, as the flake8 plugin and the language server see it.
 
 A text comes with its path and no run around it: its settings are those of the
-nearest configuration above the file, and its project index (the
+nearest configuration above the file, resolved as the command line resolves
+them (``config.Resolver``: ``extend`` chains, globs relative to the file that
+states them; ``is_excluded`` says whether ``exclude``/``extend-exclude`` leave
+the file out), and its project index (the
 configuration's folder, else the file's folder raised out of its packages) is
 made on first use and kept for the other files of that project, its modules
 summarised as imports reach them. ``Documents.reload`` forgets both (a
@@ -22,15 +25,21 @@ class Documents:
     """Settings per folder and project indexes per root, kept between texts."""
 
     def __init__(self) -> None:
-        self._settings: Dict[str, config.Settings] = {}
+        self._resolver = config.Resolver()
         self._indexes: Dict[str, ProjectIndex] = {}
 
     def settings_for(self, path: str) -> config.Settings:
-        """The settings of the nearest configuration above ``path`` (raises ``config.ConfigError``)."""
+        """The settings of the nearest configuration above ``path``, computed once per folder
+        (raises ``config.ConfigError``)."""
         folder = str(Path(path).resolve().parent) if path not in STDIN_NAMES else str(Path.cwd())
-        if folder not in self._settings:
-            self._settings[folder] = config.load_settings(config.Overrides(), Path(folder))
-        return self._settings[folder]
+        return self._resolver.settings_for_folder(folder)
+
+    def is_excluded(self, path: str) -> bool:
+        """Do ``exclude``/``extend-exclude`` leave ``path`` out (it, or a folder above it below
+        its configuration's folder)? Never for stdin."""
+        if path in STDIN_NAMES:
+            return False
+        return self.settings_for(path).is_excluded(str(Path(path).resolve()), False)
 
     def project_for(self, path: str, settings: config.Settings) -> Optional[ProjectFile]:
         """The view of ``path``'s project (None for stdin or a file outside any project)."""
@@ -47,5 +56,5 @@ class Documents:
         return ProjectFile(self._indexes[root], str(Path(path).resolve()))
 
     def reload(self) -> None:
-        self._settings.clear()
+        self._resolver = config.Resolver()
         self._indexes.clear()

@@ -1,4 +1,4 @@
-"""Which files to check: walk the given paths, skip excluded directories."""
+"""Which files to check: walk the given paths, skip excluded and git-ignored directories."""
 from __future__ import annotations
 
 import codecs
@@ -9,38 +9,67 @@ import stat
 import tempfile
 import tokenize
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, List, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:  # a type only: the runner imports this module and must not load the rules
-    from tflint_gpu.config import Settings
+    from tflint_gpu.config import Resolver, Settings
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-def discover(paths: Sequence[str], settings: "Settings", force_exclude: bool = False) -> Tuple[List[str], List[str]]:
+def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], force_exclude: bool = False,
+             origins: Optional[Dict[str, str]] = None) -> Tuple[List[str], List[str]]:
     """The source files under ``paths`` and the paths that do not exist.
 
-    In directories, the files whose name (or path from the root) matches an
-    ``include`` pattern (default ``*.py`` and ``*.ipynb``); a file named
+    ``settings``: one ``Settings`` for every file, or a ``Resolver`` (each folder's
+    own: the nearest configuration's). In directories, the files whose name (or
+    path) matches an ``include`` glob (default ``*.py`` and ``*.ipynb``), less
+    the files and folders an ``exclude`` glob matches and, with
+    ``respect-gitignore`` (the setting of the folder walked), those ignored by
+    ``.gitignore`` files, ``.git/info/exclude`` and ``.ignore`` files (a folder named
+    that git ignores: only the ignore files in it). A path named
     explicitly is checked (a ``.ipynb`` one as a notebook) unless ``force_exclude``
-    and it is excluded, or is a notebook that ``include`` leaves out.
+    and it is excluded (it or a folder above it below its root), ignored, or a
+    notebook that ``include`` leaves out. ``origins``: filled with each file's path
+    as given.
     """
+    from tflint_gpu.globs import GitIgnores
+
+    for_folder = settings.settings_for_folder if hasattr(settings, "settings_for_folder") else \
+        (lambda folder: settings)
+    ignores = GitIgnores()
     found: List[str] = []
     missing: List[str] = []
     for path in paths:
         if os.path.isdir(path):
+            top = for_folder(path)
+            if force_exclude and (top.is_excluded(path, True)
+                                  or (top.respect_gitignore and ignores.ignored_path(path, True))):
+                continue
+            respect = top.respect_gitignore
+            floor = os.path.abspath(path) if respect and ignores.ignored_path(path, True) else None
             for directory, subdirs, files in os.walk(path):
-                subdirs[:] = sorted(d for d in subdirs if not settings.is_excluded(os.path.join(directory, d)))
+                here = for_folder(directory)
+                subdirs[:] = [d for d in sorted(subdirs)
+                              if not here.excludes_entry(os.path.join(directory, d), True)
+                              and not (respect and ignores.ignored(os.path.join(directory, d), True, floor))]
                 for name in sorted(files):
                     full = os.path.join(directory, name)
-                    if settings.is_included(full) and not settings.is_excluded(full):
+                    if here.is_included(full) and not here.excludes_entry(full) \
+                            and not (respect and ignores.ignored(full, False, floor)):
                         found.append(full)
+                        if origins is not None:
+                            origins.setdefault(full, path)
         elif os.path.isfile(path):
             # With --force-exclude (pre-commit), a notebook is also left out when `include` leaves
             # notebooks out; a script without the .py suffix is still checked.
-            if not (force_exclude and (settings.is_excluded(path)
-                                       or (path.lower().endswith(".ipynb") and not settings.is_included(path)))):
+            own = for_folder(os.path.dirname(os.path.abspath(path)))
+            if not (force_exclude and (own.is_excluded(path, False)
+                                       or (path.lower().endswith(".ipynb") and not own.is_included(path))
+                                       or (own.respect_gitignore and ignores.ignored_path(path)))):
                 found.append(path)
+                if origins is not None:
+                    origins.setdefault(path, path)
         else:
             missing.append(path)
     return list(dict.fromkeys(found)), missing

@@ -72,3 +72,34 @@ class Finding:
 
     def sort_key(self) -> Tuple[str, int, int, str]:
         return (self.path, self.row, self.col, self.code)
+
+
+# A file's problem that is a diagnostic, as in Ruff: reported beside the findings (exit 1).
+INVALID_SYNTAX = "invalid-syntax"  # CPython's parser refuses the file (or a notebook cell)
+IO_ERROR = "io-error"  # the file cannot be read (Ruff's E902)
+
+
+@dataclass
+class FileProblem:
+    """A file (or a notebook cell) that could not be checked. ``code``: ``INVALID_SYNTAX`` or
+    ``IO_ERROR``, reported as a result in JSON and SARIF; None: the analysis itself failed (an
+    internal error, on stderr only: exit 2). ``message``: the reason alone (CPython's message for a
+    syntax error); ``row``/``col`` as a Finding's (1-based row, 0-based column; 1, 0 when the parser
+    gives no position); ``cell``, ``file_row``: a notebook's code cell and the .ipynb file's line."""
+
+    code: Optional[str]
+    path: str
+    message: str
+    row: int = 1
+    col: int = 0
+    end_row: int = 0  # 0: the start
+    end_col: int = 0
+    cell: Optional[int] = None
+    file_row: Optional[int] = None
+
+    @property
+    def end(self) -> Tuple[int, int]:
+        return (self.end_row, self.end_col) if self.end_row else (self.row, self.col)
+
+    def sort_key(self) -> Tuple[str, int, int, int, str]:
+        return (self.path, self.cell or 0, self.row, self.col, self.code or "")

@@ -2,12 +2,15 @@
 
 flake8 handles ``# noqa`` and ``--select/--ignore`` itself, so the adapter
 reports every finding of the rules enabled by default (or by the
-``[tool.tflint-gpu]`` selection of the nearest pyproject.toml); a file with a
-``# tflint-gpu: noqa`` line has none. An invalid configuration stops flake8
+``[tool.tflint-gpu]`` selection of the nearest pyproject.toml, resolved as the
+command line resolves it); a file with a ``# tflint-gpu: noqa`` line, or one
+that the configuration's ``exclude``/``extend-exclude`` leave out, has none. An invalid configuration stops flake8
 with the message, as the command line does. flake8 adds 1 to the column it is
 given, so columns are 0-based here. The project index of the file's project
 (the configuration's folder, else the file's folder raised out of its
 packages) is built on first use and kept for the other files of that project.
+A ``# tflint-gpu: noqa: CODES`` line leaves those codes out; TFG001 (unused
+``noqa``) is not reported here: flake8 reads the ``# noqa`` comments.
 """
 from __future__ import annotations
 
@@ -15,7 +18,8 @@ from typing import Iterator, Sequence, Tuple, Type
 
 import tflint_gpu
 from tflint_gpu import config
-from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
+from tflint_gpu.engine.lint import ParseError, lint_source
+from tflint_gpu.engine.noqa import file_exemption
 from tflint_gpu.documents import Documents
 from tflint_gpu.rules.base import Rule
 
@@ -55,10 +59,15 @@ class Flake8Plugin:
 
     def run(self) -> Iterator[Tuple[int, int, str, type]]:
         settings = self._settings()  # before anything else: a configuration error is never skipped
+        if _DOCUMENTS.is_excluded(self.filename):
+            return
         rules = settings.rules_for(self.filename)
         source = "".join(self.lines)
-        if file_noqa(source):
+        exemption = file_exemption(source)  # flake8 knows `# noqa`, not `# tflint-gpu: noqa[: CODES]`
+        if exemption is not None and exemption.everything:
             return
+        if exemption is not None:
+            rules = tuple(rule for rule in rules if not exemption.covers(rule.code))
         try:
             findings = lint_source(source, self.filename, rules, noqa=False,
                                    project=_DOCUMENTS.project_for(self.filename, settings),

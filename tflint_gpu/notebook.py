@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from tflint_gpu.engine.fix import add_noqa as add_noqa_comments
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse
-from tflint_gpu.findings import Edit, Finding, FixInfo
+from tflint_gpu.findings import INVALID_SYNTAX, Edit, FileProblem, Finding, FixInfo
 
 SUFFIX = ".ipynb"
 # Cell magics whose body is Python run in the kernel's namespace: only their first line is masked.
@@ -384,12 +385,32 @@ _ERROR_AT = re.compile(r"^(?P<row>\d+):(?P<col>\d+): (?P<rest>.*)$")
 
 def _parse_guarded(notebook: Notebook, path: str, run):
     """``run(joined)`` with cells that do not parse masked whole; returns (result, joined, error line)."""
+    result, joined, skipped = _parse_guarded_cells(notebook, path, run)
+    return result, joined, _error_line(path, skipped)
+
+
+@dataclass
+class CellProblem:
+    """A code cell that does not parse (and is skipped): its 1-based number, and the row and column
+    in the cell where the parser says (None: it names no position)."""
+    cell: int
+    row: Optional[int]
+    col: Optional[int]
+    reason: str
+
+    def __str__(self) -> str:  # as the error line has it: ``cell N:row:col: reason``
+        where = f"{self.row}:{self.col}:" if self.row is not None else ""
+        return f"cell {self.cell}:{where} {self.reason}"
+
+
+def _parse_guarded_cells(notebook: Notebook, path: str, run):
+    """As ``_parse_guarded``, with one CellProblem per skipped cell."""
     skipped: Set[int] = set()
-    errors: List[str] = []
+    errors: List[CellProblem] = []
     for attempt in range(len(notebook.cells) + 1):
         joined = join(notebook.cells, skipped)
         try:
-            return run(joined), joined, _error_line(path, errors)
+            return run(joined), joined, errors
         except ParseError as error:
             message = str(error)
             found = False
@@ -397,9 +418,9 @@ def _parse_guarded(notebook: Notebook, path: str, run):
                 for position, cell in enumerate(notebook.cells):
                     if position in skipped:
                         continue
-                    reason = _cell_syntax_error(join([cell]).text)
-                    if reason is not None:
-                        errors.append(f"cell {cell.number}:{reason}")
+                    problem = _cell_syntax_error(cell)
+                    if problem is not None:
+                        errors.append(problem)
                         skipped.add(position)
                         found = True
             if found:
@@ -411,26 +432,72 @@ def _parse_guarded(notebook: Notebook, path: str, run):
             position, line = joined.where(int(match.group("row")))
             if position in skipped:
                 raise
-            errors.append(f"cell {notebook.cells[position].number}:{line}:{match.group('col')}: {match.group('rest')}")
+            errors.append(CellProblem(notebook.cells[position].number, line, int(match.group("col")),
+                                      match.group("rest")))
             skipped.add(position)
     raise ParseError(f"{path}: cannot parse")  # pragma: no cover - every cell skipped parses
 
 
-def _cell_syntax_error(source: str) -> Optional[str]:
-    """``line:col: cannot parse: reason`` (or `` reason`` without a position) if the (masked) cell
-    does not parse on its own, else None: CPython's parser decides, then LibCST must read it (``parse``)."""
+def _cell_syntax_error(cell: Cell) -> Optional[CellProblem]:
+    """The problem of ``cell`` if it (masked) does not parse on its own, else None: CPython's parser
+    decides, then LibCST must read it (``parse``). The row is the cell's (not counting an ``if True:``
+    of ours)."""
+    alone = join([cell])
     try:
-        parse(source, "<cell>")
+        parse(alone.text, "<cell>")
         return None
     except ParseError as error:
-        return f"{error.position[0]}:{error.position[1]}: {error.reason}" if error.position else f" {error.reason}"
+        if error.position is None:
+            return CellProblem(cell.number, None, None, error.reason)
+        return CellProblem(cell.number, alone.where(error.position[0])[1], error.position[1], error.reason)
 
 
-def _error_line(path: str, errors: List[str]) -> Optional[str]:
+def _error_line(path: str, errors: List[CellProblem]) -> Optional[str]:
     if not errors:
         return None
     more = f" (and {len(errors) - 1} more cell{'s' if len(errors) > 2 else ''})" if len(errors) > 1 else ""
     return f"{path}:{errors[0]}; cell skipped{more}"
+
+
+_SKIPPED = re.compile(r":cell (?P<cell>\d+):(?:(?P<row>\d+):(?P<col>\d+):)? ?(?P<reason>.*?); cell skipped")
+
+
+def skipped_cells(raw: bytes, path: str, line: str) -> List[FileProblem]:
+    """The code cells ``process`` skipped as not parsing (``line``: its error line), each a problem
+    placed as findings are (line and column in the cell, line of the .ipynb file). Worked out again
+    from the cells, so it costs only notebooks with such a cell."""
+    from tflint_gpu.engine.run import parse_problem
+
+    try:
+        notebook = load(raw)
+    except NotebookError:  # pragma: no cover - process read it
+        return []
+    lines = _Lines(notebook.text)
+    problems: List[FileProblem] = []
+    for cell in notebook.cells:
+        alone = join([cell])
+        try:
+            parse(alone.text, path)
+            continue
+        except ParseError as error:
+            problem, placed = parse_problem(path, error, cell.number), error.position is not None
+        if placed:  # rows of the masked cell (an indented one has a line of ours above)
+            problem.row = alone.where(problem.row)[1]
+            if problem.end_row:
+                problem.end_row = alone.where(problem.end_row)[1]
+        problem.file_row = _file_row(cell, problem.row, lines)
+        problems.append(problem)
+    if problems:
+        return problems
+    match = _SKIPPED.search(line[len(path):])  # only the joined cells fail: the cell the line names
+    if match is None:
+        return [FileProblem(None, path, line[len(path) + 1:].strip())]
+    number, reason = int(match.group("cell")), match.group("reason")
+    syntax = reason.startswith("cannot parse: ")
+    row, col = int(match.group("row") or 1), int(match.group("col") or 1)
+    cell = notebook.cells[number - 1] if 0 < number <= len(notebook.cells) else None
+    return [FileProblem(INVALID_SYNTAX if syntax else None, path, reason[len("cannot parse: "):] if syntax else reason,
+                        row, col - 1, cell=number, file_row=_file_row(cell, row, lines) if cell else None)]
 
 
 class _Lines:
@@ -696,9 +763,10 @@ class Outcome:
 
 
 def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe: bool, want_diff: bool,
-            project=None) -> Outcome:
+            project=None, add_noqa: bool = False) -> Outcome:
     """Lint (``fix=False``) or fix a notebook given as bytes. ``project``: its view of
-    the project index (``semantic.project.ProjectFile``): the modules beside it that it imports."""
+    the project index (``semantic.project.ProjectFile``): the modules beside it that it imports.
+    ``add_noqa`` (with ``fix``): add ``# noqa: CODE`` comments instead of fixing (``engine.fix.add_noqa``)."""
     try:
         notebook = load(raw)
     except NotebookError as error:
@@ -708,7 +776,10 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     if not fix:
         result, joined, error = _parse_guarded(notebook, path, lambda j: lint_source(j.text, path, rules, project=project))
         return Outcome(map_findings(result.findings, notebook, joined), error=error)
-    outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
+    if add_noqa:
+        outcome, joined, error = _parse_guarded(notebook, path, lambda j: add_noqa_comments(j.text, path, rules, project=project))
+    else:
+        outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
     if error is not None or outcome.refused or outcome.source == joined.text:
         if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
             findings = lint_source(joined.text, path, rules, project=project).findings
@@ -736,3 +807,36 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
                        for p, s in sorted(changed.items()))
     return Outcome(map_findings(result.findings, new, new_joined), fixed=outcome.applied,
                    fixed_codes=list(outcome.applied_codes), text=text, diff=diff)
+
+
+# ---------------------------------------------------------------------------
+# Code cells given as texts (a language server's notebook document): the same joining and mapping.
+
+def _of_sources(sources: Sequence[str]) -> Notebook:
+    return Notebook("", False, {}, [Cell(i, i + 1, s, (0, 0), [], False) for i, s in enumerate(sources)])
+
+
+def lint_cells(sources: Sequence[str], path: str, rules: Sequence[RuleClass], project=None,
+               target=None) -> Tuple[List[NotebookFinding], List[CellProblem]]:
+    """Findings of the code cells ``sources`` taken in order, in cell coordinates (``cell`` is the
+    1-based position in ``sources``), and the cells skipped because they do not parse."""
+    notebook = _of_sources(sources)
+    if not notebook.cells:
+        return [], []
+    result, joined, errors = _parse_guarded_cells(
+        notebook, path, lambda j: lint_source(j.text, path, rules, project=project, target=target))
+    return map_findings(result.findings, notebook, joined), errors
+
+
+def fix_cells(sources: Sequence[str], path: str, rules: Sequence[RuleClass], unsafe: bool = False,
+              project=None) -> Optional[List[str]]:
+    """The code cells after every fix (safe only unless ``unsafe``), or None where nothing changes,
+    a cell does not parse, or a change would span cells or touch IPython syntax (as ``process``)."""
+    notebook = _of_sources(sources)
+    if not notebook.cells:
+        return None
+    outcome, joined, errors = _parse_guarded_cells(
+        notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
+    if errors or outcome.refused or outcome.source == joined.text:
+        return None
+    return split(joined, outcome.source)

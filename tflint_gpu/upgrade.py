@@ -17,7 +17,6 @@ import json
 import os
 import shlex
 import sys
-from pathlib import Path
 from typing import Dict, List, Sequence
 
 from tflint_gpu import config
@@ -42,28 +41,28 @@ def migration_rules(select: Sequence[str] = ()) -> tuple:
 
 def main(args: argparse.Namespace) -> int:
     """The ``upgrade`` command (``args`` from ``cli``'s parser)."""
-    from tflint_gpu.cli import prepare_targets
+    from tflint_gpu.cli import by_settings, prepare_targets, run_by_settings
 
     paths: List[str] = args.paths or ["."]
     if "-" in paths:
         raise config.ConfigError("upgrade: stdin (`-`) is not supported; name the files or folders")
-    start = Path(paths[0]) if Path(paths[0]).exists() else Path.cwd()
     overrides = config.Overrides(config=args.config, exclude=args.exclude, extend_exclude=args.extend_exclude,
                                  extend_include=args.extend_include, cache_dir=args.cache_dir)
-    now = config.load_settings(overrides, start)  # the targets the projects have now
+    resolver = config.Resolver(overrides)  # each file's settings: the targets the projects have now
     destination = config.target_setting(args.target_version, "--target-version", "--target-version")
     if not destination.keras3:
         raise config.ConfigError(f"--target-version: `{args.target_version}` keeps Keras 2; upgrade reports what "
                                  f"Keras 3 breaks (use tf2.16 or later, or latest)")
     rules = migration_rules(args.select or ())
-    settings = dataclasses.replace(now, rules=rules, target_version=destination, _targets={})
-    files, missing = discover(paths, settings, args.force_exclude)
+    origins: Dict[str, str] = {}
+    files, missing = discover(paths, resolver, args.force_exclude, origins)
     errors = [f"{path}: no such file or directory" for path in missing]
-    prepare_targets(now, files)
-    results = runner.run_files(files, settings.rules_for, runner.CHECK, jobs=max(1, args.jobs),
-                               cache_dir=None if args.no_cache else settings.cache_dir,
-                               cache_key=settings.fingerprint(), project_root=settings.project_root(paths),
-                               target_for=settings.target_for)
+    for settings, group in by_settings(resolver, files):
+        prepare_targets(settings, group)
+    results = run_by_settings(resolver, files, origins, runner.CHECK, jobs=max(1, args.jobs), no_cache=args.no_cache,
+                              adapt=lambda s: dataclasses.replace(s, rules=rules, target_version=destination,
+                                                                  _targets={}))
+    now = _Now(resolver)
     errors.extend(r.error for r in results if r.error)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
     report = build_report(findings, files, now, destination, paths, errors)
@@ -76,6 +75,20 @@ def main(args: argparse.Namespace) -> int:
     if errors:
         return 2
     return 1 if findings and not args.exit_zero else 0
+
+
+class _Now:
+    """The targets each file has now, from its own settings (``build_report`` asks ``target_for``
+    and ``target_folder``)."""
+
+    def __init__(self, resolver: config.Resolver) -> None:
+        self.resolver = resolver
+
+    def target_for(self, path: str):
+        return self.resolver.settings_for(path).target_for(path)
+
+    def target_folder(self, path: str):
+        return self.resolver.settings_for(path).target_folder(path)
 
 
 def _fixable(finding: Finding, safety: Safety) -> bool:

@@ -14,6 +14,7 @@ from typing import List, Sequence, Tuple
 
 from tflint_gpu.engine.imports import missing_imports
 from tflint_gpu.engine.lint import LintResult, ParseError, RuleClass, lint_source
+from tflint_gpu.engine.noqa import UNUSED_NOQA, NoqaIndex, add_edits
 from tflint_gpu.engine.positions import LINE_END
 from tflint_gpu.findings import Edit, Finding, Fix, Safety
 
@@ -49,7 +50,9 @@ def _choose(result: LintResult, unsafe: bool) -> List[int]:
     for i, fix in enumerate(result.fixes):
         if fix is None or not applicable(fix, unsafe):
             continue
-        spans = [result.positions[node] for node in fix.replacements]
+        # A fix of text alone (TFG001's, on a comment) is placed by its edits.
+        spans = [result.positions[node] for node in fix.replacements] or \
+            [(edit.start, edit.end) for edit in result.replacement_edits[i]]
         depends = [result.positions[node] for node in fix.depends_on]
         if any(_overlaps(s, t) for s in spans for t in replaced + judged) or \
                 any(_overlaps(d, t) for d in depends for t in replaced):
@@ -83,11 +86,12 @@ def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bo
     result = lint_source(source, path, rules, project=project)
     for _ in range(MAX_ROUNDS):
         accepted = _choose(result, unsafe)
-        if not accepted or result.module is None:
+        if not accepted:
             outcome.converged = True
             break
         edits: List[Edit] = [edit for i in accepted for edit in result.replacement_edits[i]]
-        missing = missing_imports(result.module, [text for i in accepted for text in result.fixes[i].imports])
+        imports = [text for i in accepted for text in result.fixes[i].imports]
+        missing = missing_imports(result.module, imports) if imports else []
         if missing:
             edits.append(result.import_edit(missing))
         new_source = apply_edits(outcome.source, edits)
@@ -105,4 +109,25 @@ def fix_source(source: str, path: str, rules: Sequence[RuleClass], *, unsafe: bo
         outcome.applied_codes.extend(result.findings[i].code for i in accepted)
         result = new_result
     outcome.findings = result.findings
+    return outcome
+
+
+def add_noqa(source: str, path: str, rules: Sequence[RuleClass], *, project=None) -> FixOutcome:
+    """``source`` with ``# noqa: CODE`` on every line Python reads a comment on for a finding (as
+    Ruff's ``--add-noqa``): added to the ``# noqa:`` list there, none where a blanket ``# noqa`` is;
+    ``applied``: how many lines got one. TFG001 findings get none. The result is parsed again."""
+    result = lint_source(source, path, rules, project=project)
+    wanted = [(f.row, f.code) for f in result.findings if f.code != UNUSED_NOQA]
+    outcome = FixOutcome(source, findings=result.findings, converged=True)
+    edits = add_edits(NoqaIndex(source), wanted) if wanted else []
+    if not edits:
+        return outcome
+    new_source = apply_edits(source, edits)
+    try:
+        outcome.findings = lint_source(new_source, path, rules, project=project).findings
+    except ParseError:  # pragma: no cover - a comment at a line's end cannot break it
+        outcome.refused = True
+        return outcome
+    outcome.source, outcome.applied = new_source, len(edits)
+    outcome.applied_codes = sorted({code for _, code in wanted})
     return outcome

@@ -13,7 +13,6 @@ import ast
 import contextlib
 import os
 import queue
-import re
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from tflint_gpu.engine.imports import insertion_index, missing_imports
+from tflint_gpu.engine.noqa import UNUSED_NOQA, NoqaIndex, file_exemption
 from tflint_gpu.engine.positions import LINE_END, SourceMap, code_in_context, code_ranges
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.facts import RuleClass, RuleContext
@@ -30,20 +30,20 @@ from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.project import ProjectFile, collector_paused, summarize
 from tflint_gpu.semantic.target import Target
 from tflint_gpu.semantic.tensors import TensorInference
-from tflint_gpu.findings import Edit, Finding, Fix, FixInfo
+from tflint_gpu.findings import Edit, Finding, Fix, FixInfo, Safety
 
 
 # A file that mentions neither can hold no finding.
 FRAMEWORK_TEXT = ("tensorflow", "keras")
-_NOQA = re.compile(r"#\s*noqa(?::[\s]?(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-# A line of its own, whatever the line ending (re's ^ and $ know only "\n").
-_FILE_NOQA = re.compile(r"(?:^|(?<=[\r\n]))#[ \t\f]*tflint-gpu:[ \t\f]*noqa[ \t\f]*(?=\r|\n|\Z)", re.IGNORECASE)
 
 
 class ParseError(Exception):
     """The file is not valid Python (or cannot be analysed); the message is one
     line naming the file: ``path:line:col: reason``, or ``path: reason`` where
     the parser gives no position. ``position`` and ``reason`` are those parts."""
+
+    # Where CPython's parser says the error ends (line, 1-based column), when it says so.
+    end: Optional[Tuple[int, int]] = None
 
     def __init__(self, message: str, position: Optional[Tuple[int, int]] = None, reason: str = "") -> None:
         super().__init__(message)
@@ -218,6 +218,14 @@ def _parse(source: str, path: str, checked: bool = False) -> cst.Module:
     raise UnreadableSource.at(path, None, f"cannot analyse: {UNREADABLE}: {reason}")
 
 
+# The file name CPython's parser is given. Not the path: for some errors ("'(' was never closed")
+# the parser reads the error's line back from the file of that name, and turns its byte offset
+# into a column on that line, so a text that is not the file's (a notebook's cells, a fix round,
+# stdin named by --stdin-filename) got the column of another line. A name that reads as empty
+# makes it use the text it was given.
+SOURCE_NAME = os.devnull
+
+
 def check_syntax(source: str, path: str) -> ast.Module:
     """Raise ParseError where CPython's own parser refuses ``source`` (as
     ``ast.parse`` would), with its message and position; else its ``ast``. Run
@@ -227,10 +235,14 @@ def check_syntax(source: str, path: str) -> ast.Module:
             # A SyntaxWarning ("invalid escape sequence") leaves the file Python; printed, it
             # would garble the output (and under -W error it would be a SyntaxError).
             warnings.simplefilter("ignore")
-            return compile(source, path, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(source, SOURCE_NAME, "exec", ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as error:  # IndentationError and TabError too
         position = (error.lineno, max(error.offset or 1, 1)) if error.lineno else _nul_position(source)
-        raise ParseError.at(path, position, f"cannot parse: {error.msg}") from None
+        refused = ParseError.at(path, position, f"cannot parse: {error.msg}")
+        end = (getattr(error, "end_lineno", None), getattr(error, "end_offset", None))
+        if position and end[0] and end[1] and (end[0], end[1]) > position:  # CPython gives 0 or -1 for none
+            refused.end = (end[0], end[1])
+        raise refused from None
     except (RecursionError, MemoryError) as error:  # nested beyond its limits: "too complex" is a MemoryError
         reason = str(error) or "too deeply nested or too complex for Python's parser"
         raise ParseError.at(path, None, f"cannot parse: {reason}") from None
@@ -319,7 +331,15 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     """
     checked = False
     admitted = imports_project = False
-    file_noqa_line = noqa and _FILE_NOQA.search(source) is not None
+    exemption = file_exemption(source) if noqa else None  # one text search unless the file has one
+    file_noqa_line = exemption is not None and exemption.everything
+    if exemption is not None and not file_noqa_line:
+        rules = [rule for rule in rules if not exemption.covers(rule.code)]
+    unused_noqa = next((rule for rule in rules if rule.code == UNUSED_NOQA), None)  # reported here, no visitor
+    if unused_noqa is not None:
+        rules = [rule for rule in rules if rule is not unused_noqa]
+        ran = {rule.code for rule in rules} | {UNUSED_NOQA}  # the codes whose `noqa` can be judged unused
+        unused_noqa = unused_noqa if noqa else None
     if prefilter_text and project is not None and not file_noqa_line and rules:
         # TensorFlow (and any name) may come through the project's modules: CPython's tree
         # (its syntax verdict, which every file gets anyway) says what the file imports.
@@ -337,11 +357,17 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         # Every file gets CPython's verdict on its syntax, as in Ruff (under a tenth of a LibCST parse).
         if not checked:
             on_large_stack(check_syntax, source, path)
-        return LintResult([])
+        result = LintResult([])
+        if unused_noqa is not None and not file_noqa_line:
+            _report_unused(result, NoqaIndex(source), path, ran, unused_noqa)
+        return result
     module = parse(source, path, checked)
     ctx = analyse(module, active, source, project, target)
     if not ctx.reports:
-        return LintResult([], module)
+        result = LintResult([], module)
+        if unused_noqa is not None:
+            _report_unused(result, NoqaIndex(source), path, ran, unused_noqa)
+        return result
     # Edits replace a node's whole text (decorators, leading comments and blank
     # lines included), so they use the whitespace-inclusive ranges. Positions are
     # LibCST's, in the code it generates; ``to_source`` maps them to the text read.
@@ -368,10 +394,14 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     def exact(edit: Edit) -> bool:
         return to_source.exact(edit.start[0]) and to_source.exact(edit.end[0])
 
+    # The top-level statements' rows: a finding whose statement has no `noqa` text at or after its
+    # row is answered without tokenizing the file (``NoqaIndex``).
+    index = NoqaIndex(source, lines, lambda: [(where(node)[0][0], where(node)[1][0]) for node in module.body]) \
+        if noqa else None
     seen = set()
     for report in ctx.reports:
         (row, col), (end_row, end_col) = where(report.node)
-        if noqa and _suppressed(lines, row, report.rule.code):
+        if index is not None and index.suppresses(row, report.rule.code):
             continue
         key = (report.rule.code, row, col, report.message)
         if key in seen:
@@ -396,6 +426,8 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         )
         result.fixes.append(fix)
         result.replacement_edits.append(replacements)
+    if unused_noqa is not None:
+        _report_unused(result, index, path, ran, unused_noqa)
     result.positions = span
     order = sorted(range(len(result.findings)), key=lambda i: result.findings[i].sort_key())
     result.findings = [result.findings[i] for i in order]
@@ -424,18 +456,18 @@ def _import_edit(module: cst.Module, missing: List[str], where, extent) -> Edit:
     return Edit(text, point, point)
 
 
-def _suppressed(lines: List[str], row: int, code: str) -> bool:
-    if row - 1 >= len(lines):
-        return False
-    match = _NOQA.search(lines[row - 1])
-    if match is None:
-        return False
-    codes = match.group("codes")
-    if not codes:
-        return True
-    return any(code.startswith(c.upper()) for c in re.split(r"[,\s]+", codes) if c)
+def _report_unused(result: LintResult, index: NoqaIndex, path: str, ran, rule: RuleClass) -> None:
+    """Add a TFG001 finding, with its safe text-edit fix, for each unused directive (``NoqaIndex.unused``:
+    after every other finding was looked up). ``rule``: the code's description, which knows every code."""
+    for row, directive, message, edits in index.unused(ran, rule.known_codes()):
+        fix = Fix("Remove unused `noqa` directive", Safety.SAFE, {})
+        result.findings.append(Finding(rule.code, message, path, row, directive.start, row, directive.end,
+                                       FixInfo(fix.message, fix.safety, edits), rule.name))
+        result.fixes.append(fix)
+        result.replacement_edits.append(edits)
 
 
 def file_noqa(source: str) -> bool:
-    """Does a ``# tflint-gpu: noqa`` line exempt the whole file?"""
-    return _FILE_NOQA.search(source) is not None
+    """Does a blanket ``# tflint-gpu: noqa`` line exempt the whole file?"""
+    exemption = file_exemption(source)
+    return exemption is not None and exemption.everything

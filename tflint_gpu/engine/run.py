@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tflint_gpu.engine.cache import Cache, ProjectCache
-from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.fix import add_noqa, fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
-from tflint_gpu.findings import Finding
+from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
 from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, content_digest, dependencies_valid, \
@@ -44,6 +44,7 @@ from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, cont
 from tflint_gpu.semantic.target import Target
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
+NOQA = "add-noqa"  # write `# noqa: CODE` on the findings' lines (``engine.fix.add_noqa``), as --fix writes
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 8
 # A file larger than this is reported and skipped (generated code, data in a .py).
@@ -62,6 +63,9 @@ class FileResult:
     new_data: Optional[bytes] = None  # --fix: the bytes to write
     read_digest: str = ""  # --fix: of the bytes the fix was made from
     deps: str = ""  # what the findings read from the project index (ProjectFile.dependency_key)
+    # What could not be checked (a syntax error, a read error, an analysis that failed), as reporters
+    # show it; ``error`` is its one line (for a notebook, one line for all its skipped cells).
+    problems: List[FileProblem] = field(default_factory=list)
 
 
 # The run's project index (None: each file is read alone). Set by ``run_files``; a worker gets it
@@ -101,12 +105,15 @@ def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, 
         if mode == CHECK:
             findings = lint_source(source, path, rules, project=project).findings
             return FileResult(path, findings, deps=project.dependency_key() if project is not None else "")
-        outcome = fix_source(source, path, rules, unsafe=unsafe, project=project)
+        if mode == NOQA:
+            outcome = add_noqa(source, path, rules, project=project)
+        else:
+            outcome = fix_source(source, path, rules, unsafe=unsafe, project=project)
         deps = project.dependency_key() if project is not None else ""
     except ParseError as error:
-        return FileResult(path, error=str(error))
+        return FileResult(path, error=str(error), problems=[parse_problem(path, error)])
     except Exception as error:  # a bug of ours must not stop the other files
-        return FileResult(path, error=failure(path, error))
+        return failed(path, failure(path, error))
     result = FileResult(path, outcome.findings, fixed=outcome.applied, fixed_codes=outcome.applied_codes, deps=deps)
     if outcome.refused:
         result.error = f"{path}: a fix produced code that does not parse; file left unchanged (please report)"
@@ -115,6 +122,25 @@ def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, 
         if mode == DIFF:
             result.diff = unified_diff(source, outcome.source, path)
     return result
+
+
+def parse_problem(path: str, error: ParseError, cell: Optional[int] = None) -> FileProblem:
+    """The problem a ParseError says: CPython refusing the text is ``invalid-syntax`` with its
+    message and position; valid Python LibCST cannot read is a failure of the analysis (no code)."""
+    from tflint_gpu.engine.lint import UnreadableSource
+
+    if isinstance(error, UnreadableSource):
+        return FileProblem(None, path, error.reason, cell=cell)
+    message = error.reason[len("cannot parse: "):] if error.reason.startswith("cannot parse: ") else error.reason
+    row, col = error.position if error.position else (1, 1)
+    end_row, end_col = error.end if error.end else (0, 1)
+    return FileProblem(INVALID_SYNTAX, path, message, row, col - 1, end_row, end_col - 1, cell=cell)
+
+
+def failed(path: str, line: str, code: Optional[str] = None) -> FileResult:
+    """The result of a file that could not be checked: ``line`` names it (``path: reason``)."""
+    reason = line[len(path) + 2:] if line.startswith(path + ": ") else line
+    return FileResult(path, error=line, problems=[FileProblem(code, path, reason)])
 
 
 _LINE_END = re.compile(r"(?<=\r\n)|(?<=\r)(?!\n)|(?<=\n)")
@@ -138,19 +164,33 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
+def notebook_problems(data: bytes, path: str, line: str) -> List[FileProblem]:
+    """What a notebook's error ``line`` says could not be checked: the notebook (not readable), or
+    its cells that do not parse; nothing for a fix that was not applied (the notebook was checked)."""
+    if line.startswith(f"{path}: cannot read notebook: "):
+        return [FileProblem(IO_ERROR, path, line[len(path) + 2:])]
+    if line.startswith(f"{path}:cell "):
+        from tflint_gpu.notebook import skipped_cells
+
+        return skipped_cells(data, path, line)
+    return []
+
+
 def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mode: str,
                           unsafe: bool, project: Optional[ProjectFile] = None) -> Tuple[FileResult, Optional[bytes]]:
     """A notebook's result, and its new bytes when fixes changed it (``--fix``/``--diff``)."""
     try:
         outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF,
-                                   project=project)
+                                   project=project, add_noqa=mode == NOQA)
     except ParseError as error:
-        return FileResult(path, error=str(error)), None
+        return FileResult(path, error=str(error), problems=[parse_problem(path, error)]), None
     except Exception as error:  # a bug of ours must not stop the other files
-        return FileResult(path, error=failure(path, error)), None
+        return failed(path, failure(path, error)), None
     result = FileResult(path, list(outcome.findings), error=outcome.error, fixed=outcome.fixed,
                         fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text,
                         deps=project.dependency_key() if project is not None else "")
+    if outcome.error is not None:
+        result.problems = notebook_problems(data, path, outcome.error)
     new = None
     if outcome.text is not None:
         new = outcome.text.encode("utf-8")
@@ -176,8 +216,8 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
         if len(data) > MAX_FILE_BYTES:
-            return FileResult(path, error=f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; "
-                                          f"not analysed")
+            return failed(path, f"{path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB; not analysed",
+                          IO_ERROR)
         project = project_file(path)
         if is_notebook(path):
             result, new = process_notebook_data(data, path, rules, mode, unsafe, project)
@@ -192,9 +232,9 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
             new = encode(source, result.output) if result.output is not None else None
     except (OSError, UnicodeDecodeError, LookupError, SyntaxError) as error:
         reason = getattr(error, "strerror", None) or str(error)
-        return FileResult(path, error=f"{path}: cannot read: {reason}")
+        return failed(path, f"{path}: cannot read: {reason}", IO_ERROR)
     result.output = None
-    if mode == FIX and new is not None and not result.error:
+    if mode in (FIX, NOQA) and new is not None and not result.error:
         result.new_data, result.read_digest = new, digest(data)
     return result
 
@@ -231,14 +271,15 @@ def _process_star(args: _Task) -> FileResult:
 def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClass]], mode: str, *,
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
               cache_key: str = "", project_root: Optional[str] = None,
-              target_for: Optional[Callable[[str], Optional[Target]]] = None) -> List[FileResult]:
+              target_for: Optional[Callable[[str], Optional[Target]]] = None,
+              progress: Optional[Callable[[int], None]] = None) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
     ``check`` results are cached (None: no cache), under ``cache_key`` (which
     must tell the targets apart); ``target_for(path)``: the file's project target;
     ``project_root``: where the project's modules are named from (None: each
     file is read alone). With ``--fix``, each file's fixes are written here as
-    its result arrives."""
+    its result arrives. ``progress(done)``: told how many files are done as results arrive."""
     global _INDEX
     target_of = target_for or (lambda path: None)
     store = ProjectCache(cache_dir) if project_root else None
@@ -259,9 +300,13 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
         def recheck(path: str) -> FileResult:
             return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path))
 
+        if progress is not None:
+            progress(len(results))
         for result in _map(todo, jobs, index):
             result = write_result(result, recheck)
             results[result.path] = result
+            if progress is not None:
+                progress(len(results))
             if cache.path is not None and result.error is None:
                 cache.put(result.path, result.findings, result.deps)
         cache.save()
@@ -333,7 +378,7 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
 
 
 def _crashed(task: _Task, how: str) -> FileResult:
-    return FileResult(task[0], error=f"{task[0]}: the analysis crashed ({how}); file skipped (please report)")
+    return failed(task[0], f"{task[0]}: the analysis crashed ({how}); file skipped (please report)")
 
 
 def _map(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterable[FileResult]:

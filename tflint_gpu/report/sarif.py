@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import tflint_gpu
-from tflint_gpu.findings import Finding
-from tflint_gpu.rules.base import all_rules
+from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, FileProblem, Finding
+from tflint_gpu.report.json_format import in_order
+from tflint_gpu.rules.base import all_codes
+from tflint_gpu.rules.docs import rule_url
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -49,8 +51,32 @@ def _notebook_result(f: Finding, rule_index: int) -> Dict:
     }
 
 
-def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
-    rules = list(all_rules())
+# Ruff's names for a file it could not check; results of level "error".
+PROBLEMS = {
+    INVALID_SYNTAX: "The file is not valid Python: CPython's parser refuses it (its message and position).",
+    IO_ERROR: "The file could not be read.",
+}
+
+
+def _problem_result(p: FileProblem) -> Dict:
+    location: Dict = {"physicalLocation": {"artifactLocation": {"uri": _uri(p.path)}}}
+    text = p.message
+    if p.cell:  # a notebook cell: the line of the .ipynb file, the cell's line and column in the message
+        text = f"{p.message} (cell {p.cell}, line {p.row}, column {p.col + 1})"
+        if p.file_row:
+            location["physicalLocation"]["region"] = {"startLine": p.file_row}
+        location["logicalLocations"] = [{"name": f"cell {p.cell}", "kind": "module"}]
+    else:
+        location["physicalLocation"]["region"] = _region((p.row, p.col), p.end)
+    return {"ruleId": p.code, "level": "error", "message": {"text": text}, "locations": [location]}
+
+
+def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence[FileProblem] = (),
+           failures: Optional[List[str]] = None, **_: object) -> str:
+    """``problems`` that are diagnostics (a syntax or read error) are results of level error;
+    ``failures`` (default: every error line), lines of an analysis that failed, are notifications."""
+    failures = errors if failures is None else failures
+    rules = list(all_codes())  # TFG001 (the engine's) too
     index = {rule.code: i for i, rule in enumerate(rules)}
     descriptors = [
         {
@@ -59,13 +85,20 @@ def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
             "shortDescription": {"text": rule.summary()},
             "fullDescription": {"text": rule.docs()},
             "help": {"text": rule.docs(), "markdown": rule.docs()},
+            **({"helpUri": url} if (url := rule_url(rule.code)) else {}),
             "defaultConfiguration": {"level": "warning", "enabled": rule.default_enabled},
             "properties": {"fix": rule.fix_safety.value if rule.fix_safety else None},
         }
         for rule in rules
     ]
+    for code, text in PROBLEMS.items():
+        descriptors.append({"id": code, "name": code, "shortDescription": {"text": text},
+                            "defaultConfiguration": {"level": "error", "enabled": True}})
     results = []
-    for f in findings:
+    for f, result in in_order(findings, problems, lambda f: f, _problem_result):
+        if isinstance(f, FileProblem):
+            results.append(result)
+            continue
         if getattr(f, "cell", None):
             results.append(_notebook_result(f, index[f.code]))
             continue
@@ -114,9 +147,9 @@ def render(findings: Sequence[Finding], errors: List[str], **_: object) -> str:
                 },
                 "invocations": [
                     {
-                        "executionSuccessful": not errors,
+                        "executionSuccessful": not failures,
                         "toolExecutionNotifications": [
-                            {"level": "error", "message": {"text": error}} for error in errors
+                            {"level": "error", "message": {"text": error}} for error in failures
                         ],
                     }
                 ],

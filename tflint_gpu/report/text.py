@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Sequence, Tuple
 
-from tflint_gpu.findings import Finding, Safety
+from tflint_gpu.findings import FileProblem, Finding, Safety
 
 
 def line(finding: Finding, unsafe_fixes: bool) -> str:
@@ -15,18 +15,32 @@ def line(finding: Finding, unsafe_fixes: bool) -> str:
 
 
 def render(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, unsafe_fixes: bool = False,
-           fix_mode: bool = False, **_: object) -> str:
+           fix_mode: bool = False, problems: Sequence[FileProblem] = (), **_: object) -> str:
     out = [line(f, unsafe_fixes) for f in findings]
-    remaining = len(findings)
-    if remaining == 0 and not fixed:
-        if not errors:
-            out.append("All checks passed!")
-        return "".join(item + "\n" for item in out)
-    if fixed:
-        plural = "error" if fixed + remaining == 1 else "errors"
-        out.append(f"Found {fixed + remaining} {plural} ({fixed} fixed, {remaining} remaining).")
-    else:
-        out.append(f"Found {remaining} error{'s' if remaining != 1 else ''}.")
+    out += summary(findings, errors, fixed=fixed, unsafe_fixes=unsafe_fixes, fix_mode=fix_mode, problems=problems)
+    return "".join(item + "\n" for item in out)
+
+
+def unchecked(problems: Sequence[FileProblem]) -> str:
+    """``N files could not be checked`` when some could not be (read or parsed, or their analysis
+    failed), else nothing."""
+    count = len({p.path for p in problems})
+    return f"{count} file{'s' if count != 1 else ''} could not be checked" if count else ""
+
+
+def summary(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, unsafe_fixes: bool = False,
+            fix_mode: bool = False, problems: Sequence[FileProblem] = ()) -> List[str]:
+    """The lines after the findings. A file's syntax or read error counts as an error (as in Ruff:
+    ``invalid-syntax``, ``io-error``), and a file that could not be checked is never "All checks passed!"."""
+    remaining = len(findings) + sum(1 for p in problems if p.code)
+    out: List[str] = []
+    notes = [f"{fixed} fixed, {remaining} remaining"] if fixed else []
+    if unchecked(problems):
+        notes.append(unchecked(problems))
+    if remaining == 0 and not notes:
+        return [] if errors else ["All checks passed!"]
+    total = fixed + remaining
+    out.append(f"Found {total} error{'s' if total != 1 else ''}" + (f" ({'; '.join(notes)})." if notes else "."))
     safe = sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.SAFE)
     unsafe = sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
     fixable = safe + (unsafe if unsafe_fixes else 0)
@@ -36,7 +50,7 @@ def render(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, un
     if unsafe and not unsafe_fixes:
         out.append(f"({unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with the "
                    "`--unsafe-fixes` option.)")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def statistics_rows(findings: Sequence[Finding], unsafe_fixes: bool) -> List[Tuple[str, str, int, bool]]:

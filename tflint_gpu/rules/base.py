@@ -134,3 +134,26 @@ def all_rules() -> Iterator[Type[Rule]]:
 
     for code in sorted(REGISTRY):
         yield REGISTRY[code]
+
+
+# Codes the engine reports itself (TFG001 unused-noqa: ``rules.unused_noqa``): described as a
+# rule is (code, name, docs, default, fix safety) and selected like one, but no Rule subclass
+# (no visitor, cases or example pair), so they are not in REGISTRY nor in ``all_rules``.
+ENGINE_CODES: Dict[str, type] = {}
+
+
+def all_codes() -> Iterator[type]:
+    """Every code a selection can name, by code: the rules and the engine's own codes."""
+    list(all_rules())
+    catalogue = {**REGISTRY, **ENGINE_CODES}
+    for code in sorted(catalogue):
+        yield catalogue[code]
+
+
+def describe(code: str) -> Optional[type]:
+    """The rule, or the engine's code, of ``code`` (None: no such code)."""
+    found = REGISTRY.get(code) or ENGINE_CODES.get(code)
+    if found is None:
+        list(all_rules())  # imports the rule modules, once
+        found = REGISTRY.get(code) or ENGINE_CODES.get(code)
+    return found

@@ -18,7 +18,7 @@ _BUILTIN_CONSUMERS = frozenset({"iter", "enumerate", "list"})
 
 
 class DatasetWithoutFinalPrefetch(Rule):
-    """A tf.data pipeline consumed with no `prefetch` anywhere in it (a hint; off by default).
+    """A tf.data pipeline consumed with no `prefetch` anywhere in it (a hint).
 
     ## What it does
     Finds a `tf.data` pipeline built in view (from a `tf.data` constructor,

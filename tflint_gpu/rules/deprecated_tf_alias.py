@@ -121,8 +121,8 @@ class DeprecatedTfAlias(Rule):
     fixed code computes identical values (tests/test_fix_execution.py runs
     each case). examples/TFG904 (`tflint-gpu verify --device cpu --size small
     --rule TFG904`): equivalent, the same values and the same traces (18/18),
-    without the deprecation warnings; 0.064 s before, 0.055 s after (noise: the names are the same
-    objects).
+    without the deprecation warnings; the times differ by noise only (the
+    names are the same objects; the measurement below).
     """
 
     code = "TFG904"

@@ -70,9 +70,9 @@ class EagerModelCallInLoop(Rule):
     ## Measured effect
     The figures above. examples/TFG407 (`tflint-gpu verify --device cpu
     --size small --rule TFG407`): 100 steps of an agent loop calling an MLP
-    on one sample, eagerly against through a `tf.function` made once: 0.321
-    against 0.132 s (2.44x; each step also reads its action on the host),
-    the same values; 3.50x in the run that wrote examples/RESULTS.md.
+    on one sample, eagerly against through a `tf.function` made once: the
+    same values, faster through the `tf.function` although each step also
+    reads its action on the host (the measurement below).
     """
 
     code = "TFG407"

@@ -116,10 +116,10 @@ class EagerTrainingStep(Rule):
     ms a step eagerly, 0.29-0.50 ms under `tf.function` (about 20x), same
     losses. `examples/TFG405` (the same MLP, 120 steps a call, a fresh model
     and trace every call), `tflint-gpu verify --rule TFG405 --device cpu
-    --size small`: 7.6x (5.25 s -> 0.69 s for 5 calls) on a quiet machine,
-    3.8x (5.17 s -> 1.38 s) while other jobs loaded it; equal losses and
-    weights, 2 traces a call after the fix (the first call creates Adam's
-    variables).
+    --size small`: equal losses and weights, several times faster after the
+    fix (the measurement below; about half the gain while other jobs load
+    the machine), 2 traces a call after the fix (the first call creates
+    Adam's variables).
     The variants, same MLP and batch, 200 steps: a helper returning the
     gradients, applied by a traced function, 4.31 ms a step with the helper
     eager against 0.86 ms traced (5.0x); an SGD update written by hand with

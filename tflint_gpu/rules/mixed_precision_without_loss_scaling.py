@@ -88,10 +88,12 @@ class MixedPrecisionWithoutLossScaling(Rule):
     `LossScaleOptimizer` and no `get_scaled_loss` gives the same updates as
     unscaled float16 (and logs a warning). `examples/TFG503` (a nearly fit
     32-64-64-1 MLP, residuals 1e-3, batch 1024; `tflint-gpu verify --rule
-    TFG503 --device cpu --size small`): fixes-behaviour; 50.7% of the first
-    kernel's gradients are off by more than 10% from float32 without scaling,
-    12.2% (float16 forward rounding) with it; at residuals 1e-4, 91.8% vs
-    12.3%, 4.8% flushed to zero.
+    TFG503 --device cpu --size small`): fixes-behaviour; the share of the
+    first kernel's gradients more than a tenth off their float32 values
+    (`gradient_error` in the measurement below) falls from about half
+    without scaling to what float16's forward rounding leaves with it. With
+    residuals of 1e-4 instead (measured once by editing the pair): 91.8%
+    against 12.3%, and 4.8% flushed to zero.
     """
 
     code = "TFG503"

@@ -95,7 +95,8 @@ class PerStepHostSync(Rule):
     `examples/TFG203` (40 steps, every loss kept as a Python float; the
     rewrite keeps them as tensors and reads them after the loop), `tflint-gpu
     verify --rule TFG203 --device cpu --size small`: equivalent, the same
-    losses; 0.80x on this CPU (synchronous: no gain to expect).
+    losses, and no gain on this CPU (synchronous execution: none to expect;
+    the ratio is in the measurement below).
 
     On real code: the labelled set's per-step-host-sync kind 3 of 8 (the
     progress line printing `batch_loss.numpy()` every batch; missed: host

@@ -90,7 +90,7 @@ class ProbabilitiesIntoLogitsLoss(Rule):
     ## Measured effect
     The figures above. examples/TFG606 (`tflint-gpu verify --device cpu
     --size small --rule TFG606`, 512 samples of a learnable 10-class rule, a
-    `Dense(10, activation="softmax")` classifier, Adam(0.01), 15 epochs of a
+    `Dense(10, activation="softmax")` classifier, `Adam(0.01)`, 15 epochs of a
     custom loop): fixes-behaviour. With
     `tf.nn.sparse_softmax_cross_entropy_with_logits` of the model's output the
     true cross-entropy ends at 0.569 and the accuracy at 0.949, while the loop

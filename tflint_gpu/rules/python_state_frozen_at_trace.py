@@ -103,7 +103,9 @@ class PythonStateFrozenAtTrace(Rule):
     through `for threshold in [0.5, 0.1]`, through a setter doing `global`,
     and for a closure variable of an eager function rebound in a loop after
     the `tf.function` was made. With a `tf.Variable` and `assign(0.1)` the
-    second call counts 4 (examples/TFG107, `tflint-gpu verify --rule TFG107`).
+    second call counts 4. examples/TFG107 (`tflint-gpu verify --rule
+    TFG107`) counts more values the same way: the second count changes with
+    the threshold only after the fix (the measurement below).
     A rebound global tensor is frozen the same way (not reported).
     """
 

@@ -57,7 +57,7 @@ class RecursiveTfFunction(Rule):
     `examples/TFG404` (`x ** k` by recursion on a tensor `k`), `tflint-gpu
     verify --rule TFG404 --device cpu --size small`: fixes-error, the
     recursive version raises `StagingError`, the `tf.range` loop runs (one
-    trace, 2.6 ms).
+    trace).
     """
 
     code = "TFG404"

@@ -13,9 +13,13 @@ import sys
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from tflint_gpu.progress import Progress
 from tflint_gpu.verify import harness
 from tflint_gpu.verify.harness import Record
 
+MISSING_TENSORFLOW = ("verify runs the examples under TensorFlow, which is not installed: "
+                      "pip install 'tflint-gpu[verify]' (in a checkout: pip install -e '.[verify]'; "
+                      "with a GPU: '.[gpu]')")
 _COLUMNS = ("rule", "verdict", "before s", "after s", "ratio", "traces", "evidence")
 
 
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if not root.is_dir():
         return _usage(f"no examples directory at {root}")
     if importlib.util.find_spec("numpy") is None or importlib.util.find_spec("tensorflow") is None:
-        return _usage("verify runs the examples under TensorFlow: pip install -e '.[test]' (or '.[gpu]')")
+        return _usage(MISSING_TENSORFLOW)
     rules = harness.registry()
     codes = [code.upper() for code in args.rule] or harness.example_codes(root)
     unknown = [code for code in codes if code not in rules and not (root / code).is_dir()]
@@ -58,9 +62,11 @@ def run(args: argparse.Namespace) -> int:
         found = harness.probe("gpu")
         if found.get("error"):
             return _usage(f"--device gpu: {found['error']}")
-    records = harness.verify(list(dict.fromkeys(codes)), root, size=args.size, repeat=args.repeat,
-                             device=args.device, timeout=getattr(args, "timeout", None),
-                             jobs=getattr(args, "jobs", 1))
+    codes = list(dict.fromkeys(codes))
+    with Progress(len(codes), "examples", "verifying") as progress:  # on a terminal only
+        records = harness.verify(codes, root, size=args.size, repeat=args.repeat,
+                                 device=args.device, timeout=getattr(args, "timeout", None),
+                                 jobs=getattr(args, "jobs", 1), progress=progress)
     if output_format == "json":
         print(json.dumps([r.as_dict() for r in records], indent=2))
     elif output_format == "markdown":

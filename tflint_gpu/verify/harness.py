@@ -15,10 +15,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Type
 
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -253,14 +254,23 @@ def _side(report: Dict[str, Any]):
 
 
 def verify(codes: Sequence[str], root: Path, *, size: str = "small", repeat: int = 5, device: str = "auto",
-           timeout: Optional[float] = None, jobs: int = 1) -> List[Record]:
-    """Verify each code's example; one Record a code, in the order given."""
+           timeout: Optional[float] = None, jobs: int = 1,
+           progress: Optional[Callable[[int], None]] = None) -> List[Record]:
+    """Verify each code's example; one Record a code, in the order given. ``progress(done)``:
+    told how many examples are done as each finishes."""
     rules = registry()
     root = Path(root).resolve()
     limit = timeout if timeout is not None else DEFAULT_TIMEOUT[size]
+    done = [0]
+    lock = threading.Lock()
 
     def one(code: str) -> Record:
-        return verify_example(code, rules.get(code), root, size=size, repeat=repeat, device=device, timeout=limit)
+        record = verify_example(code, rules.get(code), root, size=size, repeat=repeat, device=device, timeout=limit)
+        if progress is not None:
+            with lock:
+                done[0] += 1
+                progress(done[0])
+        return record
 
     if jobs <= 1:
         return [one(code) for code in codes]
