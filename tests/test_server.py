@@ -95,6 +95,7 @@ async def test_open_publishes_the_findings_with_code_and_position(client: Langua
     assert ("TFG904", 2, 48) in codes
     found = next(d for d in diagnostics if d.code == "TFG904")
     assert found.source == "tflint-gpu" and found.severity == types.DiagnosticSeverity.Warning
+    assert found.code_description.href == (ROOT / "docs" / "rules" / "TFG904.md").as_uri()  # the rule's page
 
 
 @pytest.mark.asyncio
@@ -174,3 +175,105 @@ async def test_a_configuration_change_is_read_again(client: LanguageClient):
     broken = await waiting
     assert [d.severity for d in broken] == [types.DiagnosticSeverity.Error]
     assert "configuration error" in broken[0].message
+
+
+def _cell_uri(notebook: Path, i: int) -> str:
+    return f"vscode-notebook-cell:{notebook}#C{i}"
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_gets_findings_and_fixes_in_its_cells(client: LanguageClient):
+    notebook = client.root / "train.ipynb"
+    notebook.write_text("{}")
+    cells = [("import tensorflow as tf", types.NotebookCellKind.Code),
+             ("# Data\nThe pipeline.", types.NotebookCellKind.Markup),
+             ("ds = tf.data.Dataset.range(8).batch(2).prefetch(tf.data.experimental.AUTOTUNE)",
+              types.NotebookCellKind.Code),
+             ("def f(:\n    pass", types.NotebookCellKind.Code)]
+    uris = [_cell_uri(notebook, i) for i in range(len(cells))]
+    waiting = {uri: asyncio.ensure_future(_diagnostics(client, uri)) for k, uri in enumerate(uris)
+               if cells[k][1] == types.NotebookCellKind.Code}
+    await asyncio.sleep(0)
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=notebook.as_uri(), notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=kind, document=uri) for (_, kind), uri in zip(cells, uris)]),
+        cell_text_documents=[types.TextDocumentItem(uri=uri, language_id="python" if kind == types.NotebookCellKind.Code
+                                                    else "markdown", version=1, text=text)
+                             for (text, kind), uri in zip(cells, uris)]))
+    published = {uri: await w for uri, w in waiting.items()}
+    assert list(published[uris[0]]) == []
+    found = [(d.code, d.range.start.line, d.range.start.character) for d in published[uris[2]]]
+    assert ("TFG904", 0, 48) in found  # the cell's own line and column
+    assert [(d.code, d.range.start.line) for d in published[uris[3]]] == [("invalid-syntax", 0)]
+    finding = next(d for d in published[uris[2]] if d.code == "TFG904")
+    actions = await _actions(client, uris[2], finding, only=[types.CodeActionKind.QuickFix])
+    fix = next(a for a in actions if "noqa" not in a.title)
+    assert list(fix.edit.changes) == [uris[2]]
+    fixed = _apply(cells[2][0], fix.edit.changes[uris[2]])
+    assert fixed == "ds = tf.data.Dataset.range(8).batch(2).prefetch(tf.data.AUTOTUNE)"
+    # A cell that does not parse: the notebook is not fixed as a whole (as `--fix` leaves it).
+    assert not await _actions(client, uris[2], finding, only=["source.fixAll.tflint-gpu"])
+    waiting = asyncio.ensure_future(_diagnostics(client, uris[2]))
+    await asyncio.sleep(0)
+    client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=notebook.as_uri(), version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(
+            text_content=[types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=uris[2], version=2),
+                changes=[types.TextDocumentContentChangeWholeDocument(text=fixed)])]))))
+    assert "TFG904" not in [d.code for d in await waiting]
+
+
+@pytest.mark.asyncio
+async def test_a_notebook_name_bound_in_an_earlier_cell_is_read(client: LanguageClient):
+    """The cells are one program: `tf` imported in cell 1 is TensorFlow in cell 2 (as the command line reads it)."""
+    notebook = client.root / "alone.ipynb"
+    notebook.write_text("{}")
+    uris = [_cell_uri(notebook, 0), _cell_uri(notebook, 1)]
+    uris.append(_cell_uri(notebook, 2))
+    texts = ["import tensorflow as tf\n", "y = tf.gather(tf.ones((3, 4)), [0, 1], 1)\n",
+             "ds = tf.data.Dataset.range(8).prefetch(tf.data.experimental.AUTOTUNE)\n"]
+    waiting = asyncio.ensure_future(_diagnostics(client, uris[1]))
+    await asyncio.sleep(0)
+    client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=notebook.as_uri(), notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=u) for u in uris]),
+        cell_text_documents=[types.TextDocumentItem(uri=u, language_id="python", version=1, text=t)
+                             for u, t in zip(uris, texts)]))
+    assert [d.code for d in await waiting] == ["TFG905"]
+    finding = next(d for d in client.diagnostics[uris[2]] if d.code == "TFG904")
+    fix_all = await _actions(client, uris[2], finding, only=["source.fixAll.tflint-gpu"])
+    changes = fix_all[0].edit.changes
+    assert list(changes) == [uris[2]]  # the unsafe TFG905 fix of cell 2 is not applied
+    assert _apply(texts[2], changes[uris[2]]) == "ds = tf.data.Dataset.range(8).prefetch(tf.data.AUTOTUNE)\n"
+
+
+def test_neovim_receives_the_diagnostics_and_applies_the_quick_fix(tmp_path):
+    """A real editor, once: headless Neovim's built-in LSP client starts `tflint-gpu server`, receives
+    the diagnostic, applies the quick fix through `vim.lsp.buf.code_action` and saves the file."""
+    import os
+    import shutil
+    import subprocess
+
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        if os.environ.get("TFLINT_GPU_REQUIRE_NVIM"):  # .ci/run installed it: the test must run
+            pytest.fail("nvim is not on PATH")
+        pytest.skip("Neovim is not installed (Debian: apt-get install neovim)")
+    (tmp_path / "pyproject.toml").write_text("[tool.tflint-gpu]\n")
+    path = tmp_path / "pipe.py"
+    path.write_text(SOURCE)
+    log = tmp_path / "nvim.log"
+    env = dict(_env(), NVIM_OUT=str(log), NVIM_FILE=str(path), NVIM_PYTHON=sys.executable, NVIM_ROOT=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
+               XDG_STATE_HOME=str(tmp_path / "state"))
+    script = ROOT / "tests" / "fixtures" / "nvim" / "quickfix.lua"
+    subprocess.run([nvim, "--headless", "--clean", "-c", f"luafile {script}"], env=env, cwd=tmp_path,
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    lines = log.read_text().splitlines()
+    assert lines[0].startswith("diagnostic TFG904 2:48 "), lines
+    assert "chose tflint-gpu: Use `tf.data.AUTOTUNE` (TFG904)" in lines, lines
+    assert lines[-2:] == ["applied true", "cleared true"], lines
+    assert path.read_text() == SOURCE.replace("tf.data.experimental.AUTOTUNE", "tf.data.AUTOTUNE")
