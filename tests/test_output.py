@@ -297,17 +297,25 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_progress_is_drawn_on_a_terminal_and_erased(project, monkeypatch):
-    from tflint_gpu import cli, progress
+def _on_a_terminal(monkeypatch) -> "_Terminal":
+    """stderr a terminal (the progress line drawn at once, every time), stdout a pipe."""
+    from tflint_gpu import progress
 
-    for i in range(3):
-        write(project, f"f{i}.py", SAMPLE)
     monkeypatch.setattr(progress, "DELAY", 0.0)
     monkeypatch.setattr(progress, "INTERVAL", 0.0)
     monkeypatch.setenv("TERM", "xterm")
     terminal = _Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
+    return terminal
+
+
+def test_progress_is_drawn_on_a_terminal_and_erased(project, monkeypatch):
+    from tflint_gpu import cli, progress
+
+    for i in range(3):
+        write(project, f"f{i}.py", SAMPLE)
+    terminal = _on_a_terminal(monkeypatch)
     assert cli.main(["--no-cache", "--jobs", "1", "."]) == 1
     drawn = terminal.getvalue()
     assert "\r\x1b[Kchecking 3/3 files" in drawn and drawn.endswith("\r\x1b[K")
@@ -346,12 +354,7 @@ def test_verify_shows_progress_on_a_terminal(monkeypatch):
         return []
 
     monkeypatch.setattr(harness, "verify", verify)
-    monkeypatch.setattr(progress, "DELAY", 0.0)
-    monkeypatch.setattr(progress, "INTERVAL", 0.0)
-    monkeypatch.setenv("TERM", "xterm")
-    terminal = _Terminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
-    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    terminal = _on_a_terminal(monkeypatch)
     parser = __import__("argparse").ArgumentParser()
     command.add_arguments(parser)
     command.run(parser.parse_args(["--rule", "TFG201", "--rule", "TFG101", "--device", "cpu"]))

@@ -28,7 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from tflint_gpu.globs import Patterns
+from tflint_gpu.globs import Patterns, nearest_upward
 from tflint_gpu.rules.base import Rule, all_codes
 from tflint_gpu.semantic import target as targets
 from tflint_gpu.semantic.target import Target, TargetError
@@ -602,25 +602,14 @@ class Resolver:
         """The configuration file that governs ``folder`` (None: none, the defaults)."""
         if self.overrides.config:
             return os.path.abspath(self.overrides.config)
-        seen = []
-        current = os.path.abspath(folder)
-        found: Optional[str] = None
-        while True:
-            if current in self._nearest:
-                found = self._nearest[current]
-                break
-            seen.append(current)
+
+        def configures(current: str) -> Optional[str]:
             candidate = os.path.join(current, "pyproject.toml")
             if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(Path(candidate)), Path(candidate)):
-                found = candidate
-                break
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        for folder in seen:
-            self._nearest[folder] = found
-        return found
+                return candidate
+            return None
+
+        return nearest_upward(os.path.abspath(folder), self._nearest, configures)
 
     def settings_for_folder(self, folder: str) -> Settings:
         """The settings of the files in ``folder``."""

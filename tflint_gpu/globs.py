@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 _GLOB = frozenset("*?[\\")
 
@@ -63,6 +63,29 @@ def expand_braces(pattern: str) -> List[str]:
 def _posix(path: str) -> str:
     return path.replace(os.sep, "/") if os.sep != "/" else path
 
+
+def nearest_upward(folder: str, cache: Dict[str, Optional[str]],
+                   found_in: Callable[[str], Optional[str]]) -> Optional[str]:
+    """The first answer of ``found_in`` from ``folder`` up to the root (None where none answers).
+    ``cache`` keeps the answer of every folder passed on the way, so a tree is searched once."""
+    seen = []
+    current = folder
+    found: Optional[str] = None
+    while True:
+        if current in cache:
+            found = cache[current]
+            break
+        seen.append(current)
+        found = found_in(current)
+        if found is not None:
+            break
+        parent = os.path.dirname(current)
+        if parent == current:
+            break
+        current = parent
+    for passed in seen:
+        cache[passed] = found
+    return found
 
 class Patterns:
     """Globs, each with the folder it is relative to: ``Patterns([(pattern, anchor), ...])``."""
@@ -131,24 +154,8 @@ class GitIgnores:
 
     def repository(self, folder: str) -> Optional[str]:
         """The work tree ``folder`` is in (the nearest folder upward holding ``.git``), or None."""
-        seen = []
-        current = folder
-        found: Optional[str] = None
-        while True:
-            if current in self._repos:
-                found = self._repos[current]
-                break
-            seen.append(current)
-            if os.path.exists(os.path.join(current, ".git")):
-                found = current
-                break
-            parent = os.path.dirname(current)
-            if parent == current:
-                break
-            current = parent
-        for folder in seen:
-            self._repos[folder] = found
-        return found
+        return nearest_upward(folder, self._repos,
+                              lambda current: current if os.path.exists(os.path.join(current, ".git")) else None)
 
     @staticmethod
     def _lines(path: str) -> List[str]:

@@ -774,12 +774,15 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     if not notebook.python or not notebook.cells:
         return Outcome()
     if not fix:
-        result, joined, error = _parse_guarded(notebook, path, lambda j: lint_source(j.text, path, rules, project=project))
+        result, joined, error = _parse_guarded(
+            notebook, path, lambda j: lint_source(j.text, path, rules, project=project))
         return Outcome(map_findings(result.findings, notebook, joined), error=error)
     if add_noqa:
-        outcome, joined, error = _parse_guarded(notebook, path, lambda j: add_noqa_comments(j.text, path, rules, project=project))
+        outcome, joined, error = _parse_guarded(
+            notebook, path, lambda j: add_noqa_comments(j.text, path, rules, project=project))
     else:
-        outcome, joined, error = _parse_guarded(notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
+        outcome, joined, error = _parse_guarded(
+            notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
     if error is not None or outcome.refused or outcome.source == joined.text:
         if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
             findings = lint_source(joined.text, path, rules, project=project).findings

@@ -82,7 +82,19 @@ def clean(code: str, note: str = "") -> Case:
     return Case(code, note=note)
 
 
-class Rule:
+class Documented:
+    """What every code's description reads from its docstring (a rule's, or a code the engine reports)."""
+
+    @classmethod
+    def docs(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.docs().split("\n", 1)[0]
+
+
+class Rule(Documented):
     """Base class of every rule. Subclasses set the class attributes below."""
 
     code: ClassVar[str]
@@ -113,14 +125,6 @@ class Rule:
         )
         if "code" in cls.__dict__:
             REGISTRY[cls.code] = cls
-
-    @classmethod
-    def docs(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
-
-    @classmethod
-    def summary(cls) -> str:
-        return cls.docs().split("\n", 1)[0]
 
 
 REGISTRY: Dict[str, Type[Rule]] = {}

@@ -6,13 +6,12 @@ cases or example pair; it is described and selected as rules are
 """
 from __future__ import annotations
 
-import inspect
 from typing import ClassVar, List, Tuple
 
-from tflint_gpu.rules.base import ENGINE_CODES, Safety, all_codes
+from tflint_gpu.rules.base import ENGINE_CODES, Documented, Safety, all_codes
 
 
-class UnusedNoqa:
+class UnusedNoqa(Documented):
     """A `# noqa` comment names a TFG code that suppresses nothing on its line.
 
     ## What it does
@@ -60,14 +59,6 @@ class UnusedNoqa:
     node_types: ClassVar[Tuple[str, ...]] = ()
     reads_index: ClassVar[Tuple[str, ...]] = ()
     cases: ClassVar[List[object]] = []
-
-    @classmethod
-    def docs(cls) -> str:
-        return inspect.cleandoc(cls.__doc__ or "")
-
-    @classmethod
-    def summary(cls) -> str:
-        return cls.docs().split("\n", 1)[0]
 
     @staticmethod
     def known_codes() -> Tuple[str, ...]:
