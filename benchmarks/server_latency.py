@@ -49,8 +49,8 @@ class Client:
     """A minimal LSP client over the server's stdio (JSON-RPC with Content-Length headers)."""
 
     def __init__(self, root: Path) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
-                                                            os.environ.get("PYTHONPATH", "")]))
+        here = str(Path(__file__).resolve().parents[1])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
         self.process = subprocess.Popen([sys.executable, "-m", "tflint_gpu", "server"], stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, env=env)
         self.lock = threading.Condition()
@@ -109,8 +109,8 @@ class Client:
     def open(self, path: Path, text: str) -> str:
         uri = path.resolve().as_uri()
         seen = len(self.published.get(uri, []))
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1,
-                                                               "text": text}})
+        document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
+        self.notify("textDocument/didOpen", {"textDocument": document})
         self.wait_published(uri, seen + 1)
         return uri
 
