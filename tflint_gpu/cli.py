@@ -241,7 +241,8 @@ def _check(args: argparse.Namespace) -> int:
         if not _report(args, sys.stdout, diff):
             return 2
         if not args.quiet and not no_files:
-            notes = f" ({text_report.unchecked(problems)})" if text_report.unchecked(problems) else ""
+            unchecked = text_report.unchecked(problems)
+            notes = f" ({unchecked})" if unchecked else ""
             print(f"Would fix {would} error{'s' if would != 1 else ''}{notes}." if would
                   else f"No fixes available{notes}.", file=sys.stderr)
         _print_errors(errors)

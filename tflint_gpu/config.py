@@ -341,9 +341,17 @@ def find_config(start: Path) -> Optional[Path]:
     if current.is_file():
         current = current.parent
     for directory in (current, *current.parents):
-        candidate = directory / "pyproject.toml"
-        if candidate.is_file() and SECTION in _tool_table(_read_toml(candidate), candidate):
-            return candidate
+        found = _configuration_in(str(directory))
+        if found is not None:
+            return Path(found)
+    return None
+
+
+def _configuration_in(folder: str) -> Optional[str]:
+    """The folder's pyproject.toml if it has a [tool.tflint-gpu] table (an invalid one raises)."""
+    candidate = os.path.join(folder, "pyproject.toml")
+    if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(Path(candidate)), Path(candidate)):
+        return candidate
     return None
 
 
@@ -602,14 +610,7 @@ class Resolver:
         """The configuration file that governs ``folder`` (None: none, the defaults)."""
         if self.overrides.config:
             return os.path.abspath(self.overrides.config)
-
-        def configures(current: str) -> Optional[str]:
-            candidate = os.path.join(current, "pyproject.toml")
-            if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(Path(candidate)), Path(candidate)):
-                return candidate
-            return None
-
-        return nearest_upward(os.path.abspath(folder), self._nearest, configures)
+        return nearest_upward(os.path.abspath(folder), self._nearest, _configuration_in)
 
     def settings_for_folder(self, folder: str) -> Settings:
         """The settings of the files in ``folder``."""

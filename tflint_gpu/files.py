@@ -43,11 +43,11 @@ def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], forc
     for path in paths:
         if os.path.isdir(path):
             top = for_folder(path)
-            if force_exclude and (top.is_excluded(path, True)
-                                  or (top.respect_gitignore and ignores.ignored_path(path, True))):
-                continue
             respect = top.respect_gitignore
-            floor = os.path.abspath(path) if respect and ignores.ignored_path(path, True) else None
+            ignored = respect and ignores.ignored_path(path, True)
+            if force_exclude and (top.is_excluded(path, True) or ignored):
+                continue
+            floor = os.path.abspath(path) if ignored else None
             for directory, subdirs, files in os.walk(path):
                 here = for_folder(directory)
                 subdirs[:] = [d for d in sorted(subdirs)

@@ -80,34 +80,36 @@ def _digit(char: str) -> bool:
     return "0" <= char <= "9"
 
 
-def lex_inline(comment: str) -> Optional[Directive]:
-    """The ``# noqa`` directive in a comment's text (the first valid one), or None."""
+def _lex(comment: str, noqa_at: Callable[[str, int], Optional[int]]) -> Optional[Directive]:
+    """The first valid directive in a comment's text: at each ``#``, ``noqa_at(comment, j)`` (``j``:
+    after the ``#`` and its spaces) says where its ``noqa`` starts (None: no directive there)."""
     i = comment.find("#")
     while i >= 0:
-        j = _space(comment, i + 1)
-        if comment[j:j + 4].lower() == "noqa":
-            found = _directive(comment, i, j + 4)
+        k = noqa_at(comment, _space(comment, i + 1))
+        if k is not None and comment[k:k + 4].lower() == "noqa":
+            found = _directive(comment, i, k + 4)
             if found is not None:
                 return found
         i = comment.find("#", i + 1)
     return None
 
 
+def _after_tool_name(comment: str, j: int) -> Optional[int]:
+    """Where ``noqa`` may stand after ``tflint-gpu:`` at ``j`` (None: no ``tflint-gpu:`` there)."""
+    if comment[j:j + 10].lower() != "tflint-gpu":
+        return None
+    k = _space(comment, j + 10)
+    return _space(comment, k + 1) if comment[k:k + 1] == ":" else None
+
+
+def lex_inline(comment: str) -> Optional[Directive]:
+    """The ``# noqa`` directive in a comment's text (the first valid one), or None."""
+    return _lex(comment, lambda text, j: j)
+
+
 def lex_file(comment: str) -> Optional[Directive]:
     """The ``# tflint-gpu: noqa[: codes]`` directive in a comment's text, or None."""
-    i = comment.find("#")
-    while i >= 0:
-        j = _space(comment, i + 1)
-        if comment[j:j + 10].lower() == "tflint-gpu":
-            k = _space(comment, j + 10)
-            if comment[k:k + 1] == ":":
-                k = _space(comment, k + 1)
-                if comment[k:k + 4].lower() == "noqa":
-                    found = _directive(comment, i, k + 4)
-                    if found is not None:
-                        return found
-        i = comment.find("#", i + 1)
-    return None
+    return _lex(comment, _after_tool_name)
 
 
 def _directive(text: str, start: int, i: int) -> Optional[Directive]:
