@@ -87,6 +87,7 @@ def nearest_upward(folder: str, cache: Dict[str, Optional[str]],
         cache[passed] = found
     return found
 
+
 class Patterns:
     """Globs, each with the folder it is relative to: ``Patterns([(pattern, anchor), ...])``."""
 

@@ -27,8 +27,8 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from tflint_gpu.engine.fix import add_noqa as add_noqa_comments
 from tflint_gpu.engine.fix import fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse
-from tflint_gpu.findings import INVALID_SYNTAX, Edit, FileProblem, Finding, FixInfo
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse, parse_problem
+from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, Edit, FileProblem, Finding, FixInfo
 
 SUFFIX = ".ipynb"
 # Cell magics whose body is Python run in the kernel's namespace: only their first line is masked.
@@ -384,19 +384,24 @@ _ERROR_AT = re.compile(r"^(?P<row>\d+):(?P<col>\d+): (?P<rest>.*)$")
 
 
 def _parse_guarded(notebook: Notebook, path: str, run):
-    """``run(joined)`` with cells that do not parse masked whole; returns (result, joined, error line)."""
+    """``run(joined)`` with cells that do not parse masked whole; returns (result, joined, error line,
+    the problems of the skipped cells as reporters show them)."""
     result, joined, skipped = _parse_guarded_cells(notebook, path, run)
-    return result, joined, _error_line(path, skipped)
+    return result, joined, _error_line(path, skipped), _file_problems(notebook, skipped)
 
 
 @dataclass
 class CellProblem:
     """A code cell that does not parse (and is skipped): its 1-based number, and the row and column
-    in the cell where the parser says (None: it names no position)."""
+    in the cell where the parser says (None: it names no position). ``problem``: as reporters show
+    it (rows the cell's; ``file_row`` left to ``_file_problems``); ``alone``: the cell does not parse
+    on its own (else only joined to the cells before it)."""
     cell: int
     row: Optional[int]
     col: Optional[int]
     reason: str
+    problem: FileProblem
+    alone: bool = True
 
     def __str__(self) -> str:  # as the error line has it: ``cell N:row:col: reason``
         where = f"{self.row}:{self.col}:" if self.row is not None else ""
@@ -418,7 +423,7 @@ def _parse_guarded_cells(notebook: Notebook, path: str, run):
                 for position, cell in enumerate(notebook.cells):
                     if position in skipped:
                         continue
-                    problem = _cell_syntax_error(cell)
+                    problem = _cell_syntax_error(cell, path)
                     if problem is not None:
                         errors.append(problem)
                         skipped.add(position)
@@ -432,24 +437,31 @@ def _parse_guarded_cells(notebook: Notebook, path: str, run):
             position, line = joined.where(int(match.group("row")))
             if position in skipped:
                 raise
-            errors.append(CellProblem(notebook.cells[position].number, line, int(match.group("col")),
-                                      match.group("rest")))
+            number, col, reason = notebook.cells[position].number, int(match.group("col")), match.group("rest")
+            syntax = reason.startswith("cannot parse: ")
+            shown = FileProblem(INVALID_SYNTAX if syntax else None, path,
+                                reason[len("cannot parse: "):] if syntax else reason, line, col - 1, cell=number)
+            errors.append(CellProblem(number, line, col, reason, shown, alone=False))
             skipped.add(position)
     raise ParseError(f"{path}: cannot parse")  # pragma: no cover - every cell skipped parses
 
 
-def _cell_syntax_error(cell: Cell) -> Optional[CellProblem]:
+def _cell_syntax_error(cell: Cell, path: str) -> Optional[CellProblem]:
     """The problem of ``cell`` if it (masked) does not parse on its own, else None: CPython's parser
-    decides, then LibCST must read it (``parse``). The row is the cell's (not counting an ``if True:``
+    decides, then LibCST must read it (``parse``). The rows are the cell's (not counting an ``if True:``
     of ours)."""
     alone = join([cell])
     try:
         parse(alone.text, "<cell>")
         return None
     except ParseError as error:
+        shown = parse_problem(path, error, cell.number)
         if error.position is None:
-            return CellProblem(cell.number, None, None, error.reason)
-        return CellProblem(cell.number, alone.where(error.position[0])[1], error.position[1], error.reason)
+            return CellProblem(cell.number, None, None, error.reason, shown)
+        shown.row = alone.where(shown.row)[1]
+        if shown.end_row:
+            shown.end_row = alone.where(shown.end_row)[1]
+        return CellProblem(cell.number, shown.row, error.position[1], error.reason, shown)
 
 
 def _error_line(path: str, errors: List[CellProblem]) -> Optional[str]:
@@ -459,45 +471,17 @@ def _error_line(path: str, errors: List[CellProblem]) -> Optional[str]:
     return f"{path}:{errors[0]}; cell skipped{more}"
 
 
-_SKIPPED = re.compile(r":cell (?P<cell>\d+):(?:(?P<row>\d+):(?P<col>\d+):)? ?(?P<reason>.*?); cell skipped")
-
-
-def skipped_cells(raw: bytes, path: str, line: str) -> List[FileProblem]:
-    """The code cells ``process`` skipped as not parsing (``line``: its error line), each a problem
-    placed as findings are (line and column in the cell, line of the .ipynb file). Worked out again
-    from the cells, so it costs only notebooks with such a cell."""
-    from tflint_gpu.engine.run import parse_problem
-
-    try:
-        notebook = load(raw)
-    except NotebookError:  # pragma: no cover - process read it
+def _file_problems(notebook: Notebook, errors: List[CellProblem]) -> List[FileProblem]:
+    """The skipped cells as reporters show them, each placed on its line of the .ipynb file: the cells
+    that do not parse on their own, else the first cell that does not parse after the ones before it."""
+    chosen = [e for e in errors if e.alone] or errors[:1]
+    if not chosen:
         return []
     lines = _Lines(notebook.text)
-    problems: List[FileProblem] = []
-    for cell in notebook.cells:
-        alone = join([cell])
-        try:
-            parse(alone.text, path)
-            continue
-        except ParseError as error:
-            problem, placed = parse_problem(path, error, cell.number), error.position is not None
-        if placed:  # rows of the masked cell (an indented one has a line of ours above)
-            problem.row = alone.where(problem.row)[1]
-            if problem.end_row:
-                problem.end_row = alone.where(problem.end_row)[1]
-        problem.file_row = _file_row(cell, problem.row, lines)
-        problems.append(problem)
-    if problems:
-        return problems
-    match = _SKIPPED.search(line[len(path):])  # only the joined cells fail: the cell the line names
-    if match is None:
-        return [FileProblem(None, path, line[len(path) + 1:].strip())]
-    number, reason = int(match.group("cell")), match.group("reason")
-    syntax = reason.startswith("cannot parse: ")
-    row, col = int(match.group("row") or 1), int(match.group("col") or 1)
-    cell = notebook.cells[number - 1] if 0 < number <= len(notebook.cells) else None
-    return [FileProblem(INVALID_SYNTAX if syntax else None, path, reason[len("cannot parse: "):] if syntax else reason,
-                        row, col - 1, cell=number, file_row=_file_row(cell, row, lines) if cell else None)]
+    cells = {cell.number: cell for cell in notebook.cells}
+    for error in chosen:
+        error.problem.file_row = _file_row(cells[error.cell], error.problem.row, lines)
+    return [error.problem for error in chosen]
 
 
 class _Lines:
@@ -756,6 +740,8 @@ def cell_diff(path: str, number: int, before: str, after: str) -> str:
 class Outcome:
     findings: List[NotebookFinding] = field(default_factory=list)
     error: Optional[str] = None
+    # What could not be checked, as reporters show it: the notebook, or the cells skipped.
+    problems: List[FileProblem] = field(default_factory=list)
     fixed: int = 0
     fixed_codes: List[str] = field(default_factory=list)
     text: Optional[str] = None  # the new notebook text, when fixes changed it
@@ -770,18 +756,19 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     try:
         notebook = load(raw)
     except NotebookError as error:
-        return Outcome(error=f"{path}: cannot read notebook: {error}")
+        return Outcome(error=f"{path}: cannot read notebook: {error}",
+                       problems=[FileProblem(IO_ERROR, path, f"cannot read notebook: {error}")])
     if not notebook.python or not notebook.cells:
         return Outcome()
     if not fix:
-        result, joined, error = _parse_guarded(
+        result, joined, error, problems = _parse_guarded(
             notebook, path, lambda j: lint_source(j.text, path, rules, project=project))
-        return Outcome(map_findings(result.findings, notebook, joined), error=error)
+        return Outcome(map_findings(result.findings, notebook, joined), error=error, problems=problems)
     if add_noqa:
-        outcome, joined, error = _parse_guarded(
+        outcome, joined, error, problems = _parse_guarded(
             notebook, path, lambda j: add_noqa_comments(j.text, path, rules, project=project))
     else:
-        outcome, joined, error = _parse_guarded(
+        outcome, joined, error, problems = _parse_guarded(
             notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
     if error is not None or outcome.refused or outcome.source == joined.text:
         if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
@@ -789,7 +776,8 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
         else:
             findings = outcome.findings
         refused = f"{path}: a fix produced code that does not parse; notebook left unchanged (please report)"
-        return Outcome(map_findings(findings, notebook, joined), error=error or (refused if outcome.refused else None))
+        return Outcome(map_findings(findings, notebook, joined), error=error or (refused if outcome.refused else None),
+                       problems=problems)
     sources = split(joined, outcome.source)
     if sources is None:
         findings = lint_source(joined.text, path, rules, project=project).findings
@@ -803,7 +791,7 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
         return Outcome(map_findings(lint_source(joined.text, path, rules, project=project).findings, notebook, joined),
                        error=f"{path}: {error}")
     new = load(notebook.encode(text))
-    result, new_joined, _ = _parse_guarded(new, path, lambda j: lint_source(j.text, path, rules, project=project))
+    result, new_joined, _, _ = _parse_guarded(new, path, lambda j: lint_source(j.text, path, rules, project=project))
     diff = ""
     if want_diff:
         diff = "".join(cell_diff(path, notebook.cells[p].number, notebook.cells[p].source, s)

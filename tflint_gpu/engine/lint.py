@@ -30,7 +30,7 @@ from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.project import ProjectFile, collector_paused, summarize
 from tflint_gpu.semantic.target import Target
 from tflint_gpu.semantic.tensors import TensorInference
-from tflint_gpu.findings import Edit, Finding, Fix, FixInfo, Safety
+from tflint_gpu.findings import INVALID_SYNTAX, Edit, FileProblem, Finding, Fix, FixInfo, Safety
 
 
 # A file that mentions neither can hold no finding.
@@ -58,6 +58,17 @@ class ParseError(Exception):
 
 class UnreadableSource(ParseError):
     """Valid Python (CPython's parser accepts it) that LibCST cannot parse."""
+
+
+def parse_problem(path: str, error: ParseError, cell: Optional[int] = None) -> FileProblem:
+    """The problem a ParseError says: CPython refusing the text is ``invalid-syntax`` with its
+    message and position; valid Python LibCST cannot read is a failure of the analysis (no code)."""
+    if isinstance(error, UnreadableSource):
+        return FileProblem(None, path, error.reason, cell=cell)
+    message = error.reason[len("cannot parse: "):] if error.reason.startswith("cannot parse: ") else error.reason
+    row, col = error.position if error.position else (1, 1)
+    end_row, end_col = error.end if error.end else (0, 1)
+    return FileProblem(INVALID_SYNTAX, path, message, row, col - 1, end_row, end_col - 1, cell=cell)
 
 
 @dataclass

@@ -34,9 +34,9 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import add_noqa, fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, using_target
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse_problem, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
-from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, FileProblem, Finding
+from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
 from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, content_digest, dependencies_valid, \
@@ -124,19 +124,6 @@ def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, 
     return result
 
 
-def parse_problem(path: str, error: ParseError, cell: Optional[int] = None) -> FileProblem:
-    """The problem a ParseError says: CPython refusing the text is ``invalid-syntax`` with its
-    message and position; valid Python LibCST cannot read is a failure of the analysis (no code)."""
-    from tflint_gpu.engine.lint import UnreadableSource
-
-    if isinstance(error, UnreadableSource):
-        return FileProblem(None, path, error.reason, cell=cell)
-    message = error.reason[len("cannot parse: "):] if error.reason.startswith("cannot parse: ") else error.reason
-    row, col = error.position if error.position else (1, 1)
-    end_row, end_col = error.end if error.end else (0, 1)
-    return FileProblem(INVALID_SYNTAX, path, message, row, col - 1, end_row, end_col - 1, cell=cell)
-
-
 def failed(path: str, line: str, code: Optional[str] = None) -> FileResult:
     """The result of a file that could not be checked: ``line`` names it (``path: reason``)."""
     reason = line[len(path) + 2:] if line.startswith(path + ": ") else line
@@ -164,18 +151,6 @@ def unified_diff(before: str, after: str, path: str) -> str:
     return "".join(out)
 
 
-def notebook_problems(data: bytes, path: str, line: str) -> List[FileProblem]:
-    """What a notebook's error ``line`` says could not be checked: the notebook (not readable), or
-    its cells that do not parse; nothing for a fix that was not applied (the notebook was checked)."""
-    if line.startswith(f"{path}: cannot read notebook: "):
-        return [FileProblem(IO_ERROR, path, line[len(path) + 2:])]
-    if line.startswith(f"{path}:cell "):
-        from tflint_gpu.notebook import skipped_cells
-
-        return skipped_cells(data, path, line)
-    return []
-
-
 def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mode: str,
                           unsafe: bool, project: Optional[ProjectFile] = None) -> Tuple[FileResult, Optional[bytes]]:
     """A notebook's result, and its new bytes when fixes changed it (``--fix``/``--diff``)."""
@@ -189,8 +164,7 @@ def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mo
     result = FileResult(path, list(outcome.findings), error=outcome.error, fixed=outcome.fixed,
                         fixed_codes=outcome.fixed_codes, diff=outcome.diff, output=outcome.text,
                         deps=project.dependency_key() if project is not None else "")
-    if outcome.error is not None:
-        result.problems = notebook_problems(data, path, outcome.error)
+    result.problems = outcome.problems
     new = None
     if outcome.text is not None:
         new = outcome.text.encode("utf-8")
