@@ -64,10 +64,15 @@ def _posix(path: str) -> str:
     return path.replace(os.sep, "/") if os.sep != "/" else path
 
 
+# What ``found_in`` answers to end a search with no answer (at a repository's root, say).
+STOP = "\0stop"
+
+
 def nearest_upward(folder: str, cache: Dict[str, Optional[str]],
                    found_in: Callable[[str], Optional[str]]) -> Optional[str]:
-    """The first answer of ``found_in`` from ``folder`` up to the root (None where none answers).
-    ``cache`` keeps the answer of every folder passed on the way, so a tree is searched once."""
+    """The first answer of ``found_in`` from ``folder`` up to the root (None where none answers,
+    or where it answers ``STOP`` first). ``cache`` keeps the answer of every folder passed on the
+    way, so a tree is searched once."""
     seen = []
     current = folder
     found: Optional[str] = None
@@ -78,6 +83,7 @@ def nearest_upward(folder: str, cache: Dict[str, Optional[str]],
         seen.append(current)
         found = found_in(current)
         if found is not None:
+            found = None if found == STOP else found
             break
         parent = os.path.dirname(current)
         if parent == current:

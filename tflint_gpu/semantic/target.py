@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
+from tflint_gpu.globs import STOP, nearest_upward
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -785,32 +787,20 @@ def target_folder(start: str, cache: Optional[Dict[str, Optional[str]]] = None) 
     root (a folder with ``.git``), at an installed package's folder
     (``site-packages``: its README is no project's) and at the file system's
     root. ``cache``: answers per folder, shared between calls."""
-    cache = cache if cache is not None else {}
-    current = os.path.abspath(start)
-    walked: List[str] = []
-    found: Optional[str] = None
-    while True:
-        if current in cache:
-            found = cache[current]
-            break
-        walked.append(current)
+
+    def found_in(current: str) -> Optional[str]:
         if os.path.basename(current) in _INSTALLED:
-            break
+            return STOP
         try:
             names = os.listdir(current)
         except OSError:
             names = []
         if any(_is_marker(n) for n in names) or ("requirements" in names and os.path.isdir(
                 os.path.join(current, "requirements"))):
-            found = current
-            break
-        parent = os.path.dirname(current)
-        if ".git" in names or parent == current:
-            break
-        current = parent
-    for folder in walked:
-        cache[folder] = found
-    return found
+            return current
+        return STOP if ".git" in names else None
+
+    return nearest_upward(os.path.abspath(start), cache if cache is not None else {}, found_in)
 
 
 def _read(path: str) -> Optional[str]:
