@@ -468,6 +468,26 @@ def test_text_prefilter_changes_no_result_over_all_rule_cases():
                 assert [(f.code, f.row, f.col) for f in filtered] == [(f.code, f.row, f.col) for f in unfiltered]
 
 
+@pytest.mark.parametrize("needs", [("function", "_step"), (("function",), "call"), ((),), [("keras",)]],
+                         ids=["bare-strings", "one-bare-string", "empty-group", "a-list"])
+def test_a_rule_whose_needs_are_not_groups_of_strings_is_refused(needs):
+    """A bare tuple of strings would make each string a group of its characters, every one
+    present in any file: a prefilter that admits everything (TFG402-404 had it)."""
+    from tflint_gpu.rules.base import Rule
+
+    with pytest.raises(TypeError, match="needs"):
+        type("Loose", (Rule,), {"needs": needs})
+
+
+def test_the_graph_rules_prefilter_on_graph_text():
+    """A TensorFlow file with no graph-making text is not parsed for TFG402-404."""
+    from tflint_gpu.engine.lint import prefilter
+
+    retracing = [rule for rule in all_rules() if rule.code in ("TFG402", "TFG403", "TFG404")]
+    assert prefilter("import tensorflow as tf\nx = tf.zeros(3)\n", retracing) == []
+    assert prefilter("import tensorflow as tf\n@tf.function\ndef f(x):\n    return x\n", retracing) == retracing
+
+
 # -- layering: data flows one way (ARCHITECTURE.md) --------------------------
 
 PACKAGE = Path(tflint_gpu.__file__).parent

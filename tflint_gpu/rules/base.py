@@ -123,6 +123,13 @@ class Rule(Documented):
         cls.node_types = tuple(
             attr[len("visit_"):] for attr in dir(cls) if attr.startswith("visit_")
         )
+        needs = cls.needs
+        if not (isinstance(needs, tuple) and all(
+                isinstance(group, tuple) and group and all(isinstance(text, str) and text for text in group)
+                for group in needs)):
+            # A bare tuple of strings would make each string a group of its characters: a
+            # prefilter that lets every file through.
+            raise TypeError(f"{cls.__name__}.needs: a tuple of groups (tuples) of strings, not {needs!r:.60}")
         if "code" in cls.__dict__:
             REGISTRY[cls.code] = cls
 

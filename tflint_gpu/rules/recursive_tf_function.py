@@ -63,7 +63,7 @@ class RecursiveTfFunction(Rule):
     code = "TFG404"
     name = "recursive-tf-function"
     message = "recursive `tf.function`: tensor arguments make tracing recurse forever; use a loop"
-    needs = GRAPH_TEXT
+    needs = (GRAPH_TEXT,)
     fix_safety = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:

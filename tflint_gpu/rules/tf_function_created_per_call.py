@@ -67,7 +67,7 @@ class TfFunctionCreatedPerCall(Rule):
     code = "TFG403"
     name = "tf-function-created-per-call"
     message = "a new `tf.function` is made and traced each time this runs: make it once and reuse it"
-    needs = GRAPH_TEXT
+    needs = (GRAPH_TEXT,)
     fix_safety = None
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:

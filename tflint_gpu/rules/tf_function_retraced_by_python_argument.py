@@ -82,7 +82,7 @@ class TfFunctionRetracedByPythonArgument(Rule):
     code = "TFG402"
     name = "tf-function-retraced-by-python-argument"
     message = "`tf.function` retraced for each new Python value of an argument: pass a tensor"
-    needs = GRAPH_TEXT
+    needs = (GRAPH_TEXT,)
     fix_safety = None
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
