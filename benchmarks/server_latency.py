@@ -8,7 +8,8 @@ It starts ``tflint-gpu server`` and talks LSP to it over stdio, as an editor doe
   installed ``keras/src`` between 900 and 1,100 lines, with a TensorFlow import
   so every rule reads it) is opened; then ``--changes`` edits are sent one at a
   time, each waiting for its diagnostics. The figure is the time from sending
-  ``textDocument/didChange`` to receiving its ``publishDiagnostics``, the
+  ``textDocument/didChange`` (every other one in the middle of the file, the
+  others at its end) to receiving its ``publishDiagnostics``, the
   server warm (the debounce included), as median and worst; and, for scale, the
   time of one ``lint_source`` of the same text in this process;
 * memory: ``--open`` files of a large project (by default ``keras/src``) are
@@ -140,6 +141,18 @@ def _thousand_lines(src: Path) -> Path:
     return Path(max(sizes)[1])
 
 
+def _editable_line(text: str) -> Optional[int]:
+    """The index of an indented line of code near the middle of ``text`` (no string, no
+    continuation on it), where a typed comment leaves the file Python."""
+    lines = text.split("\n")
+    for index in range(len(lines) // 2, len(lines)):
+        line = lines[index].rstrip()
+        if line[:1] == " " and not line.lstrip().startswith("#") and not line.endswith("\\") \
+                and not any(quote in line for quote in ('"', "'", "#")):
+            return index
+    return None
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--file", type=Path, help="the file to edit (default: a ~1,000-line keras/src module)")
@@ -182,12 +195,22 @@ def _measure(args, project: Path, path: Path, shown: Path) -> int:
         lint_source(text, str(path), rules)
         alone.append(time.perf_counter() - start)
 
+    middle = _editable_line(text)
+
+    def edit(text: str, version: int) -> str:
+        """Every other change in the middle of the file (a comment typed on a line there), else at its end."""
+        if version % 2 or middle is None:
+            return text + f"\nx_{version} = {version}\n"
+        lines = text.split("\n")
+        lines[middle] += f"  # {version}"
+        return "\n".join(lines)
+
     client = Client(project)
     try:
         uri = client.open(path, text)
         latencies = []
         for version in range(2, args.changes + 2):
-            edited = text + f"\nx_{version} = {version}\n"
+            edited = edit(text, version)
             seen = len(client.published[uri])
             sent = time.perf_counter()
             client.notify("textDocument/didChange", {

@@ -730,3 +730,27 @@ def test_builders_are_followed_across_modules(tmp_path):
     assert ("TFG907", 8) in codes(tmp_path, "core/backbone.py")  # tf.concat on the block's output
     assert ("TFG907", 8) not in codes(tmp_path, "core/backbone.py", project=False)
     assert codes(tmp_path, "model.py") == [("TFG907", 8)]  # darknet's result; not tf.split of a number
+
+
+def test_an_imports_only_summary_has_the_full_ones_imports_and_bindings():
+    """What a file's own check reads (``ProjectFile.imports``) is the same in both; only the
+    defs' facts, which the index reads of other modules, are left out."""
+    import ast as _ast
+    import importlib.util as _util
+    from pathlib import Path
+
+    from tflint_gpu.semantic.project import summarize
+
+    spec = _util.find_spec("keras")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("keras (the test extra) is not installed")
+    paths = sorted((Path(list(spec.submodule_search_locations)[0]) / "src").rglob("*.py"))[::10]
+    some_defs = 0
+    for path in paths:
+        tree = _ast.parse(path.read_text(encoding="utf-8"))
+        full, light = summarize(tree), summarize(tree, imports_only=True)
+        assert (light.bound, light.stars, light.all, light.imported, light.framework) == \
+            (full.bound, full.stars, full.all, full.imported, full.framework), path
+        assert not (light.returns or light.builds or light.loop_calls)
+        some_defs += bool(full.returns or full.builds)
+    assert some_defs  # the full summaries had facts to leave out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import OrderedDict
 from typing import Dict, List, Optional, Sequence, Tuple
 from urllib.parse import unquote, urlparse
 
@@ -31,6 +32,7 @@ from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
 from tflint_gpu.findings import Edit, Finding, Safety
 from tflint_gpu.engine.noqa import NoqaIndex
+from tflint_gpu.engine.reparse import Reparser
 from tflint_gpu.rules.base import all_rules, describe
 from tflint_gpu.rules.docs import rule_url
 
@@ -68,6 +70,9 @@ class Checked:
         self.cells = list(cells)
 
 
+REPARSED = 16  # documents whose last module is kept (``TflintServer.reparsers``)
+
+
 class TflintServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("tflint-gpu", tflint_gpu.__version__,
@@ -78,6 +83,9 @@ class TflintServer(LanguageServer):
                              save=True))
         self.documents = Documents()
         self.checked: Dict[str, Checked] = {}
+        # The documents checked last (at most REPARSED): each one's last module, whose unchanged
+        # statements its next check reuses (a module costs memory: not one per open document).
+        self.reparsers: "OrderedDict[str, Reparser]" = OrderedDict()
         self.pending: Dict[str, asyncio.TimerHandle] = {}
         self.utf16 = True
 
@@ -111,7 +119,8 @@ class TflintServer(LanguageServer):
             if not settings.is_excluded(path) and not file_noqa(text):
                 findings = lint_source(text, path, settings.rules_for(path),
                                        project=self.documents.project_for(path, settings),
-                                       target=settings.target_for(path)).findings
+                                       target=settings.target_for(path),
+                                       reparser=self.reparser(uri)).findings
         except config.ConfigError as error:
             problem = self.config_problem(error)
         except ParseError as error:
@@ -123,6 +132,13 @@ class TflintServer(LanguageServer):
         checked = Checked(text, path, findings, problem)
         self.publish(uri, checked, getattr(document, "version", None))
         return checked
+
+    def reparser(self, uri: str) -> Reparser:
+        reparser = self.reparsers.pop(uri, None) or Reparser()
+        self.reparsers[uri] = reparser
+        while len(self.reparsers) > REPARSED:
+            self.reparsers.popitem(last=False)
+        return reparser
 
     def check_notebook(self, notebook_uri: str) -> None:
         """Lint a notebook's Python code cells in order, as the command line lints an ``.ipynb``;
@@ -350,6 +366,7 @@ def build_server() -> TflintServer:
     def did_close(ls: TflintServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.checked.pop(uri, None)
+        ls.reparsers.pop(uri, None)
         if uri in ls.pending:
             ls.pending.pop(uri).cancel()
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))

@@ -23,6 +23,7 @@ import libcst as cst
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.noqa import UNUSED_NOQA, NoqaIndex, file_exemption
 from tflint_gpu.engine.positions import LINE_END, SourceMap, code_in_context, code_ranges
+from tflint_gpu.engine.reparse import Reparser
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
@@ -215,8 +216,25 @@ UNREADABLE = "valid Python that the parser (LibCST) cannot read"
 def _parse(source: str, path: str, checked: bool = False) -> cst.Module:
     if not checked:
         check_syntax(source, path)
+    return _read(cst.parse_module, (source,), path)
+
+
+def reparse(reparser: Reparser, source: str, path: str, tree: Optional[ast.Module] = None) -> cst.Module:
+    """``parse``, by ``reparser`` (a document's previous text's unchanged statements reused);
+    ``tree``: CPython's ``ast`` of this very text, when made already."""
+    return on_large_stack(_reparse, reparser, source, path, tree)
+
+
+def _reparse(reparser: Reparser, source: str, path: str, tree: Optional[ast.Module]) -> cst.Module:
+    if tree is None:
+        tree = check_syntax(source, path)
+    return _read(reparser.parse, (source, tree), path)
+
+
+def _read(function: Callable[..., cst.Module], args: tuple, path: str) -> cst.Module:
+    """LibCST's module from ``function(*args)``; where it cannot read valid Python, an UnreadableSource."""
     try:
-        return cst.parse_module(source)
+        return function(*args)
     except cst.ParserSyntaxError as error:
         reason = error.message
     except (RecursionError, MemoryError, ValueError) as error:
@@ -317,7 +335,7 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
 
 def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
                 prefilter_text: bool = True, project: Optional[ProjectFile] = None,
-                target: Optional[Target] = None) -> LintResult:
+                target: Optional[Target] = None, reparser: Optional[Reparser] = None) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError (see ``_lint_source``).
 
     The cyclic garbage collector is paused while one file is linted: a file's
@@ -327,20 +345,22 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     again between files."""
     with collector_paused():
         return _lint_source(source, path, rules, noqa=noqa, prefilter_text=prefilter_text, project=project,
-                            target=target)
+                            target=target, reparser=reparser)
 
 
 def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
                  prefilter_text: bool = True, project: Optional[ProjectFile] = None,
-                 target: Optional[Target] = None) -> LintResult:
+                 target: Optional[Target] = None, reparser: Optional[Reparser] = None) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError.
 
     ``prefilter_text=False`` parses and checks even files that lack the rules'
     text (for measuring the engine itself). ``project``: the file's view of the
     project index (None: the file is read alone). ``target``: the project's
-    target (None: the one ``using_target`` set, else the newest release).
+    target (None: the one ``using_target`` set, else the newest release). ``reparser``: the
+    document's (the language server's), which reuses its last text's unchanged statements.
     """
     checked = False
+    tree: Optional[ast.Module] = None
     admitted = imports_project = False
     exemption = file_exemption(source) if noqa else None  # one text search unless the file has one
     file_noqa_line = exemption is not None and exemption.everything
@@ -357,7 +377,8 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         # Made already when the driver compiled this very text for the index, or cached by content.
         summary = project.own_summary(source)
         if summary is None:
-            summary = summarize(on_large_stack(check_syntax, source, path))
+            tree = on_large_stack(check_syntax, source, path)
+            summary = summarize(tree, imports_only=True)
         checked = True
         framework = mentions_framework(source)
         outside, admitted = project.imports(summary, reach=not framework)
@@ -372,7 +393,7 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         if unused_noqa is not None and not file_noqa_line:
             _report_unused(result, NoqaIndex(source), path, ran, unused_noqa)
         return result
-    module = parse(source, path, checked)
+    module = parse(source, path, checked) if reparser is None else reparse(reparser, source, path, tree)
     ctx = analyse(module, active, source, project, target)
     if not ctx.reports:
         result = LintResult([], module)
