@@ -643,6 +643,78 @@ def test_positions_match_libcst_position_providers():
         assert inclusive == dict(wrapper.resolve(WhitespaceInclusivePositionProvider))
 
 
+ODD_LAYOUTS = [
+    "class A:\n  def f(self):\n      x = 1; y = 2\n      # c\n      return x\n  # footer\n\n\n# top\n"
+    "def g():\n\tif a:\n\t\tb()\n\telif c:\n\t\td()\n\telse:\n\t\te()\n",
+    "@dec\nclass A(B):\n    @property\n    @other(\n        1)\n    def f(self): return 1\n    def g(self):\n"
+    "        try:\n            x()\n        except E:\n            y()\n        finally:\n            z()\n",
+    "def f():\n    with a as b, c:\n        for i in x:\n            while j:\n                k = (1 +\n"
+    "                     2)\n                m = \'\'\'\nabc\n\'\'\'\n    return \\\n        3\n",
+    "async def f():\n    async for x in y:\n        await z\n    async with a:\n        b\n",
+    "def f():\n    if x: y()\n    z = [i\n  for i in a]\n    return z",
+    "class A:\n\n    # lead\n\n    def f(self):\n        pass\n        # trailing in block\n    x = 1\n",
+    "x = 1\nif True:\n    def g():\n            deeply = 1\n            return deeply\n",
+]
+
+
+def test_positions_of_the_statements_holding_a_node_equal_those_of_the_whole_module():
+    """``statement_ranges`` (the innermost statements holding the nodes, each written alone)
+    gives every node the ranges and indentation ``code_ranges`` of the whole module gives."""
+    from tflint_gpu.engine.positions import code_ranges, statement_ranges
+    from tflint_gpu.engine.reparse import statement_groups
+    from tflint_gpu.semantic.model import children
+
+    sources = [case.code for rule in all_rules() for case in rule.cases] + ODD_LAYOUTS
+    compared = 0
+    for source in sources:
+        if "\r" in source or "\f" in source:
+            continue
+        module = cst.parse_module(source)
+        lines = source.split("\n")
+        top = statement_groups(ast.parse(source).body, lines)
+        nodes, todo = [], list(module.body)
+        while todo:
+            node = todo.pop()
+            nodes.append(node)
+            todo.extend(children(node))
+        whole = code_ranges(module, nodes, nodes)
+        for node in nodes[::3] if len(nodes) > 60 else nodes:
+            ranges = statement_ranges(module, lines, top, [node], [node], also=[0])
+            assert ranges is not None, (source, node)
+            assert ranges.syntactic[node] == whole.syntactic[node], (source, node)
+            assert ranges.inclusive[node] == whole.inclusive[node], (source, node)
+            assert ranges.indents[node] == whole.indents[node], (source, node)
+            assert ranges.inclusive[module.body[0]] == whole.inclusive[module.body[0]]
+            compared += 1
+    assert compared > 1000
+
+
+def test_positions_write_only_the_innermost_statement_holding_a_node():
+    from tflint_gpu.engine.positions import statement_ranges
+    from tflint_gpu.engine.reparse import statement_groups
+
+    source = "import tensorflow as tf\n\n\nclass A:\n    def f(self):\n        return 1\n\n" \
+             "    def g(self, x):\n        if x:\n            y = tf.constant(x)\n        return y\n"
+    module = cst.parse_module(source)
+    lines = source.split("\n")
+    top = statement_groups(ast.parse(source).body, lines)
+    klass = module.body[1]
+    f, g = klass.body.body
+    assign = g.body.body[0].body.body[0]
+    call = assign.body[0].value
+    ranges = statement_ranges(module, lines, top, [call], [call])
+    assert (ranges.syntactic[call].start.line, ranges.syntactic[call].start.column) == (10, 16)
+    assert assign in ranges.syntactic and klass not in ranges.syntactic and g not in ranges.syntactic
+    assert f not in ranges.inclusive
+    assert ranges.indents[call] == ("    ", "    ", "    ")
+    # A node in the header of a block (the test of the `if`) has the whole `if` written.
+    test = g.body.body[0].test
+    ranges = statement_ranges(module, lines, top, [test], [test])
+    assert g.body.body[0] in ranges.syntactic and g not in ranges.syntactic
+    # The module itself is in no statement.
+    assert statement_ranges(module, lines, top, [], [module]) is None
+
+
 def test_the_call_method_of_a_callable_object_given_to_map_is_traced():
     graphs = _graphs_of("""
         import tensorflow as tf

@@ -167,8 +167,8 @@ def test_code_deeper_than_the_recursion_limit_is_one_line_not_a_traceback():
     code generation behind positions recurses past Python's limit, and the
     error it raises (a KeyError out of a context manager) holds a node whose
     ``str`` recurses again."""
-    source = ("import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print(x)\n    return "
-              + " @ ".join(["x"] * 1000) + "\n")
+    chain = " @ ".join(["x"] * 1000)
+    source = f"import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print({chain})\n    return x\n"
     # Python's default limit: a module another test imported (IPython sets 3000) must not decide this.
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(1000)
@@ -176,6 +176,10 @@ def test_code_deeper_than_the_recursion_limit_is_one_line_not_a_traceback():
         for mode in (run.CHECK, run.FIX):
             result = run.process_text(source, "deep.py", [REGISTRY["TFG105"]], mode, True)
             assert result.error == "deep.py: too deeply nested to analyse"
+        # Beside the deep statement, a finding's own statement is all that is written for its position.
+        beside = f"import tensorflow as tf\n\n@tf.function\ndef f(x):\n    print(x)\n    return {chain}\n"
+        result = run.process_text(beside, "deep.py", [REGISTRY["TFG105"]], run.CHECK, True)
+        assert result.error is None and [(f.code, f.row, f.col) for f in result.findings] == [("TFG105", 5, 4)]
     finally:
         sys.setrecursionlimit(limit)
 

@@ -22,8 +22,9 @@ import libcst as cst
 
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.noqa import UNUSED_NOQA, NoqaIndex, file_exemption
-from tflint_gpu.engine.positions import LINE_END, SourceMap, code_in_context, code_ranges
-from tflint_gpu.engine.reparse import Reparser
+from tflint_gpu.engine.positions import (LINE_END, SourceMap, code_in_context, code_ranges,
+                                         statement_ranges)
+from tflint_gpu.engine.reparse import Reparser, statement_groups
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
@@ -393,7 +394,12 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         if unused_noqa is not None and not file_noqa_line:
             _report_unused(result, NoqaIndex(source), path, ran, unused_noqa)
         return result
-    module = parse(source, path, checked) if reparser is None else reparse(reparser, source, path, tree)
+    if reparser is not None:
+        module = reparse(reparser, source, path, tree)
+    else:
+        if not checked:
+            tree = on_large_stack(check_syntax, source, path)
+        module = parse(source, path, True)
     ctx = analyse(module, active, source, project, target)
     if not ctx.reports:
         result = LintResult([], module)
@@ -406,10 +412,21 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     replaced = {old: new for report in ctx.reports if report.fix is not None
                 for old, new in report.fix.replacements.items()}
     # Ranges are kept only for the nodes read below (not two for every node of the file).
-    keep = {report.node for report in ctx.reports} | set(replaced) | set(module.body)
+    keep = {report.node for report in ctx.reports} | set(replaced)
     keep.update(node for report in ctx.reports if report.fix is not None for node in report.fix.depends_on)
-    positions, extents, generated, indents = code_ranges(module, replaced, keep)
-    to_source = SourceMap(source, generated)
+    text_lines = source.split("\n")
+    top = _statements(source, text_lines, path, tree, reparser)
+    ranges = groups = None
+    if top is not None:
+        # The code of the innermost statements holding findings only, and of the one new imports go after.
+        groups = [(first, last) for first, last, _ in top]
+        ranges = statement_ranges(module, text_lines, top, replaced, keep,
+                                  also=[max(insertion_index(module) - 1, 0)] if module.body else ())
+    if ranges is None:
+        ranges = code_ranges(module, replaced, keep | set(module.body))
+        groups = None
+    positions, extents, generated, indents = ranges
+    to_source = SourceMap(source, generated if generated is not None else source)
     lines = LINE_END.split(source)  # not str.splitlines: noqa comments are looked up on Python's lines
     result = LintResult([], module)
     span = {}
@@ -428,8 +445,8 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
 
     # The top-level statements' rows: a finding whose statement has no `noqa` text at or after its
     # row is answered without tokenizing the file (``NoqaIndex``).
-    index = NoqaIndex(source, lines, lambda: [(where(node)[0][0], where(node)[1][0]) for node in module.body]) \
-        if noqa else None
+    index = NoqaIndex(source, lines, (lambda: groups) if groups is not None else
+                      lambda: [(where(node)[0][0], where(node)[1][0]) for node in module.body]) if noqa else None
     seen = set()
     for report in ctx.reports:
         (row, col), (end_row, end_col) = where(report.node)
@@ -467,6 +484,21 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     result.replacement_edits = [result.replacement_edits[i] for i in order]
     result.import_edit = lambda missing: _import_edit(module, missing, where, extent)
     return result
+
+
+def _statements(source: str, lines: List[str], path: str, tree: Optional[ast.Module],
+                reparser: Optional[Reparser]):
+    """The module's ``statement_groups`` from CPython's tree of this text (made for its syntax
+    verdict, kept by the reparser, else made again: a tenth of the parse, where writing a
+    whole file's code for its positions costs a third); None where the text has a carriage
+    return or a form feed."""
+    if "\r" in source or "\f" in source:
+        return None
+    if reparser is not None and reparser.last is not None and reparser.last.text is source:
+        tree = reparser.last.tree
+    if tree is None:
+        tree = on_large_stack(check_syntax, source, path)
+    return statement_groups(tree.body, lines)
 
 
 def _outermost(edits: List[Edit]) -> List[Edit]:

@@ -37,22 +37,34 @@ Group = Tuple[int, int]  # (first line, last line) of one top-level statement, 1
 def statement_lines(tree: ast.Module, lines: Sequence[str]) -> Optional[List[Group]]:
     """The lines of each of the module's LibCST top-level statements, from CPython's tree
     (None where a statement's first line does not start where it should)."""
-    groups: List[Group] = []
-    for statement in tree.body:
+    grouped = statement_groups(tree.body, lines)
+    return None if grouped is None else [(first, last) for first, last, _ in grouped]
+
+
+def statement_groups(statements: Sequence[ast.stmt], lines: Sequence[str],
+                     indent: str = "") -> Optional[List[Tuple[int, int, List[ast.stmt]]]]:
+    """The (first line, last line, CPython's statements) of each LibCST statement of a block whose
+    CPython statements are ``statements``, written at ``indent``: statements on one line
+    (``a = 1; b = 2``) are the one ``SimpleStatementLine`` they are in LibCST, and a statement's
+    first line is that of its first decorator. None where a statement's first line does not
+    start, after ``indent``, with its first token."""
+    groups: List[Tuple[int, int, List[ast.stmt]]] = []
+    depth = len(indent)
+    for statement in statements:
         first = statement.lineno
         decorators = getattr(statement, "decorator_list", ())
         if decorators:
             first = min(first, min(d.lineno for d in decorators))
-            if not lines[first - 1].startswith("@"):
+            if not lines[first - 1].startswith("@", depth):
                 return None  # `@\` continued: not the line the decorator's `@` is on
         last = statement.end_lineno or statement.lineno
         if groups and first == groups[-1][1]:  # `a = 1; b = 2`: one SimpleStatementLine
-            groups[-1] = (groups[-1][0], max(last, groups[-1][1]))
+            groups[-1] = (groups[-1][0], max(last, groups[-1][1]), groups[-1][2] + [statement])
             continue
         line = lines[first - 1]
-        if not line or line[0] in " \t#":
+        if len(line) <= depth or not line.startswith(indent) or line[depth] in " \t#":
             return None
-        groups.append((first, last))
+        groups.append((first, last, [statement]))
     return groups
 
 
@@ -66,15 +78,17 @@ def _has_block(statement: cst.CSTNode) -> bool:
 
 
 class Parsed:
-    """One text with its module and its statements' lines."""
+    """One text with its module, its statements' lines and CPython's tree."""
 
-    __slots__ = ("text", "lines", "module", "groups")
+    __slots__ = ("text", "lines", "module", "groups", "tree")
 
-    def __init__(self, text: str, lines: List[str], module: cst.Module, groups: List[Group]) -> None:
+    def __init__(self, text: str, lines: List[str], module: cst.Module, groups: List[Group],
+                 tree: ast.Module) -> None:
         self.text = text
         self.lines = lines
         self.module = module
         self.groups = groups
+        self.tree = tree
 
 
 class Reparser:
@@ -101,7 +115,7 @@ class Reparser:
         else:
             self.reused += 1
         if groups is not None and len(groups) == len(module.body):
-            self.last = Parsed(text, lines, module, groups)
+            self.last = Parsed(text, lines, module, groups, tree)
         else:
             self.last = None
         return module
