@@ -97,6 +97,48 @@ def test_model_outputs_and_helpers():
     """) == [True, True, True, True, True, True]
 
 
+def _sources(source: str) -> bool:
+    ctx = analyse(cst.parse_module(textwrap.dedent(source).lstrip("\n")), [])
+    return ctx.symbolic.may_hold_symbolic()
+
+
+def test_a_module_with_no_source_of_a_keras_tensor_is_not_read(monkeypatch):
+    """Every KerasTensor comes from an `Input` call, a `.output`-like attribute or a building
+    block's parameter (handed to a called call or a project builder): a module with none of them
+    answers no without reading its chains of TensorFlow ops (which can go round its defs many times)."""
+    from tflint_gpu.semantic.symbolic import SymbolicTensors
+
+    plain = """
+        import tensorflow as tf
+
+        num_input = 784
+
+        def conv(x, w):
+            x = tf.nn.conv2d(x, w, 1, "SAME")
+            return tf.nn.relu(x)
+
+        def net(x, w):
+            x = conv(x, w)
+            x = conv(x, w)
+            return tf.add(x, 1.0)
+
+        out = net(tf.ones((1, 4, 4, 1)), tf.ones((1, 1, 1, 1)))
+        probe(out)
+    """
+    assert not _sources(plain)
+    read = []
+    original = SymbolicTensors._read
+    monkeypatch.setattr(SymbolicTensors, "_read", lambda self, *a: read.append(a) or original(self, *a))
+    assert probes(plain) == [False] and read == []
+    assert _sources(plain.replace("num_input = 784", "m = make()\n        h = m.output"))
+    assert _sources(plain.replace("num_input = 784", "h = (m.\n             inputs)"))
+    assert _sources(plain.replace("num_input = 784", "from keras import Input as In\n        x = In((2,))"))
+    assert _sources(plain.replace("return tf.add(x, 1.0)", "return Dense(3)(x)"))
+    assert probes(plain.replace("out = net(", "import keras\n        out = tf.nn.relu(keras.Input((4,)))\n        net(")) \
+        == [True]
+    assert read
+
+
 def test_not_symbolic():
     assert probes("""
         import numpy as np

@@ -38,6 +38,7 @@ KerasTensor by this fact: its parameters are real tensors when it runs.
 """
 from __future__ import annotations
 
+import re
 from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
@@ -54,6 +55,9 @@ _SYMBOLIC_ATTRIBUTES = frozenset({"output", "outputs", "input", "inputs"})
 _FUNCTIONAL_HELPERS = frozenset({
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
 })
+# `.output`, `.inputs`...: the attributes read as a model's or layer's symbolic tensors, in any
+# spelling Python reads as an attribute (whitespace, a line continuation or a comment after the dot).
+_ATTRIBUTE_TEXT = re.compile(r"\.(?:[\s\\]|#[^\n]*)*(?:in|out)puts?\b")
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
                cst.MatrixMultiply)
 _DEPTH = 12
@@ -78,9 +82,30 @@ class SymbolicTensors:
         self._memo: Dict[Tuple[int, int], bool] = {}
         self._cuts = 0  # how many times a cycle or the depth bound cut the reading short
         self._frontier: List[Tuple[cst.BaseExpression, ScopeInfo]] = []  # reads cut at the depth bound
+        self._sources: Optional[bool] = None  # ``may_hold_symbolic``
         self._unresolved: Set[Tuple[int, int]] = set()  # read afresh and still cut by a cycle
 
+    def may_hold_symbolic(self) -> bool:
+        """Can any expression of this module be a KerasTensor? Every reading that answers yes ends
+        at a source: a call of ``keras.Input``, a ``.output``/``.outputs``/``.input``/``.inputs``
+        attribute, or a parameter of a building block, which hands it to a called call
+        (``Conv2D(8, 3)(x)``) or to another project module's builder. A module with none of these
+        (no such attribute in its text, no call of an ``Input``, no call of a call, no call of a
+        builder) holds no KerasTensor: the readings, which can go round the module's defs many
+        times before they answer no, are not made."""
+        if self._sources is None:
+            self._sources = bool(_ATTRIBUTE_TEXT.search(self.graphs.model.source)) or any(
+                call.func.__class__ is cst.Call or self._source_call(call, scope)
+                for call, scope in self.graphs.model.index.get("Call", ()))
+        return self._sources
+
+    def _source_call(self, call: cst.Call, scope: ScopeInfo) -> bool:
+        qualname = self.resolver.qualname(call.func, scope)
+        return qualname is not None and (qualname in _INPUTS or self._project_builds(qualname) is not None)
+
     def is_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        if not self.may_hold_symbolic():
+            return False
         key = (id(expr), id(scope))
         found = self._cache.get(key)
         if found is None:
@@ -94,6 +119,8 @@ class SymbolicTensors:
         argument that is itself a TensorFlow op call given one
         (``tf.random.uniform(tf.shape(inputs))``: the inner call is the one
         that fails)."""
+        if not self.may_hold_symbolic():
+            return None
         for arg in call.args:
             if arg.star == "**":
                 continue
