@@ -48,9 +48,22 @@ def found_stacks(source):
 
 
 def test_the_table_is_what_the_derivation_prints():
+    """The table is the derivation's, but for ``exact``: bit-identity depends on the CPU's vector
+    width (softmax's batched rows differ by an ULP from its per-element rows on an AVX2 machine,
+    not on others), so ``exact`` may be False where this machine measures bit-identical values,
+    never True where it measures a difference."""
     derived = subprocess.run([sys.executable, str(ROOT / "scripts" / "derive_batchable_ops.py")],
                              capture_output=True, text=True, check=True).stdout
-    assert derived == (ROOT / "tflint_gpu" / "semantic" / "batchable_ops.py").read_text()
+    table = (ROOT / "tflint_gpu" / "semantic" / "batchable_ops.py").read_text()
+    found, kept = {}, {}
+    exec(compile(derived, "derived", "exec"), found)
+    exec(compile(table, "table", "exec"), kept)
+    assert derived.split("BATCHABLE = ")[0] == table.split("BATCHABLE = ")[0]
+    assert found["BATCHABLE"].keys() == kept["BATCHABLE"].keys()
+    for name, entry in kept["BATCHABLE"].items():
+        measured = found["BATCHABLE"][name]
+        assert {**entry, "exact": None} == {**measured, "exact": None}, name
+        assert measured["exact"] or not entry["exact"], name
 
 
 def test_the_table_keeps_ops_whose_axes_move_with_the_batch_out():
