@@ -64,6 +64,33 @@ def test_noqa_text_elsewhere_in_the_file_costs_no_tokenizing_when_no_finding_can
     assert calls == [1]
 
 
+
+def test_noqa_letters_outside_a_comment_s_directive_cost_no_tokenizing(monkeypatch):
+    # A base85 blob (get-pip.py) holds "NoqA" by chance, even after a "#": no directive can be there.
+    import tokenize
+
+    calls = []
+    real = tokenize.generate_tokens
+    monkeypatch.setattr(tokenize, "generate_tokens", lambda *a: calls.append(1) or real(*a))
+    blob = 'DATA = b"""\nb$%$j_o>qv_#r3E>XcsdC(q`xTnK3z4\nlRBNxt^CNoqAg>|NSyhs"""\n'
+    unused_noqa = next(r for r in all_codes() if r.code == "TFG001")
+    for rules in ([unused_noqa], [unused_noqa, *RULES]):
+        assert lint_source(blob, "a.py", rules).findings == []
+        codes = [f.code for f in lint_source(HEADER + blob + VARIABLE + "\n", "a.py", rules).findings]
+        assert codes == [r.code for r in rules if r.code == "TFG201"]
+    assert calls == []
+    assert rows(VARIABLE + "  #\tNoQA\n") == [] and calls == [1]  # a directive is still read
+
+
+@pytest.mark.parametrize("comment", ["# noqa", "#NOQA: TFG1", "# x  #  noqa", "# tflint-gpu: noqa",
+                                     "#TFLINT-GPU :noqa: TFG201", "# tflint-gpu\t:\tnoqa"])
+def test_every_directive_the_lexers_read_passes_the_text_search_before_them(comment):
+    from tflint_gpu.engine.noqa import _TEXT, lex_file
+
+    assert lex_inline(comment) is not None or lex_file(comment) is not None
+    assert _TEXT.search(comment)
+
+
 # -- 2. spellings ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("comment,suppressed", [
