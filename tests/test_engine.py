@@ -303,6 +303,22 @@ def test_analyse_visits_in_source_order():
     assert seen == ["tensorflow.zeros", "tensorflow.ones"]
 
 
+
+def test_the_index_and_the_bindings_are_in_source_order_across_a_node_s_fields():
+    # A node's fields in order too (a stack walk gives them last first unless it pushes them reversed):
+    # the callee before its arguments' neighbours, a loop's iterable before its body, `if` before `else`.
+    module = cst.parse_module(
+        "x = a(1) + b(2)\n"
+        "for i in c(3):\n    d(4)\nelse:\n    e(5)\n"
+        "if f(6):\n    k = 1\nelif g(7):\n    k = 2\nelse:\n    k = 3\n"
+        "y = [h(8) for j in m(9) if n(10)]\n"
+    )
+    model = build_model(module, ["Call"])
+    assert [call.args[0].value.value for call, _ in model.index["Call"]] == [str(n) for n in range(1, 11)]
+    assert [v.value for v in model.root.assigned["k"]] == ["1", "2", "3"]
+    assert [cst.Module([]).code_for_node(n) for n in model.nodes_in(model.root, "Call")][:2] == ["a(1)", "b(2)"]
+
+
 def test_keras_call_parameters_after_the_data_are_python_values():
     model, resolver, graphs = analysed(
         """

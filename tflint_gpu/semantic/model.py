@@ -104,6 +104,7 @@ _SKIP_FIELDS = frozenset(
 )
 
 _FIELD_CACHE: Dict[type, Tuple[str, ...]] = {}
+_REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # the same, last first (for a walk with a stack)
 
 
 def _walk_fields(node_type: type) -> Tuple[str, ...]:
@@ -113,6 +114,7 @@ def _walk_fields(node_type: type) -> Tuple[str, ...]:
             f.name for f in dataclasses.fields(node_type) if f.name not in _SKIP_FIELDS
         )
         _FIELD_CACHE[node_type] = names
+        _REVERSED_FIELDS[node_type] = names[::-1]
     return names
 
 
@@ -347,7 +349,7 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
     append = stack.append
     pop = stack.pop
     kinds = _VALUE_KIND
-    field_cache = _FIELD_CACHE
+    field_cache = _REVERSED_FIELDS
     while stack:
         node = pop()
         if node.__class__ is ScopeInfo:
@@ -408,8 +410,9 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
                 continue
         fields = field_cache.get(node_type)
         if fields is None:
-            fields = _walk_fields(node_type)
-        for field_name in fields:
+            _walk_fields(node_type)
+            fields = field_cache[node_type]
+        for field_name in fields:  # last field first: the stack gives the first field first
             value = getattr(node, field_name)
             kind = kinds.get(value.__class__)
             if kind is None:
