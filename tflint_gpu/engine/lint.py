@@ -401,6 +401,16 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
             tree = on_large_stack(check_syntax, source, path)
         module = parse(source, path, True)
     ctx = analyse(module, active, source, project, target)
+    try:
+        return _result(ctx, module, source, path, tree, reparser, noqa, unused_noqa,
+                       ran if unused_noqa is not None else None)
+    finally:
+        ctx.release()  # the facts' cycles broken: the tree is freed with the result, not by the collector
+
+
+def _result(ctx: RuleContext, module: cst.Module, source: str, path: str, tree: Optional[ast.Module],
+            reparser: Optional[Reparser], noqa: bool, unused_noqa: Optional[RuleClass], ran) -> LintResult:
+    """The findings of the reports ``ctx`` holds, with their positions, fixes and ``noqa``."""
     if not ctx.reports:
         result = LintResult([], module)
         if unused_noqa is not None:

@@ -260,15 +260,19 @@ def statement_ranges(module: cst.Module, lines: Sequence[str], top: Sequence[Tup
             todo.extend(children(node))
         return found
 
-    def place(statement: cst.CSTNode, first: int, statements: Sequence[ast.stmt], indent: Tuple[str, ...]) -> None:
-        """The units of ``statement`` (CPython's ``statements``, starting on line ``first``)."""
+    # Each statement (CPython's ``statements`` of it, starting on line ``first``) gives its units,
+    # depth first in source order; a work list, not a recursive closure (whose cycle would keep
+    # the tree alive until the cyclic collector ran).
+    todo = [(statement, first, statements, ()) for statement, (first, _, statements) in zip(body, top)][::-1]
+    while todo and wanted:
+        statement, first, statements, indent = todo.pop()
         block = getattr(statement, "body", None)
         kinds = _DESCENDED.get(statement.__class__)
         if kinds is None or block.__class__ is not cst.IndentedBlock or len(statements) != 1 \
                 or not isinstance(statements[0], kinds):
             if found_in(statement):
                 units.append(_Unit(statement, first, indent))
-            return
+            continue
         inner_indent = indent + (module.default_indent if block.indent is None else block.indent,)
         groups = statement_groups(statements[0].body, lines, "".join(inner_indent))
         outside = id(statement) in wanted or id(block) in wanted
@@ -277,16 +281,9 @@ def statement_ranges(module: cst.Module, lines: Sequence[str], top: Sequence[Tup
         if outside or groups is None or len(groups) != len(block.body):
             if found_in(statement) or outside:
                 units.append(_Unit(statement, first, indent))
-            return
-        for inner, (inner_first, _, inner_statements) in zip(block.body, groups):
-            if not wanted:
-                break
-            place(inner, inner_first, inner_statements, inner_indent)
-
-    for statement, (first, _, statements) in zip(body, top):
-        if not wanted:
-            break
-        place(statement, first, statements, ())
+            continue
+        todo.extend((inner, inner_first, inner_statements, inner_indent)
+                    for inner, (inner_first, _, inner_statements) in zip(block.body[::-1], groups[::-1]))
     if wanted:
         return None  # the module itself, or a node that holds no code
     syntactic: Dict[cst.CSTNode, CodeRange] = {}

@@ -39,8 +39,8 @@ from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
 from tflint_gpu.notebook import process as process_notebook
-from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, content_digest, dependencies_valid, \
-    summarize_source
+from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, collector_paused, content_digest, \
+    dependencies_valid, summarize_source
 from tflint_gpu.semantic.target import Target
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
@@ -180,8 +180,13 @@ def digest(data: bytes) -> str:
 def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
                  target: Optional[Target] = None) -> FileResult:
     """Read and lint (or fix) one file; writes nothing (``write_result`` does).
-    ``target``: its project's target (``RuleContext.target``)."""
-    with using_target(target):
+    ``target``: its project's target (``RuleContext.target``).
+
+    The cyclic collector stays paused until the file's result is made (``collector_paused``):
+    by then its syntax tree and facts have been freed by reference counting (the facts break
+    their cycles, ``RuleContext.release``), where a collection as soon as the lint returned
+    would have traversed the whole tree, still held by the lint's result, once more."""
+    with using_target(target), collector_paused():
         return _process_file(path, rules, mode, unsafe)
 
 

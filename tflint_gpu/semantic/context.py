@@ -148,6 +148,13 @@ class GraphAnalysis:
         return self.datasets.is_dataset(expr, scope)
 
     # -- graph contexts -------------------------------------------------
+    def release(self) -> None:
+        """Break the cycles between this analysis and the inferences that ask it (``ModuleModel.release``)."""
+        self.datasets = None
+        self._objects = None
+        self._uses = None
+        self.model.release()
+
     def run(self) -> None:
         model = self.model
         for node, scope in model.index.get("FunctionDef", ()):

@@ -67,6 +67,11 @@ class RuleContext:
         self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
 
+    def release(self) -> None:
+        """Once the file's result is made: break the reference cycles of its facts, so that they and
+        the syntax tree are freed at once (``ModuleModel.release``). Nothing may be asked after."""
+        self.graphs.release()
+
     # -- names ------------------------------------------------------------
     def qualname(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         return self.resolver.qualname(expr, scope or self.scope)

@@ -311,6 +311,15 @@ class ModuleModel:
     def source(self, text: str) -> None:
         self._source = text
 
+    def release(self) -> None:
+        """Break the scopes' reference cycles (each points to its parent, which lists it), once
+        nothing will ask of this model again: the scopes and the syntax tree they hold are then
+        freed by reference counting as soon as the file's result is made, instead of by CPython's
+        cyclic collector, which traversed every file's tree again (5% of a run on keras/src)."""
+        for scope in self.scopes:
+            scope.parent = None
+            scope.graph = None
+
     def nodes_in(self, scope: ScopeInfo, type_name: str) -> List[cst.CSTNode]:
         """Indexed nodes of ``type_name`` whose own scope is ``scope``, in source order."""
         grouped = self._by_scope.get(type_name)
