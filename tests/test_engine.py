@@ -747,6 +747,42 @@ def test_positions_of_the_statements_holding_a_node_equal_those_of_the_whole_mod
     assert compared > 1000
 
 
+
+def test_a_scope_s_flow_order_is_its_own_code_in_source_order_with_nested_scopes_as_one_node():
+    """The flow order (read inline, as the walk reads fields) against the plain definition: each
+    scope's own nodes by ``children``, pre-order, a nested def, class or lambda one node."""
+    from tflint_gpu.semantic.model import SCOPE_TYPES, children
+
+    sources = [case.code for rule in all_rules() for case in rule.cases] + ODD_LAYOUTS
+    checked = 0
+    for source in sources:
+        model = build_model(cst.parse_module(source), [])
+        for scope in model.scopes:
+            root = scope.node if isinstance(scope.node, cst.Module) else scope.node.body
+            expected, todo = [], [(root, None)]
+            events = []
+            while todo:
+                node, parent = todo.pop()
+                if node is None:
+                    events.append(("leave", parent))
+                    continue
+                expected.append((node, parent))
+                events.append(("enter", node))
+                todo.append((None, node))
+                if node is root or not isinstance(node, SCOPE_TYPES):
+                    todo.extend((child, node) for child in reversed(children(node)))
+            order = scope.flow_order()
+            assert [n for n in order.nodes] == [n for n, _ in expected]
+            assert [order.nodes[p] if p >= 0 else None for p in order.up] == [p for _, p in expected]
+            entered = [id(n) for kind, n in events if kind == "enter"]
+            left = [id(n) for kind, n in events if kind == "leave"]
+            assert sorted(entered, key=lambda i: order.pre[i]) == entered
+            assert sorted(left, key=lambda i: order.post[i]) == left
+            assert all(order.pre[id(n)] < order.post[id(n)] for n, _ in expected)
+            checked += 1
+    assert checked > 500
+
+
 def test_positions_write_only_the_innermost_statement_holding_a_node():
     from tflint_gpu.engine.positions import statement_ranges
     from tflint_gpu.engine.reparse import statement_groups

@@ -323,13 +323,14 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
     # Visit in source order: the index lists are each in source order; merge by
     # node type is enough because rules only compare nodes of the same type.
     for type_name in sorted(wanted):
-        visitors = [(inst, getattr(inst, "visit_" + type_name)) for inst in instances if type_name in inst.node_types]
+        visitors = [(type(inst), getattr(inst, "visit_" + type_name)) for inst in instances
+                    if type_name in inst.node_types]
         if not visitors:
             continue
         for node, scope in model.index.get(type_name, ()):
             ctx.scope = scope
-            for inst, visit in visitors:
-                ctx.rule = type(inst)
+            for rule, visit in visitors:
+                ctx.rule = rule
                 visit(node, ctx)
     return ctx
 

@@ -154,7 +154,7 @@ class PredictInLoop(Rule):
         if got is not None:
             method, data = got
         else:
-            if not isinstance(node.func, (cst.Attribute, cst.Name)):
+            if not isinstance(node.func, (cst.Attribute, cst.Name)) or not calls.any_forwarder():
                 return
             callee = calls.callee(node, scope)
             if callee is None:

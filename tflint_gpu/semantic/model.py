@@ -878,6 +878,10 @@ class _Order:
         counter = 0
         root = scope.node.body if not isinstance(scope.node, cst.Module) else scope.node
         stack: List[Any] = [(root, -1, False)]
+        push = stack.append
+        kinds = _VALUE_KIND
+        field_cache = _REVERSED_FIELDS
+        scopes = _SCOPE_CLASSES
         while stack:
             node, place, done = stack.pop()
             if done:
@@ -892,11 +896,29 @@ class _Order:
             pre.append(counter)
             post.append(-1)
             counter += 1
-            stack.append((node, place, True))
-            if node is not root and node.__class__ in _SCOPE_CLASSES:
+            push((node, place, True))
+            node_type = node.__class__
+            if node is not root and node_type in scopes:
                 continue
-            for child in reversed(children(node)):
-                stack.append((child, place, False))
+            # ``children(node)``, inline and last first (this walk is most of a flow lookup's first cost)
+            fields = field_cache.get(node_type)
+            if fields is None:
+                _walk_fields(node_type)
+                fields = field_cache[node_type]
+            for field_name in fields:
+                value = getattr(node, field_name)
+                kind = kinds.get(value.__class__)
+                if kind is None:
+                    kind = _value_kind(value.__class__)
+                if kind == _NODE or kind == _SKIPPED:
+                    push((value, place, False))
+                elif kind == _SEQUENCE:
+                    for child in reversed(value):
+                        kind = kinds.get(child.__class__)
+                        if kind is None:
+                            kind = _value_kind(child.__class__)
+                        if kind == _NODE or kind == _SKIPPED:
+                            push((child, place, False))
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         place = self.index.get(id(node))

@@ -23,7 +23,8 @@ Python loop (TFG601):
   call on one of its own parameters (``def predict(self, s): return
   self.model.predict(s)``): ``(the inner call, the parameter's index among the
   call's arguments, the method)``, so that a rule can judge each call site of
-  the wrapper by what it passes.
+  the wrapper by what it passes; ``any_forwarder()``: does the module have one
+  (no call's callee needs finding where it has none).
 * ``per_item(expr, scope, at)``: is ``expr`` built as one sample with a batch
   axis of 1: ``np.reshape(s, [1, n])``, ``s.reshape(1, -1)``,
   ``np.expand_dims(s, 0)`` / ``tf.expand_dims(s, 0)``, ``s[None]`` /
@@ -49,6 +50,8 @@ _DEPTH = 6
 _EXPAND = frozenset({"numpy.expand_dims", "tensorflow.expand_dims", "keras.ops.expand_dims"})
 _ONE_ELEMENT = frozenset({"numpy.array", "numpy.asarray", "tensorflow.constant", "tensorflow.convert_to_tensor"})
 _RESHAPE = frozenset({"numpy.reshape", "tensorflow.reshape", "keras.ops.reshape"})
+# Libraries whose names (functions, classes, modules) are never a model instance.
+_LIBRARIES = frozenset({"tensorflow", "keras", "tf_keras", "numpy", "builtins"})
 
 
 class ModelCalls:
@@ -59,11 +62,16 @@ class ModelCalls:
         self.migration = migration
         self._returns: Dict[int, Optional[bool]] = {}
         self._forwarders: Dict[int, Optional[Tuple[cst.Call, int, str]]] = {}
+        self._any_forwarder: Optional[bool] = None
 
     # -- models ---------------------------------------------------------------
     def is_model(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> bool:
         if depth > _DEPTH:
             return False
+        if expr.__class__ is cst.Name or expr.__class__ is cst.Attribute:
+            qualname = self.resolver.qualname(expr, scope)
+            if qualname is not None and qualname.partition(".")[0] in _LIBRARIES:
+                return False  # a library's function, class or module: no model object (a rule asks of every call)
         if self.values.kind(expr, scope) == KERAS:
             return True
         if is_model_class(self.migration.object_class(expr, scope)):
@@ -197,6 +205,23 @@ class ModelCalls:
                 break
         self._forwarders[key] = found
         return found
+
+    def any_forwarder(self) -> bool:
+        """Is some function of the module a ``forwarder``? Worked out once, from the functions
+        whose own calls include an inference method: where none is, no call's callee needs
+        looking for (following an object's bindings to its class for every call of a file)."""
+        if self._any_forwarder is None:
+            self._any_forwarder = False
+            asked = set()
+            for call, scope in self.graphs.model.index.get("Call", ()):
+                func = call.func
+                if func.__class__ is cst.Attribute and func.attr.value in INFERENCE_METHODS \
+                        and id(scope) not in asked:
+                    asked.add(id(scope))
+                    if self.forwarder(scope) is not None:
+                        self._any_forwarder = True
+                        break
+        return self._any_forwarder
 
     def callee(self, call: cst.Call, scope: ScopeInfo) -> Optional[ScopeInfo]:
         """The one same-module function or method ``call`` runs, if told."""
