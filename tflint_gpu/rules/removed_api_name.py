@@ -329,9 +329,11 @@ class RemovedApiName(Rule):
         if base_raw is None or not base_raw.startswith(("keras", "tensorflow")) \
                 or not self._plain_root(root_name, ctx):
             return
-        raws = [ctx.resolver.raw_qualname(part, ctx.scope) for part in chain]
-        if raws[-1] is None:
-            return
+        # Each part's qualified name is the root's and its attributes (``raw_qualname``, spelt out).
+        raws = [base_raw]
+        for part in chain:
+            raws.append(f"{raws[-1]}.{part.attr.value}")
+        del raws[0]
         spelling, root = _spelling(raws[-1])
         if spelling is None or not self._keras_ok(raws[-1], spelling, ctx):
             return

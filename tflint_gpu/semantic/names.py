@@ -18,7 +18,7 @@ bases into the module defining it. Without it, a file is read as it stands.
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING, Dict, List, Optional
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -87,6 +87,9 @@ def normalize(name: str) -> str:
     return name
 
 
+_UNKNOWN = object()
+
+
 class Resolver:
     """Resolves Name/Attribute chains to normalized qualified names."""
 
@@ -94,6 +97,9 @@ class Resolver:
         self._cache: Dict[int, Optional[str]] = {}
         self.project = project
         self._targets: Dict[str, str] = {}
+        # (id of a scope, name) -> what the name read there stands for (``raw_qualname``'s base):
+        # a lookup without flow, the same for every read of the name in the scope.
+        self._bases: Dict[Tuple[int, str], Optional[str]] = {}
 
     def target(self, target: str) -> str:
         """What an import target stands for: through the project's modules when it
@@ -161,20 +167,27 @@ class Resolver:
         name, attrs = split_attributes(expr)
         if not isinstance(name, cst.Name):
             return None
-        found = lookup(name.value, scope)
+        if _depth:
+            base = self._base(name.value, scope, _depth)
+        else:
+            key = (id(scope), name.value)
+            base = self._bases.get(key, _UNKNOWN)
+            if base is _UNKNOWN:
+                base = self._bases[key] = self._base(name.value, scope, 0)
+        return ".".join([base] + attrs) if base is not None else None
+
+    def _base(self, name: str, scope: ScopeInfo, depth: int) -> Optional[str]:
+        """What the bare ``name`` read in ``scope`` stands for (see ``raw_qualname``)."""
+        found = lookup(name, scope)
         if found is None:
-            base = self._star_target(name.value, scope)
-            return ".".join([base] + attrs) if base is not None else None
+            return self._star_target(name, scope)
         if found.kind == IMPORT:
             base = self.target(found.target)
-            if base.startswith("."):
-                return None  # a relative import the project index does not resolve
-        elif found.kind == ASSIGNED and _depth < _ALIAS_DEPTH \
+            return None if base.startswith(".") else base  # a relative import the index does not resolve
+        if found.kind == ASSIGNED and depth < _ALIAS_DEPTH \
                 and isinstance(found.single_value, (cst.Name, cst.Attribute)):
-            base = self.raw_qualname(found.single_value, found.scope, _depth + 1)
-        else:
-            return None
-        return ".".join([base] + attrs) if base is not None else None
+            return self.raw_qualname(found.single_value, found.scope, depth + 1)
+        return None
 
     @staticmethod
     def binding(name: str, scope: ScopeInfo) -> Optional[str]:
