@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 
 import dataclasses
+import typing
 from array import array
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -110,8 +111,12 @@ _REVERSED_FIELDS: Dict[type, Tuple[str, ...]] = {}  # the same, last first (for 
 def _walk_fields(node_type: type) -> Tuple[str, ...]:
     names = _FIELD_CACHE.get(node_type)
     if names is None:
+        try:  # a field declared a plain string (``Name.value``) holds no node: not read at all
+            plain = {name for name, hint in typing.get_type_hints(node_type).items() if hint in (str, bool, int)}
+        except Exception:  # an annotation this Python cannot evaluate: read every field
+            plain = set()
         names = tuple(
-            f.name for f in dataclasses.fields(node_type) if f.name not in _SKIP_FIELDS
+            f.name for f in dataclasses.fields(node_type) if f.name not in _SKIP_FIELDS and f.name not in plain
         )
         _FIELD_CACHE[node_type] = names
         _REVERSED_FIELDS[node_type] = names[::-1]
