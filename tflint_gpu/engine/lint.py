@@ -175,8 +175,10 @@ class _LargeStack:
             except BaseException as error:  # handed to the caller
                 outcome.append((False, error))
             finally:
-                del function, args
+                # Nothing of the call kept here until the next one (a parsed tree would live on).
+                del function, args, outcome
                 done.release()
+                del done
 
     def forked(self) -> None:  # in a child: the parent's thread is not there
         self.lock = threading.Lock()
