@@ -330,10 +330,10 @@ class RemovedApiName(Rule):
                 or not self._plain_root(root_name, ctx):
             return
         # Each part's qualified name is the root's and its attributes (``raw_qualname``, spelt out).
-        raws = [base_raw]
+        raws, raw = [], base_raw
         for part in chain:
-            raws.append(f"{raws[-1]}.{part.attr.value}")
-        del raws[0]
+            raw = f"{raw}.{part.attr.value}"
+            raws.append(raw)
         spelling, root = _spelling(raws[-1])
         if spelling is None or not self._keras_ok(raws[-1], spelling, ctx):
             return

@@ -123,6 +123,15 @@ def _walk_fields(node_type: type) -> Tuple[str, ...]:
     return names
 
 
+def _reversed_fields(node_type: type) -> Tuple[str, ...]:
+    """``_walk_fields``, last first (for a walk with a stack, which then gives the first field first)."""
+    found = _REVERSED_FIELDS.get(node_type)
+    if found is None:
+        _walk_fields(node_type)
+        found = _REVERSED_FIELDS[node_type]
+    return found
+
+
 # What a field's value is, by its exact class (``isinstance`` against LibCST's
 # abstract node classes goes through ``ABCMeta.__instancecheck__``, a Python call
 # each time: the walk made millions of them). OTHER: not a node (str, None,
@@ -424,8 +433,7 @@ def build_model(module: cst.Module, wanted: Iterable[str]) -> ModuleModel:
                 continue
         fields = field_cache.get(node_type)
         if fields is None:
-            _walk_fields(node_type)
-            fields = field_cache[node_type]
+            fields = _reversed_fields(node_type)
         for field_name in fields:  # last field first: the stack gives the first field first
             value = getattr(node, field_name)
             kind = kinds.get(value.__class__)
@@ -908,8 +916,7 @@ class _Order:
             # ``children(node)``, inline and last first (this walk is most of a flow lookup's first cost)
             fields = field_cache.get(node_type)
             if fields is None:
-                _walk_fields(node_type)
-                fields = field_cache[node_type]
+                fields = _reversed_fields(node_type)
             for field_name in fields:
                 value = getattr(node, field_name)
                 kind = kinds.get(value.__class__)
