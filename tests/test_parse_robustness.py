@@ -329,3 +329,59 @@ def test_a_forked_child_parses_on_its_own_large_stack():
     os.close(write)
     os.waitpid(pid, 0)
     assert os.read(read, 2) == b"ok"
+
+
+def _counting_validations(monkeypatch) -> list:
+    """Every ``Name`` validated from now on, appended to the list returned."""
+    import libcst as cst
+
+    seen: list = []
+    validate = cst.Name._validate
+
+    def counted(node):
+        seen.append(node.value)
+        validate(node)
+
+    monkeypatch.setattr(cst.Name, "_validate", counted)
+    return seen
+
+
+def test_the_parsers_nodes_skip_libcsts_validation_and_every_other_node_keeps_it(monkeypatch):
+    import libcst as cst
+    from tflint_gpu.engine.lint import parse
+
+    own = cst.CSTNode.__post_init__
+    seen = _counting_validations(monkeypatch)
+    source = HEADER + "y = tf.constant(1)\n"
+    module = parse(source, "v.py")
+    assert seen == []  # the parser's nodes: not validated
+    assert cst.CSTNode.__post_init__ is own  # and LibCST's own method is back (a bare parse is LibCST's)
+    assert module.code == source and module.deep_equals(cst.parse_module(source))  # the same tree as LibCST's
+    assert "tf" in seen  # LibCST's own parse_module, outside ours, still validates
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # and a node made after a parse is checked as it is made
+    with pytest.raises(UnreadableSource):
+        parse(JOINED_STRINGS, "j.py")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")  # also after a parse that failed
+
+
+def test_only_the_parsing_thread_skips_validation(monkeypatch):
+    import libcst as cst
+    from tflint_gpu.engine import lint
+
+    seen = _counting_validations(monkeypatch)
+    errors: list = []
+
+    def elsewhere():
+        try:
+            cst.Name("")
+        except cst.CSTValidationError as error:
+            errors.append(error)
+
+    with lint._trusted_parse():  # this thread is parsing
+        cst.Name("here")
+        thread = threading.Thread(target=elsewhere)
+        thread.start()
+        thread.join()
+    assert seen == [""] and len(errors) == 1  # another thread's node is validated; this one's is not

@@ -234,10 +234,63 @@ def _reparse(reparser: Reparser, source: str, path: str, tree: Optional[ast.Modu
     return _read(reparser.parse, (source, tree), path)
 
 
-def _read(function: Callable[..., cst.Module], args: tuple, path: str) -> cst.Module:
-    """LibCST's module from ``function(*args)``; where it cannot read valid Python, an UnreadableSource."""
+class _Parsing(threading.local):
+    """Is this thread inside LibCST's parser (``_read``)?"""
+
+    active = False
+
+
+_PARSING = _Parsing()
+_VALIDATE_ON_INIT = cst.CSTNode.__post_init__  # LibCST's: ``self._validate()``
+_PARSERS_LOCK = threading.Lock()
+_parsers = 0  # the threads inside ``_read``: while there is one, ``_post_init`` is installed
+
+
+def _post_init(node: cst.CSTNode) -> None:
+    """LibCST's check of a node as it is made, except for the nodes its parser makes.
+
+    Every node runs ``_validate`` when it is constructed; for a parser's nodes that
+    check cannot fail where CPython has accepted the text (LibCST's own source says
+    validation could move out of parsing), and it is a sixth of a parse. Installed
+    only while a thread parses (``_trusted_parse``); nodes made by another thread
+    meanwhile are checked as before."""
+    if not _PARSING.active:
+        node._validate()
+
+
+# Only over the method it replaces: with another LibCST, nodes are validated as it does.
+_SKIP_VALIDATION = getattr(_VALIDATE_ON_INIT, "__qualname__", "") == "CSTNode.__post_init__" \
+    and hasattr(cst.CSTNode, "_validate")
+
+
+@contextlib.contextmanager
+def _trusted_parse():
+    """Inside the block, the nodes this thread makes are not validated (``_post_init``);
+    LibCST's own method is back when no thread parses."""
+    global _parsers
+    if not _SKIP_VALIDATION:
+        yield
+        return
+    with _PARSERS_LOCK:
+        _parsers += 1
+        cst.CSTNode.__post_init__ = _post_init  # type: ignore[method-assign]
+    _PARSING.active = True
     try:
-        return function(*args)
+        yield
+    finally:
+        _PARSING.active = False
+        with _PARSERS_LOCK:
+            _parsers -= 1
+            if not _parsers:
+                cst.CSTNode.__post_init__ = _VALIDATE_ON_INIT  # type: ignore[method-assign]
+
+
+def _read(function: Callable[..., cst.Module], args: tuple, path: str) -> cst.Module:
+    """LibCST's module from ``function(*args)`` (its nodes not validated: ``_post_init``);
+    where it cannot read valid Python, an UnreadableSource."""
+    try:
+        with _trusted_parse():
+            return function(*args)
     except cst.ParserSyntaxError as error:
         reason = error.message
     except (RecursionError, MemoryError, ValueError) as error:
