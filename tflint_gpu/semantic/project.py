@@ -396,7 +396,7 @@ def _builds(tree: ast.Module, bound: Dict[str, tuple],
                 if value is None:
                     continue
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                bound_here = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+                bound_here = {n.id for t in targets for n in _nodes(t) if isinstance(n, ast.Name)}
                 assigns.append((bound_here, _reached_names(value, names)))
         changed = True
         while changed:  # names bound from names bound from a parameter...
@@ -471,30 +471,56 @@ def _reached_names(expr: ast.AST, defs: FrozenSet[str] = frozenset()) -> Set[str
         elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in defs:
             todo.extend(expr.args)
         elif not isinstance(expr, (ast.Lambda, ast.FunctionDef)):
-            todo.extend(ast.iter_child_nodes(expr))
+            _push_children(expr, todo.append)
     return found
 
 
 def _own_nodes(function: ast.FunctionDef) -> List[List[ast.AST]]:
     """Per statement of ``function``'s body, its nodes (last child first), not entering the defs,
     lambdas and classes written in it (listed themselves, as what they bind)."""
+    return [_nodes(statement, _SKIPPED) for statement in function.body]
+
+
+# Fields that hold no node a summary reads: names and flags, and the contexts and operators
+# (``Load()``, ``Add()``) whose only reader looks them up on their node.
+_LEAVES = frozenset({"ctx", "op", "ops", "id", "attr", "name", "arg", "asname", "module", "level",
+                     "type_comment", "kind", "conversion", "is_async", "simple"})
+_CHILD_FIELDS: Dict[type, Tuple[str, ...]] = {}
+
+
+def _child_fields(cls: type) -> Tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(cls)
+    if fields is None:
+        fields = () if cls is ast.Constant else tuple(f for f in cls._fields if f not in _LEAVES)
+        _CHILD_FIELDS[cls] = fields
+    return fields
+
+
+def _nodes(root: ast.AST, skip: Tuple[type, ...] = ()) -> List[ast.AST]:
+    """``root`` and the nodes below it (as ``ast.walk``, less ``_LEAVES``), last child first,
+    not entering a node of a ``skip`` type (listed itself)."""
     found = []
-    for statement in function.body:
-        nodes = []
-        todo: List[ast.AST] = [statement]
-        while todo:
-            node = todo.pop()
-            nodes.append(node)
-            if isinstance(node, _SKIPPED):
-                continue
-            for name in node._fields:  # ast.iter_child_nodes, inline
-                value = getattr(node, name, None)
-                if isinstance(value, ast.AST):
-                    todo.append(value)
-                elif isinstance(value, list):
-                    todo.extend(item for item in value if isinstance(item, ast.AST))
-        found.append(nodes)
+    todo: List[ast.AST] = [root]
+    pop, push = todo.pop, todo.append
+    while todo:
+        node = pop()
+        found.append(node)
+        if not (skip and isinstance(node, skip)):
+            _push_children(node, push)
     return found
+
+
+def _push_children(node: ast.AST, push: Callable[[ast.AST], None]) -> None:
+    """``push`` each child node of ``node`` (its ``_child_fields``), first field first."""
+    fields = _CHILD_FIELDS.get(node.__class__)
+    for name in fields if fields is not None else _child_fields(node.__class__):
+        value = getattr(node, name, None)
+        if value.__class__ is list:
+            for item in value:
+                if isinstance(item, ast.AST):
+                    push(item)
+        elif isinstance(value, ast.AST):
+            push(value)
 
 
 _RETURNS_DEPTH = 8  # how many names a return is followed through inside its def
@@ -596,7 +622,7 @@ def _returns(function: ast.FunctionDef, own: List[List[ast.AST]]) -> Optional[Li
 
 def _binds(statement: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load)
-               for n in ast.walk(statement))
+               for n in _nodes(statement))
 
 
 def _self_extension(statement: ast.stmt, name: str) -> Optional[List[str]]:
@@ -650,7 +676,7 @@ def _local_names(function: ast.AST) -> Set[str]:
     records) binds: parameters, assignment and loop targets, imports, defs and classes.
     Asked only for a function holding a loop call."""
     found: Set[str] = set()
-    for node in ast.walk(function):
+    for node in _nodes(function):
         if isinstance(node, ast.arg):
             found.add(node.arg)
         elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
@@ -700,13 +726,9 @@ def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
 
     def calls_in(loop: ast.AST, chain: Tuple[str, ...]) -> None:
         hits = []
-        todo = [loop]
-        while todo:
-            node = todo.pop()
-            if isinstance(node, _SKIPPED) and node is not loop:
-                continue  # a def, class or lambda written in the loop: its body runs when it is called
-            todo.extend(ast.iter_child_nodes(node))
-            if isinstance(node, ast.Call):
+        # Not entering a def, class or lambda written in the loop: its body runs when it is called.
+        for node in _nodes(loop, _SKIPPED):
+            if node.__class__ is ast.Call:
                 dotted = _dotted(node.func)
                 if dotted is not None and dotted.partition(".")[0] in imports:
                     hits.append(dotted)
@@ -751,8 +773,8 @@ def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
     if not found or all(not any(chains) for chains in found.values()):
         return list(found)
     passed: Set[str] = set()  # names handed to a call anywhere in the module
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
+    for node in _nodes(tree):
+        if node.__class__ is ast.Call:
             passed.update(v.id for v in node.args + [k.value for k in node.keywords] if isinstance(v, ast.Name))
     return [call for call, chains in found.items() if any(passed.isdisjoint(c) for c in chains)]
 
