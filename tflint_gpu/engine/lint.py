@@ -100,7 +100,21 @@ def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False,
         return []
     if imports_project:
         return list(rules)
-    return [rule for rule in rules if all(any(text in source for text in group) for group in rule.needs)]
+    found: Dict[str, bool] = {}  # each text searched once (rules share many)
+    active = []
+    for rule in rules:
+        for group in rule.needs:
+            for text in group:
+                present = found.get(text)
+                if present is None:
+                    present = found[text] = text in source
+                if present:
+                    break
+            else:
+                break  # no text of this group
+        else:
+            active.append(rule)
+    return active
 
 
 # LibCST's native parser recurses on the machine stack: about 1.2 KB a level of

@@ -185,7 +185,9 @@ def mentions_noqa(source: str) -> bool:
 
 def file_exemption(source: str, index: Optional["NoqaIndex"] = None) -> Optional[Exemption]:
     """The file's exemption (None: none). Text without ``tflint-gpu: noqa`` costs one search."""
-    if _FILE_TEXT.search(source) is None:
+    # A plain search first (a case-blind pattern is read a character at a time: five times slower);
+    # no character but these four lowercases to one of "noqa" (as for "tflint" there is "İ").
+    if "noqa" not in source.lower() or _FILE_TEXT.search(source) is None:
         return None
     return (index if index is not None else NoqaIndex(source)).exemption()
 

@@ -72,7 +72,7 @@ class Keras3AddWeightPositionalName(Rule):
         first = node.args[0]
         if first.keyword is not None or first.star or not isinstance(first.value, _STRINGS):
             return
-        if "keras.src" in ctx.model.source or not self._keras3_layer(func.value, ctx) \
+        if ctx.keras_internals or not self._keras3_layer(func.value, ctx) \
                 or ctx.migration.guarded(node, ctx.scope):
             return  # (Keras's own tests make this error on purpose)
         ctx.report(first, "Keras 3 `add_weight` takes the name by keyword only: this raises ValueError "

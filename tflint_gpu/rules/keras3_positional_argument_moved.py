@@ -108,8 +108,10 @@ class Keras3PositionalArgumentMoved(Rule):
         if isinstance(func, cst.Attribute) and func.attr.value in _OTHER_RULES:
             return
         entry = None
-        names = ctx.keras3_callables(node)
+        known = _table().positional_members()
+        names = ctx.keras3_callables(node, known)
         if not names and isinstance(func, cst.Attribute) and func.attr.value in _MODEL_METHODS \
+                and func.attr.value in known \
                 and ctx.unknown_keras3_model(func.value, func.attr.value, judge_maker=False):
             # a model a factory made (`sm.Unet(...)`), in Keras 3 code: only a Keras model's `compile`
             # takes an optimizer, a loss and a list of metrics

@@ -8,7 +8,7 @@ first use.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, List, Optional, Tuple
+from typing import Container, Iterator, List, Optional, Tuple
 
 import libcst as cst
 
@@ -66,6 +66,15 @@ class RuleContext:
         self.scope: ScopeInfo = model.root
         self.rule: Optional[RuleClass] = None
         self.reports: List[Report] = []
+        self._keras_internals: Optional[bool] = None
+
+    @property
+    def keras_internals(self) -> bool:
+        """Does the file's text name ``keras.src`` (Keras's own code, or code reaching into it)?
+        Searched once a file: rules ask it of many calls."""
+        if self._keras_internals is None:
+            self._keras_internals = "keras.src" in self.model.source
+        return self._keras_internals
 
     def release(self) -> None:
         """Once the file's result is made: break the reference cycles of its facts, so that they and
@@ -150,7 +159,7 @@ class RuleContext:
         no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
         made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
         define ``method``, or in Keras's own code."""
-        if self.value_kind(receiver) != UNKNOWN or "keras.src" in self.model.source:
+        if self.value_kind(receiver) != UNKNOWN or self.keras_internals:
             return False
         if method and self.graphs.objects.defined(method):
             return False
@@ -308,7 +317,7 @@ class RuleContext:
         or ``self`` in a method of a class deriving from a Keras 3 class (when neither that class nor
         its same-module bases define or assign ``member``). None when it cannot be told, for Keras 2
         (tf_keras) objects, and in files reaching Keras's internals (``keras.src``)."""
-        if "keras.src" in self.model.source:
+        if self.keras_internals:
             return None
         migration = self.migration
         objects = migration.graphs.objects
@@ -340,11 +349,13 @@ class RuleContext:
         name = _CLASS_ALIASES.get(name, name)
         return name if table().known_class(name) else None
 
-    def keras3_callables(self, node: cst.Call) -> List[str]:
+    def keras3_callables(self, node: cst.Call, methods: Optional[Container[str]] = None) -> List[str]:
         """The migration table's names for what ``node`` calls under Keras 3: ``keras.layers.Dense``
         (a constructor or function spelled through keras/tf.keras), ``keras.Sequential.fit`` and its
-        bases' ``keras.layers.Layer.fit`` (a method of a Keras 3 object, or of ``self`` in a subclass)."""
-        if "keras.src" in self.model.source:
+        bases' ``keras.layers.Layer.fit`` (a method of a Keras 3 object, or of ``self`` in a subclass).
+        ``methods``: the method names the asker's table holds (no other method call needs its
+        receiver's class worked out)."""
+        if self.keras_internals:
             return []
         func = node.func
         raw = self.resolver.raw_qualname(func, self.scope)
@@ -355,6 +366,8 @@ class RuleContext:
             return [qualname] if qualname else []
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            if methods is not None and method not in methods:
+                return []
             cls = self.keras3_class(func.value, method)
             if cls is None:
                 return []

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 DATA_FILE = os.path.join(os.path.dirname(__file__), "data", "keras3_migration.json")
 KERAS = "keras"
@@ -74,6 +74,7 @@ class MigrationTable:
         self._tf_callables: Set[str] = set()  # callables with a deprecated argument
         self._node_api: Dict[str, str] = {}  # Keras 2 layer-node member -> its class
         self._positionals: Dict[str, dict] = {}  # callable -> its first positional parameter that moved
+        self._positional_members: Optional[FrozenSet[str]] = None
         self._tf_positionals: Dict[str, List[dict]] = {}  # TF function -> its `name`/`keepdims` traps
         self._safe_modes: Dict[Tuple[str, str], dict] = {}  # (callable, Keras flavour) -> its executed safe_mode
         for entry in data.get("entries", ()):
@@ -188,6 +189,12 @@ class MigrationTable:
         return self._keywords.get((callable_qualname, keyword))
 
     # -- TensorFlow --------------------------------------------------------------
+    def positional_members(self) -> FrozenSet[str]:
+        """The last names of the callables ``moved_positional`` knows (``compile``, ``Dense``...)."""
+        if self._positional_members is None:
+            self._positional_members = frozenset(name.rsplit(".", 1)[-1] for name in self._positionals)
+        return self._positional_members
+
     def moved_positional(self, callable_qualname: str) -> Optional[dict]:
         """The first positional parameter of a Keras callable that a positional argument no longer fills
         under Keras 3 (``keras.Model.compile``: position 2, Keras 2's ``metrics``, Keras 3's
