@@ -22,6 +22,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.model import children
 from tflint_gpu.semantic.tensors import is_tf_op
 
 _LITERALS = (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString)
@@ -187,7 +188,7 @@ def _reads_any(expr: cst.CSTNode, names) -> bool:
         return _reads_any(expr.value, names)
     if isinstance(expr, cst.Arg):
         return _reads_any(expr.value, names)
-    return any(_reads_any(child, names) for child in expr.children)
+    return any(_reads_any(child, names) for child in children(expr))
 
 
 def _keeps_value(name: str, value: cst.BaseExpression, ctx) -> bool:

@@ -374,11 +374,28 @@ def using_target(target: Optional[Target]):
         _TARGET = previous
 
 
+_PLANS: Dict[Tuple[RuleClass, ...], Tuple[frozenset, List[Tuple[str, str, List[int]]]]] = {}
+
+
+def _plan(rules: Tuple[RuleClass, ...]) -> Tuple[frozenset, List[Tuple[str, str, List[int]]]]:
+    """For a set of rules (worked out once a run): the node types the walk indexes, and per node
+    type visited (sorted) its visitor method's name and the rules that have one, in order."""
+    plan = _PLANS.get(rules)
+    if plan is None:
+        if len(_PLANS) >= 512:  # each file's prefilter may keep another set: a long-lived server's bound
+            _PLANS.clear()
+        wanted = {name for rule in rules for name in rule.node_types}
+        indexed = frozenset(wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())})
+        plan = _PLANS[rules] = (indexed, [
+            (name, "visit_" + name, [number for number, rule in enumerate(rules) if name in rule.node_types])
+            for name in sorted(wanted)])
+    return plan
+
+
 def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str] = None,
             project: Optional[ProjectFile] = None, target: Optional[Target] = None) -> RuleContext:
     """Walk once, work out graph contexts, then run the rules over the index."""
-    wanted = {name for rule in rules for name in rule.node_types}
-    indexed = wanted | {name for rule in rules for name in getattr(rule, "reads_index", ())}
+    indexed, plan = _plan(tuple(rules))
     model = build_model(module, indexed)
     if source is not None:
         model.source = source  # spares a code generation to any fact that reads the text
@@ -391,12 +408,12 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
     instances = [rule() for rule in rules]
     # Visit in source order: the index lists are each in source order; merge by
     # node type is enough because rules only compare nodes of the same type.
-    for type_name in sorted(wanted):
-        visitors = [(type(inst), getattr(inst, "visit_" + type_name)) for inst in instances
-                    if type_name in inst.node_types]
-        if not visitors:
+    for type_name, method, numbers in plan:
+        nodes = model.index.get(type_name)
+        if not nodes:
             continue
-        for node, scope in model.index.get(type_name, ()):
+        visitors = [(rules[number], getattr(instances[number], method)) for number in numbers]
+        for node, scope in nodes:
             ctx.scope = scope
             for rule, visit in visitors:
                 ctx.rule = rule

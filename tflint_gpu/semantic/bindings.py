@@ -24,7 +24,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, lookup, returns, walk
+from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, children, lookup, returns, walk
 from tflint_gpu.semantic.names import Resolver
 
 NESTED_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda,
@@ -192,7 +192,7 @@ def mentions(node: Optional[cst.CSTNode]) -> Set[str]:
         elif isinstance(current, (cst.FunctionDef, cst.ClassDef)):
             found.add(current.name.value)
         elif not isinstance(current, NESTED_SCOPES):
-            stack.extend(current.children)
+            stack.extend(children(current))
     return found
 
 
