@@ -380,3 +380,20 @@ def test_a_name_rebound_many_times_reads_its_last_binding_before_the_read():
     assert values_at(module, model, "x", 0) == ["f(299)"]
     module, model = model_of(rebinds + "if c:\n    x = f(1000)\ng(x)\n")
     assert values_at(module, model, "x", 0) == ["f(299)", "f(1000)"]
+
+
+def test_each_question_is_answered_once_per_scope_and_node_read_at():
+    module, model = model_of("""
+        def f():
+            x = 1
+            g(x)
+            x = 2
+            g(x)
+    """)
+    (first, scope), (second, _) = reads(model, "x")
+    answer = lookup("x", scope, at=first)
+    assert lookup("x", scope, at=first) is answer  # asked again: the same answer, not worked out again
+    assert values_at(module, model, "x", 0) == ["1"] and values_at(module, model, "x", 1) == ["2"]
+    assert lookup("x", scope, at=second) is not answer and lookup("x", scope) is lookup("x", scope)
+    model.release()
+    assert lookup("x", scope, at=first) is not answer  # a released model keeps no answers

@@ -195,7 +195,13 @@ def test_summary_reads_top_level_blocks_and_keeps_the_import(tmp_path):
     from tflint_gpu.semantic.project import Summary
 
     again = Summary.from_json(json.loads(json.dumps(summary.to_json())))
-    assert again.digest == summary.digest and again.bound == summary.bound
+    import pickle
+
+    sent = pickle.loads(pickle.dumps(summary))  # as a worker hands it over, its digest not yet asked
+    assert summary._digest is None  # made only when a dependency key asks for it
+    assert again.digest == summary.digest == sent.digest and again.bound == summary.bound == sent.bound
+    summary.bound["extra"] = ("o",)
+    assert summary.digest == again.digest  # worked out once
 
 
 def test_project_root_rises_out_of_packages(tmp_path):

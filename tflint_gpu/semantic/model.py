@@ -179,6 +179,7 @@ class ScopeInfo:
         "definitions",
         "shadowed",
         "stars",
+        "lookups",
     )
 
     def __init__(self, node: ScopeNode, kind: str, parent: Optional["ScopeInfo"], name: str) -> None:
@@ -207,6 +208,8 @@ class ScopeInfo:
         self.definitions: Dict[str, List["ScopeInfo"]] = {}
         # name -> the values a later def or class of the name dropped from ``assigned``
         self.shadowed: Dict[str, List[Any]] = {}
+        # (name, id of the node read at, 0 for none) -> what ``lookup`` answered, once the model is made
+        self.lookups: Dict[Tuple[str, int], Optional["Binding"]] = {}
 
     @property
     def is_function(self) -> bool:
@@ -333,6 +336,7 @@ class ModuleModel:
         for scope in self.scopes:
             scope.parent = None
             scope.graph = None
+            scope.lookups = {}
 
     def nodes_in(self, scope: ScopeInfo, type_name: str) -> List[cst.CSTNode]:
         """Indexed nodes of ``type_name`` whose own scope is ``scope``, in source order."""
@@ -762,6 +766,20 @@ class Binding:
 
 
 def lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[Binding]:
+    """``_lookup``, asked once for each name, scope and node read at (a third of the
+    questions are asked again, by the facts of several rules): the answer is shared,
+    and read only."""
+    key = (name, id(at) if at is not None else 0)
+    found = scope.lookups.get(key, _UNASKED)
+    if found is _UNASKED:
+        found = scope.lookups[key] = _lookup(name, scope, at)
+    return found
+
+
+_UNASKED: Any = object()
+
+
+def _lookup(name: str, scope: ScopeInfo, at: Optional[cst.CSTNode] = None) -> Optional[Binding]:
     """The one answer to "what does ``name`` read in ``scope`` bind to":
     the innermost visible scope that binds it (enclosing class bodies are not
     visible; a ``global``/``nonlocal`` declaration sends the lookup outward),

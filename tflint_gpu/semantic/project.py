@@ -80,7 +80,7 @@ class Summary:
     """What one module binds at top level, from its ``ast``. Plain data (JSON
     and pickle), compared by ``digest``."""
 
-    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "digest")
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -101,7 +101,15 @@ class Summary:
         # parameter to)
         self.builds: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[Hand, ...]]] = {
             k: (tuple(v[0]), tuple(v[1]), tuple(tuple(h) for h in v[2])) for k, v in (builds or {}).items()}
-        self.digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
+        self._digest: Optional[str] = None
+
+    @property
+    def digest(self) -> str:
+        """A hash of the summary's data (made when first asked: only a file that reads this module
+        records it, as a dependency of its results)."""
+        if self._digest is None:
+            self._digest = hashlib.sha256(json.dumps(self.to_json(), sort_keys=True).encode()).hexdigest()[:20]
+        return self._digest
 
     def to_json(self) -> Dict[str, Any]:
         return {"bound": {k: list(v) if v[0] != CLASS else [CLASS, list(v[1])] for k, v in self.bound.items()},
@@ -288,7 +296,7 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                 note_import(statement, True)
             elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 bind(statement.name, (DEF,))
-                returned = _returns(statement, own_nodes(statement)) \
+                returned = _returns(statement, own_nodes) \
                     if isinstance(statement, ast.FunctionDef) and not imports_only else None
                 if returned:
                     returns[statement.name] = returned
@@ -526,16 +534,18 @@ def _push_children(node: ast.AST, push: Callable[[ast.AST], None]) -> None:
 _RETURNS_DEPTH = 8  # how many names a return is followed through inside its def
 
 
-def _returns(function: ast.FunctionDef, own: List[List[ast.AST]]) -> Optional[List[Returned]]:
+def _returns(function: ast.FunctionDef,
+             own_nodes: Callable[[ast.FunctionDef], List[List[ast.AST]]]) -> Optional[List[Returned]]:
     """What each ``return`` of a top-level def returns, when each is a chain of method calls on a
     call of a dotted name that is not the def's own (``tf.data.Dataset.range(8).map(f)``), or on
     one of its positional parameters, possibly through names the def binds at its top level
     before the return (``ds = ds.batch(2)``; a name rebound to a chain on itself under an ``if``
     or ``else`` before it adds its methods as ``"?"method``); None when one is not (any other
     binding of such a name, a ``yield``, a path that does not return, a nested def's name).
-    ``own``: its nodes (``_own_nodes``)."""
+    ``own_nodes``: gives its nodes (``_own_nodes``), asked only of a def that always returns."""
     if function.decorator_list or not _always_returns(function.body):
         return None
+    own = own_nodes(function)
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
     body = function.body
     bound: Set[str] = set()  # names bound in the def other than by its parameters
