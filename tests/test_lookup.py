@@ -34,14 +34,18 @@ def values_at(module, model, name: str, index: int = -1) -> List[str]:
     return [module.code_for_node(v) if isinstance(v, cst.CSTNode) else v[0] for v in binding.values]
 
 
+# ``x`` bound twice in a row, each value read after it.
+REBOUND = """
+    def f():
+        x = 1
+        use(x)
+        x = 2
+        use(x)
+"""
+
+
 def test_a_later_assignment_on_every_path_replaces_the_earlier_one():
-    module, model = model_of("""
-        def f():
-            x = 1
-            use(x)
-            x = 2
-            use(x)
-    """)
+    module, model = model_of(REBOUND)
     assert values_at(module, model, "x", 0) == ["1"]
     assert values_at(module, model, "x", 1) == ["2"]
 
@@ -383,13 +387,7 @@ def test_a_name_rebound_many_times_reads_its_last_binding_before_the_read():
 
 
 def test_each_question_is_answered_once_per_scope_and_node_read_at():
-    module, model = model_of("""
-        def f():
-            x = 1
-            g(x)
-            x = 2
-            g(x)
-    """)
+    module, model = model_of(REBOUND)
     (first, scope), (second, _) = reads(model, "x")
     answer = lookup("x", scope, at=first)
     assert lookup("x", scope, at=first) is answer  # asked again: the same answer, not worked out again
