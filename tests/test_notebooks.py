@@ -491,3 +491,31 @@ def test_a_train_step_redefined_in_later_cells_is_judged_def_by_def(project, run
     _, out, _ = run_cli("--select", "TFG405", "steps.ipynb")
     assert [line.split(": TFG405")[0] for line in _lines(out, "steps.ipynb")] == [
         "steps.ipynb:cell 2:1:5", "steps.ipynb:cell 3:1:5"]
+
+
+@pytest.mark.parametrize("odd", [
+    "    # just a note",  # an indented comment alone (19 of 200 fuzzed notebooks had one)
+    "   ",  # whitespace only
+    "\t# a tab\n  # two spaces\n      # six",  # comments at odd indentations
+    "  # a note\n\n    # another\n",
+    "# a comment ending in a backslash \\",
+    "    # indented, then code at column 0\nz = 1",
+    "  # a note first\n  z = 1\n  # and after",  # an indented cell whose first line is a comment
+])
+def test_a_cell_cpython_accepts_is_neither_skipped_nor_stops_the_fix(project, run_cli, odd):
+    """Every such cell compiles on its own (CPython, after IPython's leading-indent strip), so it is
+    read, and the notebook's other cells are still fixed."""
+    lines = odd.split("\n")
+    indent = lines[0][:len(lines[0]) - len(lines[0].lstrip(" \t"))]  # IPython's leading_indent
+    compile("\n".join(line[len(indent):] if line.startswith(indent) else line for line in lines), "<cell>", "exec")
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in ("import numpy as np\nimport tensorflow as tf", odd,
+                            "w = tf.Variable(np.zeros((3, 3)))")]
+    data = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = write(project, "odd.ipynb", json.dumps(data, indent=1) + "\n")
+    code, out, err = run_cli("--select", "TFG201", "odd.ipynb")
+    assert (code, err) == (1, "") and "odd.ipynb:cell 3:1:5: TFG201" in out
+    run_cli("--fix", "--select", "TFG201", "odd.ipynb")
+    fixed = json.loads(path.read_text())
+    assert fixed["cells"][1]["source"] == odd  # untouched
+    assert fixed["cells"][2]["source"] == "w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))"

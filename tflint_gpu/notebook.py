@@ -362,7 +362,9 @@ def join(cells: Sequence[Cell], skipped: Set[int] = frozenset()) -> Joined:
         lines = cell.source.split("\n")
         masks = {i: "" for i in range(len(lines))} if position in skipped else mask_cell(cell.source)
         masked = [masks.get(i, line) for i, line in enumerate(lines)]
-        code = next((line for line in masked if line.strip()), "")
+        # The first line of code: a comment may stand at any column (no line before it can open a
+        # string or continue onto it), and a cell of comments and blank lines needs no header.
+        code = next((line for line in masked if line.strip() and not line.lstrip(" \t\f").startswith("#")), "")
         if code[:1] in (" ", "\t"):
             # IPython strips a cell's leading indentation; a block header keeps the columns instead.
             synthetic.add(len(pieces))
