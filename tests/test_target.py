@@ -628,3 +628,62 @@ def test_tf_keras_is_keras2_where_the_project_targets_keras2():
         cls = next(s for s in ctx.model.scopes if s.kind == "class")
         assert ctx.keras_flavour(cls) == flavour
         assert ctx.migration.legacy_env is (flavour == "tf_keras")
+
+
+# -- issue 34: a folder without a pin, pin files in other encodings -------------------------
+
+
+def test_a_folder_without_a_pin_does_not_end_the_search(tmp_path, capsys, monkeypatch):
+    """google/automl: the root pins TF 2.15 and efficientdet/tf2/ has a README of its own without a pin:
+    its files are the root's (Keras 2), not "latest"; so for a Dockerfile or a pyproject.toml naming
+    no TensorFlow. A folder whose files do name TensorFlow decides for itself."""
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n",
+                       "efficientdet/tf2/README.md": "# EfficientDet\n\nInstall: ```pip install -r requirements.txt```\n",
+                       "efficientdet/tf2/train.py": BREAKS,
+                       "serve/Dockerfile": "FROM python:3.11\nRUN pip install numpy\n", "serve/m.py": BREAKS,
+                       "lib/pyproject.toml": '[project]\nname = "lib"\ndependencies = ["numpy"]\n', "lib/m.py": BREAKS,
+                       "new/requirements.txt": "tensorflow>=2.16\n", "new/m.py": BREAKS})
+    for sub in ("efficientdet/tf2", "serve", "lib"):
+        assert t.target_folder(str(tmp_path / sub)) == str(tmp_path)
+        assert t.project_target(str(tmp_path / sub))[0].spelling == "tf2.15"
+    assert t.target_folder(str(tmp_path / "new")) == str(tmp_path / "new")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "."]) == 1
+    out, err = capsys.readouterr()
+    assert {line.split(":")[0] for line in out.splitlines() if ": TFG" in line} == {"./new/m.py"}
+    assert "target tf2.15" in err
+
+
+_TEXT = "name: p\ndependencies:\n  - python=3.10\n  - tensorflow=2.13\n  - pip:\n    - keras<3\n"
+
+
+@pytest.mark.parametrize("encoding, bom, newline", [
+    ("utf-16-le", b"\xff\xfe", "\n"), ("utf-16-be", b"\xfe\xff", "\n"), ("utf-16-le", b"\xff\xfe", "\r\n"),
+    ("utf-8", b"\xef\xbb\xbf", "\n"), ("utf-32-le", b"\xff\xfe\x00\x00", "\n"), ("utf-16-le", b"", "\n"),
+    ("utf-16-be", b"", "\r\n"),
+], ids=["utf-16-le-bom", "utf-16-be-bom", "utf-16-crlf", "utf-8-bom", "utf-32", "utf-16-le", "utf-16-be"])
+def test_pin_files_are_read_in_the_encoding_they_come_in(tmp_path, encoding, bom, newline):
+    """A UTF-16 environment.yml (`conda env export > environment.yml` in PowerShell writes one) or
+    requirements.txt (`pip freeze > requirements.txt`) is read: a BOM decides, and BOM-less UTF-16 too."""
+    root = project(tmp_path, {})
+
+    def encoded(text: str) -> bytes:
+        return bom + text.replace("\n", newline).encode(encoding)
+
+    (root / "environment.yml").write_bytes(encoded(_TEXT))
+    found, folder = t.project_target(str(root))
+    assert (folder, found.spelling, found.why) == (str(root), "tf2.13", ("environment.yml:4: tensorflow=2.13",))
+    (root / "environment.yml").unlink()
+    (root / "requirements.txt").write_bytes(encoded("numpy\ntensorflow==2.12.1\n"))
+    assert t.project_target(str(root))[0].why == ("requirements.txt:2: tensorflow==2.12.1",)
+
+
+@pytest.mark.parametrize("data", [
+    b"\xff\xfetensorflow==2.15\n", b"\xfe\xff\x00t\x00f\xd8\x00", b"\xff\xfe\x00\xd8t\x00", b"\x00" * 9,
+    b"tensorflow==2.15\n\xff\xfe\x80\x00", b"\xef\xbb\xbf\xc3(tensorflow==2.15\n", b"\xff\xfe\x00\x00\xff\xff\xff\x00",
+])
+def test_undecodable_pin_files_never_stop_the_reading(tmp_path, data):
+    root = project(tmp_path, {"README.md": "# x\n"})
+    for name in ("environment.yml", "requirements.txt", "pyproject.toml", "setup.py", "Dockerfile", "Pipfile"):
+        (root / name).write_bytes(data)
+    t.project_target(str(root))  # no exception

@@ -782,11 +782,14 @@ def _is_marker(name: str) -> bool:
 
 
 def target_folder(start: str, cache: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
-    """The nearest folder from ``start`` upward that holds a dependency
-    declaration, a Dockerfile or a README; the search ends at a repository's
-    root (a folder with ``.git``), at an installed package's folder
-    (``site-packages``: its README is no project's) and at the file system's
-    root. ``cache``: answers per folder, shared between calls."""
+    """The nearest folder from ``start`` upward whose dependency declarations,
+    Dockerfiles or README say something of TensorFlow, Keras or tf_keras
+    (``read_folder`` finds evidence): a folder holding such files that name
+    none of them (a sub-project's README, a ``FROM python`` Dockerfile) does
+    not end the search. The search ends at a repository's root (a folder
+    with ``.git``), at an installed package's folder (``site-packages``: its
+    README is no project's) and at the file system's root. ``cache``:
+    answers per folder, shared between calls."""
 
     def found_in(current: str) -> Optional[str]:
         if os.path.basename(current) in _INSTALLED:
@@ -795,8 +798,8 @@ def target_folder(start: str, cache: Optional[Dict[str, Optional[str]]] = None) 
             names = os.listdir(current)
         except OSError:
             names = []
-        if any(_is_marker(n) for n in names) or ("requirements" in names and os.path.isdir(
-                os.path.join(current, "requirements"))):
+        if (any(_is_marker(n) for n in names) or ("requirements" in names and os.path.isdir(
+                os.path.join(current, "requirements")))) and read_folder(current):
             return current
         return STOP if ".git" in names else None
 
@@ -811,7 +814,28 @@ def _read(path: str) -> Optional[str]:
         return None
     if len(data) > MAX_BYTES:
         return None
-    return data.decode("utf-8-sig", errors="replace")
+    return decode(data)
+
+
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def decode(data: bytes) -> str:
+    """The text of a project file in the encoding it comes in: its BOM's (UTF-8, UTF-16 and
+    UTF-32, either byte order: PowerShell's ``>`` writes UTF-16), UTF-16 without a BOM when
+    every other byte is zero where ASCII would be, else UTF-8. Undecodable bytes become U+FFFD."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom):].decode(encoding, errors="replace")
+    head = data[:4096]
+    if len(head) >= 2 and b"\x00" in head:
+        even, odd = head[0::2], head[1::2]
+        if odd.count(0) * 2 >= len(odd) and even.count(0) == 0:
+            return data.decode("utf-16-le", errors="replace")
+        if even.count(0) * 2 >= len(even) and odd.count(0) == 0:
+            return data.decode("utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def read_folder(folder: str) -> List[Evidence]:
