@@ -27,8 +27,11 @@ class MixedPrecisionLossNotScaled(Rule):
     * a name bound to `keras.optimizers.LossScaleOptimizer(...)`.
 
     Not flagged: `mixed_bfloat16` (no loss scaling: `compile` does not wrap the
-    optimizer); tf_keras (its `LossScaleOptimizer.apply_gradients` does not
-    unscale: see TFG503); a module that passes `auto_scale_loss=` to
+    optimizer); tf_keras, and `tf.keras` where the project targets Keras 2 (TF
+    2.15 and older, or tf_keras under 2.16+: the target the engine reads from
+    the pins): Keras 2's `LossScaleOptimizer` has no `scale_loss` and its
+    `apply_gradients` does not unscale; TFG503 reports that step and names
+    Keras 2's `get_scaled_loss`/`get_unscaled_gradients`; a module that passes `auto_scale_loss=` to
     `compile`; a step whose function calls `scale_loss` or `get_scaled_loss`
     on anything (a `hasattr` guard included); an optimizer the engine cannot
     trace to one of the forms above (a parameter, `self.g_optimizer`).

@@ -772,10 +772,20 @@ class GraphAnalysis:
         ``tf.keras`` where the project targets Keras 2) or "keras3" (``keras``,
         and ``tf.keras`` as in TensorFlow 2.16+); None if it is not a Keras class."""
         for raw in self.class_bases(cls):
-            if normalize(raw).startswith("keras."):
-                return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) or (
-                    self.tf_keras_is_keras2 and raw.startswith("tensorflow.")) else "keras3"
+            flavour = self.raw_keras_flavour(raw)
+            if flavour is not None:
+                return flavour
         return None
+
+    def raw_keras_flavour(self, raw: Optional[str]) -> Optional[str]:
+        """Which Keras a raw (not normalized) qualified name belongs to, for this
+        project's target: "tf_keras" for ``tf_keras``, ``tensorflow.python.keras``
+        and ``tf.keras`` where the project targets Keras 2; "keras3" for ``keras``
+        and ``tf.keras`` as in TensorFlow 2.16+; None when it names no Keras API."""
+        if raw is None or not normalize(raw).startswith("keras."):
+            return None
+        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) or (
+            self.tf_keras_is_keras2 and raw.startswith("tensorflow.")) else "keras3"
 
     def _other_backend_module(self) -> bool:
         """Does this module import another Keras backend and not TensorFlow? (Once

@@ -16,7 +16,7 @@ from tflint_gpu.findings import Fix
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
 from tflint_gpu.semantic.model import SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
-from tflint_gpu.semantic.names import Resolver, normalize
+from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
@@ -253,11 +253,7 @@ class RuleContext:
         ``tf.keras.layers.X`` Keras 3. None when it is not Keras."""
         if isinstance(what, ScopeInfo):
             return self.graphs.keras_flavour(what) if what.kind == "class" else None
-        raw = self.resolver.raw_qualname(what, scope or self.scope)
-        if raw is None or not normalize(raw).startswith("keras."):
-            return None
-        return "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) or (
-            raw.startswith("tensorflow.") and not self.target.keras3) else "keras3"
+        return self.graphs.raw_keras_flavour(self.resolver.raw_qualname(what, scope or self.scope))
 
     @property
     def retracing(self) -> Retracing:

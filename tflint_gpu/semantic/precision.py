@@ -42,7 +42,9 @@ layers of the models it trains, and how a training step scales its loss.
     ``mixed_float16``, in Keras 3 and tf_keras); ``PLAIN`` for a name bound
     once to another ``keras.optimizers.<Class>(...)``; None otherwise. The
     flavour is "keras3" or "tf_keras" (their ``LossScaleOptimizer``s differ:
-    Keras 3's ``apply_gradients`` divides by the scale, tf_keras's does not).
+    Keras 3's ``apply_gradients`` divides by the scale, tf_keras's does not),
+    as ``GraphAnalysis.raw_keras_flavour`` answers for the project's target:
+    ``tf.keras`` is "tf_keras" where the project targets Keras 2.
 """
 from __future__ import annotations
 
@@ -275,7 +277,7 @@ class PrecisionFacts:
         if raw is None:
             return None
         qualname = normalize(raw)
-        flavour = "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
+        flavour = self.graphs.raw_keras_flavour(raw) or "keras3"
         if qualname in _LOSS_SCALE:
             return LOSS_SCALE, flavour
         if qualname.startswith("keras.optimizers.") and qualname.count(".") == 2 \
@@ -298,8 +300,8 @@ class PrecisionFacts:
                        for c in found.scope.calls)
         if not compiled:
             return None
-        raw = self.resolver.raw_qualname(built[0].func, built[1]) or ""
-        return LOSS_SCALE, "tf_keras" if raw.startswith(("tf_keras.", "tensorflow.python.keras.")) else "keras3"
+        raw = self.resolver.raw_qualname(built[0].func, built[1])
+        return LOSS_SCALE, self.graphs.raw_keras_flavour(raw) or "keras3"
 
     def _auto_scale_off(self) -> bool:
         return any(isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
