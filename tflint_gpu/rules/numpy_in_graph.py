@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_gpu.rules.base import FIXES_ERROR, GRAPH_TEXT, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.semantic.ndarray_attributes import SHARED as _SHARED_WITH_TENSORS
 
 # NumPy functions with a TensorFlow op of the same meaning and keywords.
 _TF_EQUIVALENT = {
@@ -24,6 +25,15 @@ _TF_EQUIVALENT = {
 }
 _SAME_KEYWORDS = frozenset({"axis", "keepdims"})
 _TO_ARRAY = frozenset({"numpy.array", "numpy.asarray", "numpy.asanyarray"})
+
+
+def _numpy_only_read(node: cst.Call, ctx) -> bool:
+    """Is the array ``node`` makes read as ``.name`` where ``name`` is NumPy's alone (``.tolist()``,
+    ``.item()``, ``.clip(...)``, ``.T``) or means another thing on a tensor (``.device``)? A tensor in
+    its place would raise: only ``semantic.ndarray_attributes.SHARED`` (derived under TensorFlow) read alike."""
+    parent = next(ctx.scope.ancestors(node), None)
+    return isinstance(parent, cst.Attribute) and parent.value is node \
+        and parent.attr.value not in _SHARED_WITH_TENSORS
 
 
 class NumpyInGraph(Rule):
@@ -82,7 +92,14 @@ class NumpyInGraph(Rule):
     (`np.mean` -> `tf.reduce_mean`, same `axis`/`keepdims`). The value becomes a
     tensor instead of a NumPy array, and TensorFlow keeps the input's dtype
     where NumPy may promote (`np.mean` of integers is float64; `tf.reduce_mean`
-    of integers is an integer). Other NumPy calls get no fix.
+    of integers is an integer). Other NumPy calls get no fix, nor does a
+    conversion whose array is then read as an attribute a tensor lacks or reads
+    otherwise (`probs.numpy().tolist()`, `x.numpy().clip(0, 1).mean().item()`,
+    `np.asarray(t).ravel()`, `.T`, `.device`): with the tensor in its place the
+    code would raise. Only `shape`, `ndim` and `dtype` are read alike (the
+    table `scripts/derive_ndarray_attributes.py` derives by comparing
+    `np.ndarray` with eager and symbolic tensors, in
+    `tflint_gpu/semantic/ndarray_attributes.py`).
 
     ## Measured effect
     The code raises at trace time before the fix and runs after it:
@@ -105,7 +122,8 @@ class NumpyInGraph(Rule):
                 ctx.report(
                     node,
                     "`.numpy()` on a symbolic tensor in graph code: AttributeError at trace time",
-                    Fix("Use the tensor itself", Safety.UNSAFE, {node: func.value}),
+                    None if _numpy_only_read(node, ctx) else Fix("Use the tensor itself", Safety.UNSAFE,
+                                                                 {node: func.value}),
                 )
             return
         qualname = ctx.qualname(func)
@@ -116,7 +134,7 @@ class NumpyInGraph(Rule):
             return
         short = qualname.split(".", 1)[1]
         message = f"`np.{short}` on a symbolic tensor in graph code: NotImplementedError at trace time"
-        ctx.report(node, message, self._fix(node, qualname, positional, ctx))
+        ctx.report(node, message, None if _numpy_only_read(node, ctx) else self._fix(node, qualname, positional, ctx))
 
     @staticmethod
     def _fix(node: cst.Call, qualname: str, positional, ctx):
@@ -332,6 +350,52 @@ class NumpyInGraph(Rule):
             run="import tensorflow as tf\ny = f(tf.constant([1.0, 2.0]))",
             effect=FIXES_ERROR,
             note="from-imports; local tensor through a name",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            @tf.function
+            def report(x):
+                probs = tf.nn.softmax(x)
+                listed = probs.numpy().tolist()
+                score = x.numpy().clip(0, 1).mean().item()
+                flat = np.asarray(probs).ravel()
+                top = np.max(probs).item()
+                transposed = probs.numpy().T
+                where = probs.numpy().device
+                return listed, score, flat, top, transposed, where
+            """,
+            at=[(7, 14, "`.numpy()` on a symbolic"), (8, 13, "`.numpy()` on a symbolic"),
+                (9, 12, "`np.asarray` on a symbolic"), (10, 11, "`np.max` on a symbolic"),
+                (11, 18, "`.numpy()` on a symbolic"), (12, 13, "`.numpy()` on a symbolic")],
+            note="a NumPy-only method or attribute read on the array (tolist, clip, ravel, item, T; device means "
+                 "another thing on a tensor): a tensor has none, so dropping the conversion is no fix",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                y = tf.square(x)
+                return tf.reshape(y, y.numpy().shape) * tf.cast(y.numpy().ndim, y.numpy().dtype)
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            @tf.function
+            def f(x):
+                y = tf.square(x)
+                return tf.reshape(y, y.shape) * tf.cast(y.ndim, y.dtype)
+            """,
+            at=[(6, 26, "`.numpy()` on a symbolic"), (6, 53, "`.numpy()` on a symbolic"),
+                (6, 69, "`.numpy()` on a symbolic")],
+            run="z = f(tf.constant([1.0, -2.0, 3.0]))",
+            effect=FIXES_ERROR,
+            note="shape, ndim and dtype mean on a tensor what they mean on its array (the table "
+                 "scripts/derive_ndarray_attributes.py derives): the conversion before them is dropped",
         ),
         flagged(
             """
