@@ -100,7 +100,8 @@ class Migration:
         """Is ``tf.keras`` Keras 2 here: the file mentions TF_USE_LEGACY_KERAS, or the project
         targets Keras 2 (``GraphAnalysis.tf_keras_is_keras2``)?"""
         if self._legacy_env is None:
-            self._legacy_env = "TF_USE_LEGACY_KERAS" in self.model.source or getattr(
+            self._legacy_env = ("TF_USE_LEGACY_KERAS" in self.model.source
+                                and getattr(self.graphs, "file_settings", True)) or getattr(
                 self.graphs, "tf_keras_is_keras2", False)
         return self._legacy_env
 
@@ -509,7 +510,7 @@ _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathl
 
 
 # A %-conversion of printf-style formatting (``%03d``, ``%.3f``, ``%(name)s``, ``%%`` too).
-_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa%]")
+_PERCENT = re.compile(r"%(?:\([^()]*\))?[-#0 +]*(?:\*|[1-9]\d*)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa%]")
 
 
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:

@@ -56,8 +56,20 @@ _FUNCTIONAL_HELPERS = frozenset({
     "add", "subtract", "multiply", "average", "maximum", "minimum", "concatenate", "dot",
 })
 # `.output`, `.inputs`...: the attributes read as a model's or layer's symbolic tensors, in any
-# spelling Python reads as an attribute (whitespace, a line continuation or a comment after the dot).
-_ATTRIBUTE_TEXT = re.compile(r"\.(?:[\s\\]|#[^\n]*)*(?:in|out)puts?\b")
+# spelling Python reads as an attribute: whitespace or a line continuation after the dot, or
+# (inside brackets) a comment after it and the name at the start of a later line. Each pattern
+# reads a run of spaces once from its start (no part can take what another takes), so the search
+# is linear in the text; the comment case is over-approximated (a `.` before a `#` anywhere, a line
+# starting with the name anywhere), which only lets the reading be made.
+_ATTRIBUTE_TEXT = re.compile(r"\.[\s\\]*(?:in|out)puts?\b")
+_DOT_COMMENT = re.compile(r"\.[ \t\f\\]*#")
+_LINE_ATTRIBUTE = re.compile(r"^[ \t\f\\]*(?:in|out)puts?\b", re.MULTILINE)
+
+
+def names_symbolic_attribute(source: str) -> bool:
+    """Can ``source`` read an ``.input``/``.inputs``/``.output``/``.outputs`` attribute?"""
+    return bool(_ATTRIBUTE_TEXT.search(source)) or bool(
+        _DOT_COMMENT.search(source) and _LINE_ATTRIBUTE.search(source))
 _ARITHMETIC = (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Modulo, cst.Power,
                cst.MatrixMultiply)
 _DEPTH = 12
@@ -94,7 +106,7 @@ class SymbolicTensors:
         builder) holds no KerasTensor: the readings, which can go round the module's defs many
         times before they answer no, are not made."""
         if self._sources is None:
-            self._sources = bool(_ATTRIBUTE_TEXT.search(self.graphs.model.source)) or any(
+            self._sources = names_symbolic_attribute(self.graphs.model.source) or any(
                 call.func.__class__ is cst.Call or self._source_call(call, scope)
                 for call, scope in self.graphs.model.index.get("Call", ()))
         return self._sources

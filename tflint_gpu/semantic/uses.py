@@ -130,11 +130,12 @@ class Uses:
         else:
             return found
         stack: List[Tuple[cst.CSTNode, ScopeInfo, Any]] = [(root, binder, None)]
+        tested: Dict[int, bool] = {}  # see _is_test
         while stack:
             current, scope, link = stack.pop()
             if isinstance(current, cst.Name):
                 if current.value in wanted:
-                    found.setdefault(current.value, []).append(_classify(current, scope, link))
+                    found.setdefault(current.value, []).append(_classify(current, scope, link, tested))
                 continue
             here = (current, link)
             for child, child_scope, is_target in reversed(self._parts(current, scope)):
@@ -422,7 +423,7 @@ class Uses:
         return self._bound
 
 
-def _classify(name: cst.Name, scope: ScopeInfo, link: Any) -> Use:
+def _classify(name: cst.Name, scope: ScopeInfo, link: Any, known: Optional[Dict[int, bool]] = None) -> Use:
     parent = link[0] if link is not None else None
     grand = link[1][0] if link is not None and link[1] is not None else None
     if isinstance(parent, cst.Call) and parent.func is name:
@@ -436,7 +437,7 @@ def _classify(name: cst.Name, scope: ScopeInfo, link: Any) -> Use:
         if isinstance(grand, cst.Call) and grand.func is parent:
             return Use(name, scope, "method", call=grand, attribute=parent.attr.value)
         return Use(name, scope, "attribute", attribute=parent.attr.value)
-    if _is_test(name, link):
+    if _is_test(name, link, known):
         return Use(name, scope, "test")
     return Use(name, scope, "other")
 
@@ -462,24 +463,37 @@ def _element_of_argument(name: cst.Name, link: Any) -> Optional[Tuple[cst.Call, 
     return None
 
 
-def _is_test(name: cst.Name, link: Any) -> bool:
+def _is_test(name: cst.Name, link: Any, known: Optional[Dict[int, bool]] = None) -> bool:
     """Is the read only tested for truth or None (``if f:``, ``f is None``, ``not f``,
-    ``if a and f:``)?"""
+    ``if a and f:``)? ``known``: the answers for ``and``/``or``/``not`` operations already
+    climbed from (id -> answer, the same for every read below one), so a chain of n terms is
+    climbed once, not once for each of its names."""
     child: cst.CSTNode = name
+    climbed: List[int] = []
+    answer = False
     while link is not None:
         parent = link[0]
         if isinstance(parent, cst.Comparison) and child is parent.left and parent.comparisons and all(
                 isinstance(c.operator, (cst.Is, cst.IsNot)) and isinstance(c.comparator, cst.Name)
                 and c.comparator.value == "None" for c in parent.comparisons):
-            return True  # a bool, whatever stands around it
+            answer = True  # a bool, whatever stands around it
+            break
         if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.Assert)) and child is parent.test:
-            return True
+            answer = True
+            break
         if isinstance(parent, cst.BooleanOperation) or (
                 isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)):
+            if known is not None and id(parent) in known:
+                answer = known[id(parent)]
+                break
+            climbed.append(id(parent))
             child, link = parent, link[1]
             continue
-        return False
-    return False
+        break
+    if known is not None:
+        for operation in climbed:
+            known[operation] = answer
+    return answer
 
 
 def _push_target(stack: List[Tuple[cst.CSTNode, ScopeInfo, Any]], target: cst.CSTNode, scope: ScopeInfo,
