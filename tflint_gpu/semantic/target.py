@@ -159,7 +159,7 @@ def parse_target(value: str, source: str = SETTING, why: str = "") -> Target:
     match = _SPELLING.match(value)
     if match is None:
         hint = ""
-        loose = re.match(r"^(?:tf|tensorflow)?\s*=*\s*v?(\d+)\.(\d+)", value.strip(), re.IGNORECASE)
+        loose = re.match(r"^(?:tf|tensorflow)?\s*(?:=+\s*)?v?(\d+)\.(\d+)", value.strip(), re.IGNORECASE)
         if loose is not None:
             hint = f" (did you mean `tf{loose.group(1)}.{loose.group(2)}`?)"
         raise TargetError(f"invalid target version `{value}`{hint}; expected {SPELLINGS}")
@@ -181,7 +181,10 @@ def parse_target(value: str, source: str = SETTING, why: str = "") -> Target:
 
 _VERSION = re.compile(r"^v?(\d+)(?:\.(\d+|\*))?(?:\.(\d+|\*))?(?:[.-]?(?:a|b|c|rc|alpha|beta|pre|preview|dev|post)"
                       r"[.-]?\d*)*(?:\+[\w.]+)?(\.\*)?$", re.IGNORECASE)
-_CLAUSE = re.compile(r"^\s*(===|==|~=|!=|<=|>=|<|>|\^|~|=)?\s*(\S+?)\s*$")
+_CLAUSE = re.compile(r"^\s*(?:(===|==|~=|!=|<=|>=|<|>|\^|~|=)\s*)?(\S+?)\s*$")
+# Spaces before an operator separate clauses (`>=2.4 <2.16`); read from the start of a run only, so a
+# long run of spaces is scanned once, not once from each of its positions.
+_OPERATOR_GAP = re.compile(r"(?<!\s)\s+(?=[<>=!~^])")
 
 
 def _parts(text: str) -> Optional[Tuple[List[Optional[int]], bool]]:
@@ -263,12 +266,12 @@ def newest_allowed(specifier: str, conda: bool = False):
         text = text[1:-1].strip()
     if text in ("", "*"):
         return None
-    alternatives = re.split(r"\s*\|\|?\s*", text)
+    alternatives = [alternative.strip() for alternative in re.split(r"\|\|?", text)]
     best: Optional[Version] = None
     first = True
     for alternative in alternatives:
         upper: object = _UNBOUNDED
-        clauses = [c for c in re.split(r"\s*,\s*|\s+(?=[<>=!~^])", alternative) if c.strip()]
+        clauses = [c for part in alternative.split(",") for c in _OPERATOR_GAP.split(part) if c.strip()]
         if not clauses:
             return False
         for clause in clauses:
@@ -359,7 +362,7 @@ def from_requirements(text: str, name: str) -> List[Evidence]:
         line = re.sub(r"(^|\s)#.*$", "", line).strip()
         if not line or line.startswith("-"):
             continue
-        line = re.split(r"\s+--", line, 1)[0]  # `--hash=...`, per-requirement options
+        line = re.split(r"(?<!\s)\s+--", line, 1)[0]  # `--hash=...`, per-requirement options
         evidence = requirement(line, f"{name}:{number}")
         if evidence is not None:
             found.append(evidence)
@@ -559,7 +562,7 @@ def from_environment_yml(text: str, name: str) -> List[Evidence]:
     """conda's ``dependencies:`` items (``- tensorflow=2.15``) and their ``- pip:`` list."""
     found = []
     for number, line in enumerate(text.splitlines(), 1):
-        match = re.match(r"^\s*-\s+([^#]+?)\s*(?:#.*)?$", line)
+        match = re.match(r"^\s*-\s+([^#\s](?:[^#]*[^#\s])?)\s*(?:#.*)?$", line)
         if match is None:
             continue
         item = match.group(1).strip().strip("\"'")
@@ -684,7 +687,7 @@ def from_readme(text: str, name: str) -> List[Evidence]:
     return found
 
 
-_COMMAND_START = re.compile(r"^\s*`?\s*(?:[$>]\s*|export\s|set\s|setx\s|env\s|%|os\.environ|TF_USE_LEGACY_KERAS)")
+_COMMAND_START = re.compile(r"^\s*(?:`\s*)?(?:[$>]\s*|export\s|set\s|setx\s|env\s|%|os\.environ|TF_USE_LEGACY_KERAS)")
 
 
 def _command_lines(text: str) -> set:
