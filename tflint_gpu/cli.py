@@ -64,6 +64,8 @@ def _check_parser(sub) -> None:
     p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
+    p.add_argument("--file-timeout", metavar="SECONDS",
+                   help="stop the analysis of one file after SECONDS and report it (default: 60; 0: no limit)")
     p.add_argument("--quiet", "-q", action="store_true", help="print findings only, no summary")
     p.add_argument("--target-version", metavar="TARGET",
                    help="the TensorFlow/Keras the code runs under: tf2.15 (Keras 2), tf2.16 (Keras 3), "
@@ -180,6 +182,7 @@ def _check(args: argparse.Namespace) -> int:
             per_file_ignores=args.per_file_ignores,
             target_version=args.target_version,
             respect_gitignore=args.respect_gitignore,
+            file_timeout=args.file_timeout,
         ),
     )
     # Each file has its own (``run_by_settings``); the first path's decide the run's `fix` and
@@ -313,7 +316,8 @@ def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: di
             extra["progress"] = lambda count, before=done: progress(before + count)
         found = run.run_files(group, settings.rules_for, mode, unsafe=settings.unsafe_fixes, jobs=jobs,
                               cache_dir=None if no_cache else settings.cache_dir, cache_key=settings.fingerprint(),
-                              project_root=settings.project_root(given), target_for=settings.target_for, **extra)
+                              project_root=settings.project_root(given), target_for=settings.target_for,
+                              budget=settings.file_timeout, **extra)
         results.update(zip(group, found))
         done += len(group)
     return [results[path] for path in files]
@@ -467,8 +471,9 @@ def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -
     name = args.stdin_filename or "-"
     project, store = _stdin_project(args, settings)
     if is_notebook(name):
-        result, new = run.process_notebook_data(data, name, settings.rules_for(name), mode, settings.unsafe_fixes,
-                                                project)
+        outcome = run.within_budget(name, settings.file_timeout, run.process_notebook_data, data, name,
+                                    settings.rules_for(name), mode, settings.unsafe_fixes, project)
+        result, new = outcome if isinstance(outcome, tuple) else (outcome, None)  # over budget: no new text
         if store is not None:
             store.save()
         kept = new if new is not None and not result.error else data
@@ -483,7 +488,8 @@ def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -
         if mode == run.FIX:  # the fixed code goes to stdout: pass the input through unchanged
             sys.stdout.buffer.write(data)
         return run.failed(name, f"{name}: cannot read: {error}", IO_ERROR)
-    result = run.process_text(source, name, settings.rules_for(name), mode, settings.unsafe_fixes, project)
+    result = run.within_budget(name, settings.file_timeout, run.process_text, source, name, settings.rules_for(name),
+                               mode, settings.unsafe_fixes, project)
     if store is not None:
         store.save()
     if mode == run.FIX:

@@ -17,6 +17,7 @@ the command line to the current folder); globs are matched by ``globs``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from tflint_gpu.engine.budget import DEFAULT_SECONDS as DEFAULT_FILE_TIMEOUT
 from tflint_gpu.globs import Patterns, nearest_upward
 from tflint_gpu.rules.base import Rule, all_codes
 from tflint_gpu.semantic import target as targets
@@ -84,6 +86,7 @@ _KNOWN_KEYS = {
     "extend",
     "respect-gitignore",
     "extend-per-file-ignores",
+    "file-timeout",
 }
 # A glob with the folder it is relative to (the configuration's; the cwd for the command line's).
 Anchored = Tuple[str, str]
@@ -111,6 +114,8 @@ class Settings:
     # ``target-version`` (or ``--target-version``): the target of every file; None: each
     # file's is read from its project (``semantic.target``).
     target_version: Optional[Target] = None
+    # ``file-timeout``: seconds the analysis of one file may take (0: no limit; ``engine.budget``).
+    file_timeout: float = DEFAULT_FILE_TIMEOUT
     # Targets read from the project, per folder (``target_for``), and what files set in code.
     _targets: Dict = field(default_factory=dict, compare=False, repr=False)
     # Compiled globs and the per-file ignores met per file (none depends on ``rules``).
@@ -408,6 +413,8 @@ def validate_table(table: object, path: Path) -> Dict:
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: expected a string such as \"tf2.15\", got {_describe(value)}")
             result[key] = target_setting(value, where, f"target-version = {json.dumps(value)} in {path}")
+        elif key == "file-timeout":
+            result[key] = file_timeout(value, where)
         elif key in ("per-file-ignores", "extend-per-file-ignores"):
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes], got {_describe(value)}")
@@ -417,6 +424,21 @@ def validate_table(table: object, path: Path) -> Dict:
                 for pattern, v in value.items()
             }
     return result
+
+
+def file_timeout(value: object, where: str) -> float:
+    """A ``file-timeout``: seconds, a number from 0 (no limit) up, as TOML or command-line text."""
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+    if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
+            or number < 0:
+        raise ConfigError(f"{where}: expected a number of seconds (0: no limit), got "
+                          f"{json.dumps(value) if isinstance(value, str) else _describe(value)}")
+    return float(number)
 
 
 def load_table(path: Path) -> Dict:
@@ -520,6 +542,7 @@ class Overrides:
     per_file_ignores: Optional[List[str]] = field(default=None)
     target_version: Optional[str] = None
     respect_gitignore: Optional[bool] = None
+    file_timeout: Optional[str] = None
 
 
 def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Settings:
@@ -576,6 +599,9 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
     else:
         cache_dir = root / ".tflint_gpu_cache"
     respect = overrides.respect_gitignore
+    timeout = table.get("file-timeout", DEFAULT_FILE_TIMEOUT)
+    if overrides.file_timeout is not None:
+        timeout = file_timeout(overrides.file_timeout, "--file-timeout")
     return Settings(
         root=root,
         rules=rules,
@@ -589,6 +615,7 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
         config_files=files,
         respect_gitignore=respect if respect is not None else table.get("respect-gitignore", True),
         target_version=target,
+        file_timeout=timeout,
     )
 
 

@@ -10,7 +10,8 @@ given, so columns are 0-based here. The project index of the file's project
 (the configuration's folder, else the file's folder raised out of its
 packages) is built on first use and kept for the other files of that project.
 A ``# tflint-gpu: noqa: CODES`` line leaves those codes out; TFG001 (unused
-``noqa``) is not reported here: flake8 reads the ``# noqa`` comments.
+``noqa``) is not reported here: flake8 reads the ``# noqa`` comments. A file whose analysis
+runs past ``file-timeout`` seconds is one ``TFG000 analysis stopped after N s`` line.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Iterator, Sequence, Tuple, Type
 
 import tflint_gpu
 from tflint_gpu import config
+from tflint_gpu.engine.budget import AnalysisTimeout
 from tflint_gpu.engine.lint import ParseError, lint_source
 from tflint_gpu.engine.noqa import file_exemption
 from tflint_gpu.documents import Documents
@@ -34,6 +36,8 @@ class ConfigurationError(_Flake8Error):
 
 
 _DOCUMENTS = Documents()
+# The code of the one line a file gets when its analysis ran past ``file-timeout`` (no rule has it).
+TIMEOUT_CODE = "TFG000"
 
 
 def _settings_for(path: str) -> config.Settings:
@@ -71,8 +75,11 @@ class Flake8Plugin:
         try:
             findings = lint_source(source, self.filename, rules, noqa=False,
                                    project=_DOCUMENTS.project_for(self.filename, settings),
-                                   target=settings.target_for(self.filename)).findings
+                                   target=settings.target_for(self.filename), budget=settings.file_timeout).findings
         except ParseError:
             return  # flake8 reports syntax errors itself (E999)
+        except AnalysisTimeout as error:  # one line for the file; flake8 goes on with the others
+            yield 1, 0, f"{TIMEOUT_CODE} {error}; file not checked (file-timeout in [tool.tflint-gpu])", type(self)
+            return
         for finding in findings:
             yield finding.row, finding.col, f"{finding.code} {finding.message}", type(self)

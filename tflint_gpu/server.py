@@ -120,7 +120,7 @@ class TflintServer(LanguageServer):
                 findings = lint_source(text, path, settings.rules_for(path),
                                        project=self.documents.project_for(path, settings),
                                        target=settings.target_for(path),
-                                       reparser=self.reparser(uri)).findings
+                                       reparser=self.reparser(uri), budget=settings.file_timeout).findings
         except config.ConfigError as error:
             problem = self.config_problem(error)
         except ParseError as error:

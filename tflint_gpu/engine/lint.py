@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from tflint_gpu.engine.budget import armed, current as current_budget, time_budget
 from tflint_gpu.engine.imports import insertion_index, missing_imports
 from tflint_gpu.engine.noqa import UNUSED_NOQA, NoqaIndex, file_exemption
 from tflint_gpu.engine.positions import (LINE_END, SourceMap, code_in_context, code_ranges,
@@ -149,7 +150,7 @@ class _LargeStack:
         done = threading.Lock()
         done.acquire()
         outcome: List[Tuple[bool, object]] = []
-        jobs.put((function, args, outcome, done))
+        jobs.put((function, args, outcome, done, current_budget()))
         done.acquire()
         succeeded, value = outcome[0]
         if succeeded:
@@ -183,14 +184,15 @@ class _LargeStack:
         self.ident = threading.get_ident()
         started.set()
         while True:
-            function, args, outcome, done = jobs.get()
+            function, args, outcome, done, working_for = jobs.get()
             try:
-                outcome.append((True, function(*args)))
+                with armed(working_for):  # the caller's time budget may stop the call here
+                    outcome.append((True, function(*args)))
             except BaseException as error:  # handed to the caller
                 outcome.append((False, error))
             finally:
                 # Nothing of the call kept here until the next one (a parsed tree would live on).
-                del function, args, outcome
+                del function, args, outcome, working_for
                 done.release()
                 del done
 
@@ -423,15 +425,18 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
 
 def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
                 prefilter_text: bool = True, project: Optional[ProjectFile] = None,
-                target: Optional[Target] = None, reparser: Optional[Reparser] = None) -> LintResult:
-    """Findings of ``rules`` in ``source``; raises ParseError (see ``_lint_source``).
+                target: Optional[Target] = None, reparser: Optional[Reparser] = None,
+                budget: Optional[float] = None) -> LintResult:
+    """Findings of ``rules`` in ``source``; raises ParseError (see ``_lint_source``), and
+    ``engine.budget.AnalysisTimeout`` when it takes more than ``budget`` seconds (None, 0: no
+    limit; inside a caller's ``time_budget`` block, the caller's holds).
 
     The cyclic garbage collector is paused while one file is linted: a file's
     tree, model and facts are all alive until its result is made, so the
     collections the many small objects would start find nothing to free (they
     cost a run about a fifth of a parse: measured on keras/src), and it runs
     again between files."""
-    with collector_paused():
+    with time_budget(budget), collector_paused():
         return _lint_source(source, path, rules, noqa=noqa, prefilter_text=prefilter_text, project=project,
                             target=target, reparser=reparser)
 

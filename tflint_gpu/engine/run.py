@@ -21,17 +21,25 @@ project modules it read are unchanged.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import ctypes
 import difflib
 import hashlib
 import multiprocessing
 import os
 import re
+import signal
+import sys
+import threading
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from tflint_gpu.engine.budget import AnalysisTimeout, time_budget
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import add_noqa, fix_source
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse_problem, using_target
@@ -178,16 +186,31 @@ def digest(data: bytes) -> str:
 
 
 def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
-                 target: Optional[Target] = None) -> FileResult:
+                 target: Optional[Target] = None, budget: Optional[float] = None) -> FileResult:
     """Read and lint (or fix) one file; writes nothing (``write_result`` does).
-    ``target``: its project's target (``RuleContext.target``).
+    ``target``: its project's target (``RuleContext.target``); ``budget``: seconds the file
+    may take (None, 0: no limit), past which it is one error line (``within_budget``).
 
     The cyclic collector stays paused until the file's result is made (``collector_paused``):
     by then its syntax tree and facts have been freed by reference counting (the facts break
     their cycles, ``RuleContext.release``), where a collection as soon as the lint returned
     would have traversed the whole tree, still held by the lint's result, once more."""
     with using_target(target), collector_paused():
-        return _process_file(path, rules, mode, unsafe)
+        return within_budget(path, budget, _process_file, path, rules, mode, unsafe)
+
+
+def timed_out(path: str, seconds: float) -> FileResult:
+    """The result of a file whose analysis ran past its budget: one line, a failure of the analysis."""
+    return failed(path, f"{path}: {AnalysisTimeout(seconds)}")
+
+
+def within_budget(path: str, seconds: Optional[float], function: Callable[..., FileResult], *args) -> FileResult:
+    """``function(*args)``, stopped after ``seconds`` (``engine.budget``): then ``timed_out``."""
+    try:
+        with time_budget(seconds):
+            return function(*args)
+    except AnalysisTimeout as error:
+        return timed_out(path, error.seconds)
 
 
 def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool) -> FileResult:
@@ -238,9 +261,9 @@ def write_result(result: FileResult, recheck: Callable[[str], FileResult]) -> Fi
     return now
 
 
-# One file's work: (path, rule classes, mode, unsafe, target). Rule classes pickle by
+# One file's work: (path, rule classes, mode, unsafe, target, time budget). Rule classes pickle by
 # reference, so a worker process imports their modules itself.
-_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target]]
+_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target], Optional[float]]
 
 
 def _process_star(args: _Task) -> FileResult:
@@ -251,14 +274,16 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
               cache_key: str = "", project_root: Optional[str] = None,
               target_for: Optional[Callable[[str], Optional[Target]]] = None,
-              progress: Optional[Callable[[int], None]] = None) -> List[FileResult]:
+              progress: Optional[Callable[[int], None]] = None, budget: Optional[float] = None) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
     ``check`` results are cached (None: no cache), under ``cache_key`` (which
     must tell the targets apart); ``target_for(path)``: the file's project target;
     ``project_root``: where the project's modules are named from (None: each
     file is read alone). With ``--fix``, each file's fixes are written here as
-    its result arrives. ``progress(done)``: told how many files are done as results arrive."""
+    its result arrives. ``progress(done)``: told how many files are done as results arrive.
+    ``budget``: seconds one file's analysis may take (None, 0: no limit); a file past it is one
+    error line (``timed_out``), and a worker stuck far past it in native code is ended."""
     global _INDEX
     target_of = target_for or (lambda path: None)
     store = ProjectCache(cache_dir) if project_root else None
@@ -274,10 +299,10 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
             if cached is not None:
                 results[path] = FileResult(path, cached)
             else:
-                todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path)))
+                todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path), budget))
 
         def recheck(path: str) -> FileResult:
-            return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path))
+            return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path), budget)
 
         if progress is not None:
             progress(len(results))
@@ -338,10 +363,12 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         chunk = max(1, min(32, len(todo) // (jobs * 4)))
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            batches = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=die_with_parent,
+                                   initargs=(os.getpid(),))
+        with _ending_workers(pool):
+            parts = [todo[i:i + chunk] for i in range(0, len(todo), chunk)]
             try:
-                done = [item for batch in pool.map(_summarize_batch, batches) for item in batch]
+                done = [item for part in pool.map(_summarize_batch, parts) for item in part]
             except BrokenProcessPool:  # a file that kills the compiler's process: summarised where asked
                 done = []
     else:
@@ -360,11 +387,17 @@ def _crashed(task: _Task, how: str) -> FileResult:
     return failed(task[0], f"{task[0]}: the analysis crashed ({how}); file skipped (please report)")
 
 
+def hard_limit(seconds: Optional[float]) -> Optional[float]:
+    """How long a worker may stay on one file before the main process ends it: twice the file's
+    budget and 5 s more. The budget stops Python code in time (``engine.budget``); a worker still on
+    the file this long after is stuck in native code (a parse, a regular expression)."""
+    return seconds * 2 + 5 if seconds and seconds > 0 else None
+
+
 def _map(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterable[FileResult]:
     if jobs <= 1 or len(todo) < PARALLEL_THRESHOLD:
         return (_process_star(item) for item in todo)
-    # Largest files first: the last batches are small ones, so no worker waits long for the other.
-    return _parallel(sorted(todo, key=_size, reverse=True), jobs, index)
+    return _parallel(todo, jobs, index)
 
 
 def _size(task: _Task) -> int:
@@ -374,40 +407,146 @@ def _size(task: _Task) -> int:
         return 0
 
 
-_started = None  # in a worker: one flag a task, set as the task starts (shared memory)
+# Batches hold at most this many files (fewer messages between processes for many small files).
+MAX_BATCH = 16
 
 
-def _init_worker(flags, index: Optional[ProjectIndex] = None) -> None:
-    global _started, _INDEX
-    _started = flags
+def batches(sizes: Sequence[int], jobs: int) -> List[List[int]]:
+    """The tasks ``jobs`` workers are given for files of ``sizes``: lists of indexes into ``sizes``,
+    the largest files first. The largest files, at least two a worker and as many as hold half
+    of all the bytes, are one a task, so two slow files never wait for each other in one worker's
+    batch; the rest go in batches, smaller ones last, so no worker waits long for the other."""
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    total, covered, singles = sum(sizes), 0, 0
+    while singles < len(order) and (singles < jobs * 2 or covered * 2 < total):
+        covered += sizes[order[singles]]
+        singles += 1
+    out = [[i] for i in order[:singles]]
+    rest = order[singles:]
+    chunk = max(1, min(MAX_BATCH, len(rest) // (jobs * 4)))
+    out += [rest[i:i + chunk] for i in range(0, len(rest), chunk)]
+    return out
+
+
+_started = None  # in a worker: one start time a task (monotonic; 0: not started), set as the task starts
+_pids = None  # in a worker: the pid of the worker on each task
+
+
+def _init_worker(started, pids, index: Optional[ProjectIndex] = None, parent: int = 0) -> None:
+    global _started, _pids, _INDEX
+    die_with_parent(parent)
+    _started, _pids = started, pids
     _INDEX = index
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker ends when the process that made it does (on Linux: ``PR_SET_PDEATHSIG``), so an
+    interrupted run leaves no worker burning CPU; the main process also ends its workers when it is
+    interrupted (``_ending_workers``)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):  # pragma: no cover
+            pass
+    if parent and os.getppid() != parent:  # the parent died before that was asked
+        os._exit(1)
 
 
 def _process_batch(batch: List[Tuple[int, _Task]]) -> List[Tuple[int, FileResult]]:
     out = []
-    for index, task in batch:
-        _started[index] = 1  # shared memory: a worker that dies next has said so
-        out.append((index, _process_star(task)))
+    for number, task in batch:
+        # Shared memory: a worker that dies next, or stays too long, has said so.
+        _pids[number] = os.getpid()
+        _started[number] = time.monotonic()
+        out.append((number, _process_star(task)))
     return out
 
 
+class _Terminated(SystemExit):
+    """SIGTERM, in the main process while workers run: their pool is ended, then the process."""
+
+
+@contextlib.contextmanager
+def _ending_workers(pool: ProcessPoolExecutor):
+    """``pool`` shut down at the end of the block; when the block is left by an exception (Ctrl-C,
+    SIGTERM, an error), its workers are killed at once instead of being waited for."""
+    handler = None
+    if threading.current_thread() is threading.main_thread():
+        def terminated(signum, frame):
+            raise _Terminated(128 + signum)
+
+        try:
+            handler = signal.signal(signal.SIGTERM, terminated)
+        except (ValueError, OSError):  # pragma: no cover
+            handler = None
+    try:
+        yield pool
+    except BaseException:
+        _kill_workers(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.kill()
+        except (OSError, ValueError, AttributeError):  # pragma: no cover - gone already
+            pass
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.join(1)
+        except (OSError, ValueError, AttributeError, AssertionError):  # pragma: no cover
+            pass
+
+
+def _pool(jobs: int, context, initargs) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=initargs)
+
+
 def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None) -> Iterator[FileResult]:
-    """Results as they come from ``jobs`` worker processes. When a worker dies
-    (a crash in native code), the tasks that had started and not finished when
-    the pool broke are run again one by one, each alone in a new worker: the
-    one that kills its worker again is reported as crashed; the rest goes on."""
+    """Results as they come from ``jobs`` worker processes (tasks: ``batches``). When a worker
+    dies (a crash in native code), the tasks that had started and not finished when the pool
+    broke are run again one by one, each alone in a new worker: the one that kills its worker
+    again is reported as crashed; the rest goes on. A worker on one file past ``hard_limit`` is
+    ended the same way, and that file reported as over its budget."""
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    sizes = [_size(task) for task in todo]
     pending = list(enumerate(todo))
-    started = context.RawArray("b", len(todo))
+    started = context.RawArray("d", len(todo))
+    pids = context.RawArray("i", len(todo))
+    over: set = set()  # tasks whose worker was ended for staying too long
     while pending:
-        chunk = max(1, min(16, len(pending) // (jobs * 4)))
         done: set = set()
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker,
-                                 initargs=(started, index)) as pool:
-            futures = [pool.submit(_process_batch, pending[i:i + chunk]) for i in range(0, len(pending), chunk)]
+
+        def end_stuck(now: Optional[float] = None) -> None:
+            now = time.monotonic() if now is None else now
+            for number, task in pending:
+                limit = hard_limit(task[5])
+                if limit and started[number] and number not in done and number not in over \
+                        and now - started[number] > limit:
+                    over.add(number)
+                    try:
+                        os.kill(pids[number], signal.SIGKILL)
+                    except OSError:
+                        pass
+
+        watch = end_stuck if any(hard_limit(task[5]) for _, task in pending) else None
+        pool = _pool(jobs, context, (started, pids, index, os.getpid()))
+        with _ending_workers(pool):
+            groups = batches([sizes[number] for number, _ in pending], jobs)
+            futures = [pool.submit(_process_batch, [pending[i] for i in group]) for group in groups]
             broken = False
-            for future in _as_done(futures):
+            for future in _as_done(futures, watch):
                 try:
                     batch = future.result()
                 except BrokenProcessPool:
@@ -418,6 +557,10 @@ def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None
                     yield result
         if not broken:
             return
+        for number, task in pending:
+            if number in over and number not in done:
+                done.add(number)
+                yield timed_out(task[0], task[5])
         suspects = [(i, t) for i, t in pending if started[i] and i not in done]
         pending = [(i, t) for i, t in pending if not started[i]]
         if not suspects:  # the pool broke before any task started: take no chance
@@ -426,18 +569,29 @@ def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None
             yield _alone(task, context, index)
 
 
-def _as_done(futures):
+# How often the main process looks for a worker past its file's ``hard_limit``, seconds.
+WATCH_SECONDS = 1.0
+
+
+def _as_done(futures, watch: Optional[Callable[[], None]] = None):
     remaining = set(futures)
     while remaining:
-        finished, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+        finished, remaining = wait(remaining, timeout=WATCH_SECONDS if watch is not None else None,
+                                   return_when=FIRST_COMPLETED)
+        if watch is not None:
+            watch()
         yield from finished
 
 
 def _alone(task: _Task, context, index: Optional[ProjectIndex] = None) -> FileResult:
     """``task`` run in a worker of its own: a crash costs this task only."""
-    with ProcessPoolExecutor(max_workers=1, mp_context=context, initializer=_init_worker,
-                             initargs=(None, index)) as pool:
+    pool = _pool(1, context, (None, None, index, os.getpid()))
+    with _ending_workers(pool):
+        future = pool.submit(_process_star, task)
         try:
-            return pool.submit(_process_star, task).result()
+            return future.result(timeout=hard_limit(task[5]))
         except BrokenProcessPool:
             return _crashed(task, "its worker process died")
+        except FutureTimeout:
+            _kill_workers(pool)
+            return timed_out(task[0], task[5])

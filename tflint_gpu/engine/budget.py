@@ -1,0 +1,189 @@
+"""A per-file time budget: one file's analysis stops after ``seconds``, the run goes on.
+
+``time_budget(seconds)`` wraps the work on one file (the command line's workers,
+the flake8 plugin, the language server: ``lint_source(..., budget=)``). When the
+deadline passes, a watchdog thread raises an exception in the thread doing the
+work (``PyThreadState_SetAsyncExc``): in the caller's thread, or in the
+large-stack thread while a parse runs there for it (``lint.on_large_stack`` arms
+that thread for the job, ``armed``). The block then raises ``AnalysisTimeout``,
+whose message is the reason (``analysis stopped after N s``).
+
+What an asynchronous exception can stop is Python code: a long parse in
+LibCST's native code or a regular expression in C runs to its end first (the
+command line's main process also ends a worker far over the budget: ``engine.run``).
+The exception injected is a BaseException, so no ``except Exception`` of the
+analysis swallows it. Arming and disarming a thread happen under the budget's
+lock, with any exception still pending cleared at disarming: one never reaches
+a thread after its job is over.
+"""
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import heapq
+import itertools
+import threading
+import time
+from typing import Iterator, List, Optional, Tuple
+
+# The default budget of one file, seconds (``file-timeout``; 0: none). keras/src's slowest
+# file takes well under a second.
+DEFAULT_SECONDS = 60.0
+
+
+class AnalysisTimeout(Exception):
+    """The analysis of one file ran past its budget."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"analysis stopped after {format_seconds(seconds)} s")
+        self.seconds = seconds
+
+
+def format_seconds(seconds: float) -> str:
+    return f"{seconds:g}"
+
+
+class _Expired(BaseException):
+    """Injected into the working thread when the deadline passes (turned into AnalysisTimeout)."""
+
+
+try:
+    _SET_ASYNC_EXC = ctypes.pythonapi.PyThreadState_SetAsyncExc
+    _SET_ASYNC_EXC.argtypes = (ctypes.c_ulong, ctypes.py_object)
+    _SET_ASYNC_EXC.restype = ctypes.c_int
+except (AttributeError, OSError):  # pragma: no cover - not CPython
+    _SET_ASYNC_EXC = None
+
+
+def _inject(ident: int, exception: Optional[type]) -> None:
+    """Raise ``exception`` in thread ``ident`` at its next bytecode check; None clears a pending one."""
+    if _SET_ASYNC_EXC is not None:
+        _SET_ASYNC_EXC(ident, ctypes.py_object(exception) if exception is not None else ctypes.py_object())
+
+
+class Budget:
+    """One file's deadline and the threads working for it (the innermost last)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.deadline = time.monotonic() + seconds
+        self.lock = threading.Lock()
+        self.threads: List[int] = []
+        self.expired = False
+        self.closed = False
+
+    def expire(self) -> None:  # the watchdog's
+        with self.lock:
+            if self.closed or self.expired or not self.threads:
+                return
+            self.expired = True
+            _inject(self.threads[-1], _Expired)
+
+
+class _Local(threading.local):
+    budget: Optional[Budget] = None
+
+
+_LOCAL = _Local()
+
+
+def current() -> Optional[Budget]:
+    """The budget the calling thread works under, if any."""
+    return _LOCAL.budget
+
+
+@contextlib.contextmanager
+def armed(budget: Optional[Budget]) -> Iterator[None]:
+    """This thread works for ``budget`` inside the block: the watchdog may stop it there (and only there)."""
+    if budget is None or _LOCAL.budget is budget:
+        yield
+        return
+    ident = threading.get_ident()
+    previous = _LOCAL.budget
+    with budget.lock:
+        budget.threads.append(ident)
+    _LOCAL.budget = budget
+    try:
+        yield
+    finally:
+        try:
+            with budget.lock:
+                _inject(ident, None)  # one injected and not yet raised never reaches later code
+                budget.threads.remove(ident)
+        finally:
+            _LOCAL.budget = previous
+
+
+class _Watchdog:
+    """One daemon thread a process that expires budgets at their deadlines."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
+        self.heap: List[Tuple[float, int, Budget]] = []
+        self.count = itertools.count()
+        self.thread: Optional[threading.Thread] = None
+        self.pid = 0
+
+    def add(self, budget: Budget) -> None:
+        import os
+
+        with self.lock:
+            if self.thread is None or self.pid != os.getpid() or not self.thread.is_alive():
+                self.heap = [item for item in self.heap if not item[2].closed]
+                self.thread = threading.Thread(target=self._serve, name="tflint-gpu-watchdog", daemon=True)
+                self.pid = os.getpid()
+                self.thread.start()
+            heapq.heappush(self.heap, (budget.deadline, next(self.count), budget))
+            self.wake.notify()
+
+    def forked(self) -> None:  # in a child: the parent's thread is not there, its lock may be held
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
+        self.heap, self.thread = [], None
+
+    def _serve(self) -> None:
+        while True:
+            with self.lock:
+                while self.heap and self.heap[0][2].closed:
+                    heapq.heappop(self.heap)
+                if not self.heap:
+                    self.wake.wait()
+                    continue
+                wait = self.heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self.wake.wait(wait)
+                    continue
+                budget = heapq.heappop(self.heap)[2]
+            budget.expire()
+
+
+_WATCHDOG = _Watchdog()
+if hasattr(__import__("os"), "register_at_fork"):
+    __import__("os").register_at_fork(after_in_child=_WATCHDOG.forked)
+
+
+@contextlib.contextmanager
+def time_budget(seconds: Optional[float]) -> Iterator[Optional[Budget]]:
+    """Stop the work of the block (one file's) after ``seconds`` with AnalysisTimeout.
+    None or 0: no budget; inside another budget's block, that one holds."""
+    outer = _LOCAL.budget
+    if not seconds or seconds <= 0 or _SET_ASYNC_EXC is None or (outer is not None and not outer.closed):
+        yield outer
+        return
+    budget = Budget(seconds)
+    try:
+        with armed(budget):
+            _WATCHDOG.add(budget)
+            try:
+                yield budget
+            finally:
+                with budget.lock:
+                    budget.closed = True
+    except _Expired:
+        raise AnalysisTimeout(seconds) from None
+    except BaseException as error:
+        # Raised as an effect of the stop (re-raised by a handler as another error): still the budget.
+        if budget.expired and not isinstance(error, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+            raise AnalysisTimeout(seconds) from None
+        raise
