@@ -52,6 +52,11 @@ class Pair:
     safety: Safety
     effect: str
     legacy_keras: bool = False  # run where tf.keras is Keras 2 (a fix that must run under both)
+    before_keras2: bool = False  # the original runs where tf.keras is Keras 2, the fix where it is Keras 3
+
+    @property
+    def before_legacy(self) -> bool:
+        return self.legacy_keras or self.before_keras2
 
 
 def _safety(code: str, rules) -> Safety:
@@ -73,6 +78,9 @@ def case_pairs() -> List[Pair]:
             if case.keras2:  # the same pair where tf.keras is Keras 2: the original runs, the fix must too
                 pairs.append(Pair(f"{rule.code}-case-{i}-keras2", case.code + run, fixed + run, Safety.SAFE,
                                   IDENTICAL, legacy_keras=True))
+            if case.keras2_before:  # what the original computed under Keras 2, the fix computes under Keras 3
+                pairs.append(Pair(f"{rule.code}-case-{i}-keras2-to-keras3", case.code + run, fixed + run,
+                                  Safety.SAFE, IDENTICAL, before_keras2=True))
     return pairs
 
 
@@ -116,17 +124,22 @@ def outcomes():
     with tempfile.TemporaryDirectory() as tmp:
         runs = []
         for legacy in (False, True):
-            pairs = [p for p in PAIRS if p.legacy_keras is legacy]
-            if not pairs:
+            befores = [p for p in PAIRS if p.before_legacy is legacy]
+            afters = [p for p in PAIRS if p.legacy_keras is legacy]
+            if not befores and not afters:
                 continue
-            eager = [p for p in pairs if p.effect == FIXES_ERROR]
-            groups = [[p.before for p in pairs], [p.after for p in pairs], [EAGER_PRELUDE + p.before for p in eager]]
+            eager = [p for p in befores if p.effect == FIXES_ERROR]
+            groups = [[p.before for p in befores], [p.after for p in afters], [EAGER_PRELUDE + p.before for p in eager]]
             outs = [os.path.join(tmp, f"{legacy:d}-{i}.pickle") for i in range(len(groups))]
-            runs.append((pairs, eager, outs, [fix_execution.start(group, out, legacy) for group, out in zip(groups, outs)]))
-        for pairs, eager, outs, processes in runs:
+            runs.append((befores, afters, eager, outs,
+                         [fix_execution.start(group, out, legacy) for group, out in zip(groups, outs)]))
+        before_of, after_of, references = {}, {}, {}
+        for befores, afters, eager, outs, processes in runs:
             before, after, reference = (fix_execution.finish(p, out, 1200) for p, out in zip(processes, outs))
-            references = dict(zip((p.id for p in eager), reference))
-            found.update({p.id: (b, a, references.get(p.id)) for p, b, a in zip(pairs, before, after)})
+            before_of.update(zip((p.id for p in befores), before))
+            after_of.update(zip((p.id for p in afters), after))
+            references.update(zip((p.id for p in eager), reference))
+        found.update({p.id: (before_of[p.id], after_of[p.id], references.get(p.id)) for p in PAIRS})
     return found
 
 
@@ -151,7 +164,7 @@ def _values_only(values):
 @pytest.mark.parametrize("pair", PAIRS, ids=[p.id for p in PAIRS])
 def test_fix_keeps_what_the_code_computes(pair, outcomes):
     before, after, reference = outcomes[pair.id]
-    if pair.legacy_keras:
+    if pair.before_legacy:
         assert before.error is None, f"where tf.keras is Keras 2 the original raised {before.error}"
     if pair.safety is Safety.SAFE:
         # Held to identical results: with the original's own, or, where the

@@ -47,7 +47,10 @@ class Case:
     code's values may differ (one of ``EFFECTS``). ``keras2``: the fixed code
     must also run where ``tf.keras`` is Keras 2 (tf_keras, ``TF_USE_LEGACY_KERAS``),
     computing what the original computes there (a fix for code that must run
-    under both); the fix-execution test runs it there too.
+    under both); the fix-execution test runs it there too. ``keras2_before``:
+    the original, run where ``tf.keras`` is Keras 2 (the Keras it was written
+    for), computes what the fixed code computes under Keras 3 (a migration fix
+    that restores what Keras 3 silently changed); held to identical values.
     """
 
     code: str
@@ -57,6 +60,7 @@ class Case:
     effect: str = IDENTICAL
     note: str = ""
     keras2: bool = False
+    keras2_before: bool = False
 
     def __post_init__(self) -> None:
         self.code = textwrap.dedent(self.code).lstrip("\n")
@@ -72,10 +76,11 @@ class Case:
 
 
 def flagged(code: str, fixed: Optional[str] = None, *, at: Sequence[Tuple[int, int, str]],
-            run: str = "", effect: str = IDENTICAL, note: str = "", keras2: bool = False) -> Case:
+            run: str = "", effect: str = IDENTICAL, note: str = "", keras2: bool = False,
+            keras2_before: bool = False) -> Case:
     assert at, "a must-flag case pins its findings"
-    assert not keras2 or fixed is not None, "only a fix runs under Keras 2"
-    return Case(code, tuple(at), fixed, run, effect, note, keras2)
+    assert not (keras2 or keras2_before) or fixed is not None, "only a fix runs under Keras 2"
+    return Case(code, tuple(at), fixed, run, effect, note, keras2, keras2_before)
 
 
 def clean(code: str, note: str = "") -> Case:

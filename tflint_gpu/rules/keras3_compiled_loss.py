@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import libcst as cst
+import libcst.matchers as m
 
 from tflint_gpu.semantic.migration import KERAS3
-from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import CHANGES, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 _LOSS_PARAMS = ("y", "y_pred", "sample_weight", "regularization_losses")
 
@@ -16,7 +17,8 @@ class Keras3CompiledLoss(Rule):
     ## What it does
     Finds, in a method of a Keras 3 `Model` subclass (`keras.Model`, or
     `tf.keras.Model` under TensorFlow 2.16+), the Keras 2 custom-training
-    idiom `self.compiled_loss(y, y_pred, ...)`. Its companion
+    idiom `self.compiled_loss(y, y_pred, ...)`; the message says when its
+    `regularization_losses=` term is one Keras 3 leaves out of the loss. Its companion
     `self.compiled_metrics.update_state(...)`, which logs a wrong loss, is
     TFG911. Not reported: tf_keras subclasses, a class that defines or
     assigns its own `compiled_loss`, a file that mentions
@@ -28,7 +30,16 @@ class Keras3CompiledLoss(Rule):
     calls `compute_loss(x=None, y, y_pred, sample_weight)`, ignoring
     `regularization_losses=` (it adds the model's `losses` itself); code
     written against it usually pairs it with `compiled_metrics`, which is
-    silently wrong (TFG911). Measured under TensorFlow 2.21 with Keras 3.15, a
+    silently wrong (TFG911). A term passed as `regularization_losses=` that
+    is not the model's own `losses` (a weight decay computed in the step, as
+    in google/automl's efficientdet: `regularization_losses=
+    [self._reg_l2_loss(wd)]`) is silently left out of the loss under Keras 3
+    (tf_keras added `tf.add_n` of the list): the message says so. Measured
+    (TF 2.21, a `Dense(1, kernel_initializer="ones")` model, SGD(0.01), a
+    weight decay 0.1 x the L2 norm, two steps): under tf_keras the kernel
+    decays to 0.99802244 and the logged loss is 0.150; under Keras 3 the
+    kernel stays at 1.0 and the logged loss is 0.0, no other warning than
+    the deprecation. Measured under TensorFlow 2.21 with Keras 3.15, a
     `train_step` computing `loss = self.compiled_loss(y, p,
     regularization_losses=self.losses)` and calling
     `self.compiled_metrics.update_state(y, p)`, compiled with `"mse"` and
@@ -63,16 +74,35 @@ class Keras3CompiledLoss(Rule):
     ```
 
     ## Fix safety
-    `self.compiled_loss(y, y_pred, sample_weight, regularization_losses=...)`
-    → `self.compute_loss(x=None, y=y, y_pred=y_pred, sample_weight=...)`:
-    safe, it is the call Keras 3's shim makes (which adds the model's own
-    `losses` itself and ignores `regularization_losses`), without the
-    warning. No fix when another argument is passed.
+    `self.compiled_loss(y, y_pred, sample_weight)`, with no
+    `regularization_losses`, or with `regularization_losses=self.losses`,
+    `None` or `[]` → `self.compute_loss(x=None, y=y, y_pred=y_pred,
+    sample_weight=...)`: safe, it is the call Keras 3's shim makes (which adds
+    the model's own `losses` itself), without the warning; under tf_keras
+    `compute_loss` passes `regularization_losses=self.losses` itself, so the
+    fixed code computes the same there too.
+
+    Any other term is kept, never deleted: `regularization_losses=[t1, t2]`
+    (a non-empty list or tuple written in the call) →
+    `self.compute_loss(...) + tf.add_n([t1, t2])`, what tf_keras's
+    `compiled_loss` added (parenthesised where the call was an operand).
+    Unsafe: under Keras 3 it changes the training, on purpose, back to what
+    the code did under Keras 2 (the weights after the fix under Keras 3 are
+    bit for bit those of the original under tf_keras: the fix-execution
+    test runs both). The loss Keras 3 logs is still `compute_loss`'s (its
+    loss tracker), without the term, where tf_keras's logged loss included
+    it. No fix for a term given as a name or another expression (it may be
+    an empty list at run time: tf_keras then added nothing, `tf.add_n([])`
+    raises), for a term reading `self.losses` (`compute_loss` adds them
+    already: they would count twice), where `tensorflow` is not imported, or
+    when another argument is passed.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the warning above; the weights after
     two epochs are the same before and after the fix (the fix-execution
-    test). examples/TFG910 (`tflint-gpu verify --rule TFG910`): equivalent.
+    test); with a weight-decay term, the kernel after two steps is 1.0
+    before the fix and 0.99802244 after it, as under tf_keras before it.
+    examples/TFG910 (`tflint-gpu verify --rule TFG910`): equivalent.
     """
 
     code = "TFG910"
@@ -89,9 +119,17 @@ class Keras3CompiledLoss(Rule):
         if not keras3_self(node, ctx) or ctx.migration.guarded(node, ctx.scope):
             return
         call = self._called(node, ctx)
+        found = _arguments(call) if call is not None else None
+        term = found.get("regularization_losses") if found is not None else None
+        if term is not None and not _dropped(term):
+            ctx.report(node.attr, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores "
+                                  "`regularization_losses=`: that term is left out of the loss; call "
+                                  "`self.compute_loss(x=x, y=y, y_pred=y_pred)` and add it",
+                       self._fix(call, found, term, ctx))
+            return
         ctx.report(node.attr, "Keras 3 keeps `compiled_loss()` only as a deprecated shim (UserWarning): call "
                               "`self.compute_loss(x=x, y=y, y_pred=y_pred)`",
-                   self._fix(call, ctx) if call is not None else None)
+                   self._fix(call, found, None, ctx) if found is not None else None)
 
     @staticmethod
     def _called(node: cst.Attribute, ctx) -> Optional[cst.Call]:
@@ -99,21 +137,10 @@ class Keras3CompiledLoss(Rule):
         return parent if isinstance(parent, cst.Call) and parent.func is node else None
 
     @staticmethod
-    def _fix(call: cst.Call, ctx) -> Optional[Fix]:
-        found = {}
-        positional = 0
-        for arg in call.args:
-            if arg.star:
-                return None
-            if arg.keyword is None:
-                if positional >= 3:
-                    return None
-                found[_LOSS_PARAMS[positional]] = arg.value
-                positional += 1
-            elif arg.keyword.value in _LOSS_PARAMS and arg.keyword.value not in found:
-                found[arg.keyword.value] = arg.value
-            else:
-                return None
+    def _fix(call: cst.Call, found: Dict[str, cst.BaseExpression], term: Optional[cst.BaseExpression],
+             ctx) -> Optional[Fix]:
+        """``compute_loss(x=None, y=..., y_pred=..., sample_weight=...)``, plus
+        ``tf.add_n([...])`` of a regularization term Keras 3 would drop."""
         if "y" not in found or "y_pred" not in found:
             return None
         args: List[cst.Arg] = [cst.Arg(cst.Name("None"), keyword=cst.Name("x"), equal=_EQUAL,
@@ -124,8 +151,23 @@ class Keras3CompiledLoss(Rule):
         args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
         func = call.func
         assert isinstance(func, cst.Attribute)
-        return Fix("Call `self.compute_loss()`", Safety.SAFE,
-                   {call: call.with_changes(func=func.with_changes(attr=cst.Name("compute_loss")), args=args)})
+        computed = call.with_changes(func=func.with_changes(attr=cst.Name("compute_loss")), args=args)
+        if term is None:
+            return Fix("Call `self.compute_loss()`", Safety.SAFE, {call: computed})
+        # tf_keras's compiled_loss adds tf.add_n(regularization_losses) to the loss; Keras 3's
+        # compute_loss adds the model's own `losses` itself, so a term reading them would count twice.
+        tf_name = ctx.resolver.module_alias("tensorflow", ctx.scope)
+        if tf_name is None or not isinstance(term, (cst.List, cst.Tuple)) or not term.elements \
+                or any(isinstance(e, cst.StarredElement) for e in term.elements) \
+                or m.findall(term, _SELF_LOSSES):
+            return None
+        added = cst.Call(cst.Attribute(cst.Name(tf_name), cst.Name("add_n")),
+                         [cst.Arg(cst.List([cst.Element(e.value, comma=e.comma) for e in term.elements]))])
+        total = cst.BinaryOperation(computed, cst.Add(), added)
+        parent = next(iter(ctx.scope.ancestors(call)), None)
+        if not isinstance(parent, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg, cst.Expr)):
+            total = total.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        return Fix("Call `self.compute_loss()` and add the regularization term", Safety.UNSAFE, {call: total})
 
     cases = [
         flagged(
@@ -176,7 +218,133 @@ class Keras3CompiledLoss(Rule):
             at=[(9, 25, "Keras 3 keeps `compiled_loss()` only as a deprecated shim (UserWarning)")],
             run="weights = train()",
             effect=IDENTICAL,
-            note="the shim calls compute_loss(x=None, y, y_pred, sample_weight): same weights after training",
+            note="the shim calls compute_loss(x=None, y, y_pred, sample_weight), which adds the model's losses "
+                 "itself: same weights after training, under Keras 3 and under Keras 2",
+            keras2=True,
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class Model(tf.keras.Model):
+                def _reg_l2_loss(self, weight_decay):
+                    return weight_decay * tf.add_n([tf.nn.l2_loss(v) for v in self.trainable_variables])
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        pred = self(x, training=True)
+                        loss = self.compiled_loss(y, pred, regularization_losses=[self._reg_l2_loss(0.1)])
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+
+            def train():
+                inputs = tf.keras.Input((3,))
+                model = Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones")(inputs))
+                model.compile(tf.keras.optimizers.SGD(0.01), "mse")
+                x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+                model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=2, verbose=0)
+                return model.get_weights()
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            class Model(tf.keras.Model):
+                def _reg_l2_loss(self, weight_decay):
+                    return weight_decay * tf.add_n([tf.nn.l2_loss(v) for v in self.trainable_variables])
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        pred = self(x, training=True)
+                        loss = self.compute_loss(x=None, y=y, y_pred=pred) + tf.add_n([self._reg_l2_loss(0.1)])
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+
+            def train():
+                inputs = tf.keras.Input((3,))
+                model = Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones")(inputs))
+                model.compile(tf.keras.optimizers.SGD(0.01), "mse")
+                x = np.linspace(-1, 1, 24, dtype="float32").reshape(8, 3)
+                model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=2, verbose=0)
+                return model.get_weights()
+            """,
+            at=[(12, 25, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores "
+                         "`regularization_losses=`: that term is left out of the loss")],
+            run="weights = train()",
+            effect=CHANGES,
+            note="a weight-decay term (google/automl efficientdet's form): Keras 3's shim drops it (the kernel "
+                 "stays at 1.0), the fix adds it as tf_keras's compiled_loss did (tf.add_n of the list): the "
+                 "weights under Keras 3 after the fix are those of the original under Keras 2, and the fix "
+                 "computes the same under Keras 2",
+            keras2=True,
+            keras2_before=True,
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Model(tf.keras.Model):
+                extra_losses = ()
+
+                def decay(self):
+                    return 0.01 * tf.add_n([tf.nn.l2_loss(v) for v in self.trainable_variables])
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        pred = self(x, training=True)
+                        a = 2.0 * self.compiled_loss(y, pred, None, [self.decay()])
+                        b = self.compiled_loss(y, pred, regularization_losses=self.extra_losses)
+                        c = self.compiled_loss(y, pred, regularization_losses=[tf.add_n(self.losses)])
+                        d = self.compiled_loss(y, pred, regularization_losses=None)
+                        loss = a + b + c + d
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Model(tf.keras.Model):
+                extra_losses = ()
+
+                def decay(self):
+                    return 0.01 * tf.add_n([tf.nn.l2_loss(v) for v in self.trainable_variables])
+
+                def train_step(self, data):
+                    x, y = data
+                    with tf.GradientTape() as tape:
+                        pred = self(x, training=True)
+                        a = 2.0 * (self.compute_loss(x=None, y=y, y_pred=pred, sample_weight=None) + tf.add_n([self.decay()]))
+                        b = self.compiled_loss(y, pred, regularization_losses=self.extra_losses)
+                        c = self.compiled_loss(y, pred, regularization_losses=[tf.add_n(self.losses)])
+                        d = self.compute_loss(x=None, y=y, y_pred=pred)
+                        loss = a + b + c + d
+                    grads = tape.gradient(loss, self.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+                    return {"loss": loss}
+            """,
+            at=[(13, 28, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores"),
+                (14, 22, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores"),
+                (15, 22, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores"),
+                (16, 22, "Keras 3 keeps `compiled_loss()` only as a deprecated shim (UserWarning)")],
+            run="""
+            inputs = tf.keras.Input((3,))
+            model = Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones", kernel_regularizer="l2")(inputs))
+            model.compile(tf.keras.optimizers.SGD(0.01), "mse")
+            x = tf.reshape(tf.linspace(-1.0, 1.0, 24), (8, 3))
+            model.fit(x, tf.reduce_sum(x, axis=1, keepdims=True), batch_size=8, epochs=1, verbose=0)
+            weights = model.get_weights()
+            """,
+            effect=CHANGES,
+            note="the term passed by position, inside a product (parenthesised); no fix for a term that may be an "
+                 "empty list (tf.add_n([]) raises where tf_keras added nothing) or that reads self.losses "
+                 "(compute_loss adds them already: they would count twice); None adds nothing in tf_keras",
         ),
         flagged(
             """
@@ -246,5 +414,33 @@ def keras3_self(node: cst.Attribute, ctx) -> bool:
     return base is not None and base.split(".")[-1] in ("Model", "Sequential", "Functional")
 
 
+def _arguments(call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``compiled_loss``'s arguments by parameter name; None for ``*``/``**`` or one it has no place for."""
+    found: Dict[str, cst.BaseExpression] = {}
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional >= len(_LOSS_PARAMS):
+                return None
+            found[_LOSS_PARAMS[positional]] = arg.value
+            positional += 1
+        elif arg.keyword.value in _LOSS_PARAMS and arg.keyword.value not in found:
+            found[arg.keyword.value] = arg.value
+        else:
+            return None
+    return found
+
+
+def _dropped(term: cst.BaseExpression) -> bool:
+    """Is a ``regularization_losses=`` argument one Keras 3's ``compute_loss`` accounts for:
+    ``self.losses`` (it adds the model's losses itself), ``None`` or an empty list (tf_keras adds nothing)?"""
+    if m.matches(term, _SELF_LOSSES) or m.matches(term, m.Name("None")):
+        return True
+    return isinstance(term, (cst.List, cst.Tuple)) and not term.elements
+
+
+_SELF_LOSSES = m.Attribute(value=m.Name("self"), attr=m.Name("losses"))
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
