@@ -34,6 +34,7 @@ import fix_execution
 from tflint_gpu.engine.fix import fix_source
 from tflint_gpu.engine.lint import lint_source
 from tflint_gpu.rules.base import CHANGES, CLOSE, FIXES_ERROR, IDENTICAL, RANDOM, Safety, all_rules
+from tflint_gpu.semantic.target import own_settings
 
 np = pytest.importorskip("numpy")
 if importlib.util.find_spec("tensorflow") is None:  # the children import it; this process never does
@@ -73,8 +74,11 @@ def case_pairs() -> List[Pair]:
                 continue
             run = "\n" + case.run + "\n" if case.run else ""
             fixed = fix_source(case.code, "case.py", [rule], unsafe=True).source  # what --fix writes today
+            # A case that sets TF_USE_LEGACY_KERAS before importing tensorflow runs where tf.keras is tf_keras
+            # (the variable is read at import: the child imports tensorflow before any case).
             pairs.append(Pair(f"{rule.code}-case-{i}", case.code + run, fixed + run,
-                              _safety(case.code, [rule]), case.effect))
+                              _safety(case.code, [rule]), case.effect,
+                              legacy_keras=bool(own_settings(case.code, "case.py"))))
             if case.keras2:  # the same pair where tf.keras is Keras 2: the original runs, the fix must too
                 pairs.append(Pair(f"{rule.code}-case-{i}-keras2", case.code + run, fixed + run, Safety.SAFE,
                                   IDENTICAL, legacy_keras=True))

@@ -687,3 +687,76 @@ def test_undecodable_pin_files_never_stop_the_reading(tmp_path, data):
     for name in ("environment.yml", "requirements.txt", "pyproject.toml", "setup.py", "Dockerfile", "Pipfile"):
         (root / name).write_bytes(data)
     t.project_target(str(root))  # no exception
+
+
+# -- issue 34: a file that sets TF_USE_LEGACY_KERAS itself ------------------------------------
+
+LEGACY = 'import os\nos.environ.setdefault("TF_USE_LEGACY_KERAS", "1")\n' + BREAKS + textwrap.dedent("""\
+    opt = tf.keras.optimizers.Adam(lr=0.1)
+
+    class L(tf.keras.layers.Layer):
+        def build(self, shape):
+            self.w = self.add_weight("w", (3,))
+""")
+
+
+def test_a_file_that_sets_tf_use_legacy_keras_is_keras2_whatever_the_project_pins(tmp_path):
+    """Run under TF 2.21 with tf_keras installed: set before `import tensorflow` (`os.environ[...] = "1"`,
+    `setdefault`, "true", "True"), tf.keras and `from tensorflow.keras import` are tf_keras; "yes", "on",
+    "TRUE" leave Keras 3; set after `import tensorflow`, `from tensorflow.keras import` is Keras 3."""
+    seen = []
+
+    class Probe:
+        code, name, message, needs, node_types, reads_index = "TFG999", "probe", "probe", (), ("Call",), ()
+
+        def visit_Call(self, node, ctx):
+            seen.append(ctx.target.spelling)
+
+    for target, spelling in ((None, "latest-keras2"), (parse_target("latest"), "latest-keras2"),
+                             (parse_target("tf2.17"), "tf2.17-keras2"), (parse_target("tf2.15"), "tf2.15")):
+        seen.clear()
+        lint_source(LEGACY, "train.py", [Probe], target=target)
+        assert set(seen) == {spelling}
+    assert t.file_target(None, LEGACY, "train.py").why == ('train.py:2: os.environ.setdefault("TF_USE_LEGACY_KERAS", '
+                                                           '"1")',)
+    for value, keras2 in (("1", True), ("true", True), ("True", True), ("yes", False), ("on", False),
+                          ("TRUE", False), ("0", False), ("1.0", False)):
+        source = LEGACY.replace('"1")', f'"{value}")')
+        assert (t.file_target(None, source, "a.py") is not None) is keras2, value
+    after = BREAKS + 'import os\nos.environ["TF_USE_LEGACY_KERAS"] = "1"\n'
+    assert t.file_target(None, after, "a.py") is None  # after the import: not counted
+    assert t.file_target(None, "import os, tensorflow\n" + LEGACY, "a.py") is None
+    keras3 = parse_target("latest")
+    assert t.file_target(dataclasses_replace(keras3, file_settings=False), LEGACY, "a.py").keras3  # upgrade's
+
+
+def dataclasses_replace(target, **changes):
+    import dataclasses
+    return dataclasses.replace(target, **changes)
+
+
+def test_the_command_line_flake8_and_upgrade_agree_on_a_file_that_sets_tf_use_legacy_keras(tmp_path, capsys,
+                                                                                          monkeypatch):
+    flake8_api = pytest.importorskip("flake8.api.legacy")
+    project(tmp_path, {"README.md": "# x\n", "train.py": LEGACY})
+    monkeypatch.chdir(tmp_path)
+    cli.main(["--no-cache", "--select", "TFG9", "train.py"])
+    cli_out = sorted(line.replace("[*] ", "") for line in capsys.readouterr().out.splitlines() if ": TFG" in line)
+    style = flake8_api.get_style_guide(select=["TFG9"])
+    style.check_files(["train.py"])
+    flake8_out = sorted(line.replace("./", "") for line in capsys.readouterr().out.splitlines())
+    # tf_keras's own breakage only (`lr=` is ignored by tf_keras optimizers), the same in both.
+    assert [line.split(": ", 1)[1][:6] for line in cli_out] == ["TFG901"]
+    assert "tf_keras optimizers ignore `lr=`" in cli_out[0]
+    assert flake8_out == cli_out
+    # upgrade: moving to Keras 3 breaks this file, and its own line is a pin to change.
+    assert cli.main(["upgrade", "--no-cache", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "Nothing the migration rules know of would break" not in out
+    assert "TFG902" in out and "TFG916" in out
+    assert 'Pins to change: train.py:2: os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")' in out
+    # ... and an ordinary run after upgrade (same target spelling, cache on) is not served upgrade's results.
+    assert cli.main(["--target-version", "latest", "--select", "TFG9", "train.py"]) == 1
+    assert cli.main(["upgrade", "train.py"]) == 1
+    assert "TFG902" in capsys.readouterr().out
+    assert cli.main(["--target-version", "latest", "--select", "TFG902", "train.py"]) == 0

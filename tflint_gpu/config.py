@@ -261,7 +261,7 @@ class Settings:
         ignores and the targets (the setting, or every target read so far: call
         ``target_for`` for the files first)."""
         if self.target_version is not None:
-            used = [("", self.target_version.spelling)]
+            used = [("", self.target_version.spelling, self.target_version.file_settings)]
         else:
             used = sorted((folder or "", t.spelling) for folder, t in self._targets.get("resolved", {}).items())
         return repr((sorted(self.codes), self.per_file_ignores, used))

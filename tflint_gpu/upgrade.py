@@ -53,6 +53,8 @@ def main(args: argparse.Namespace) -> int:
     if not destination.keras3:
         raise config.ConfigError(f"--target-version: `{args.target_version}` keeps Keras 2; upgrade reports what "
                                  f"Keras 3 breaks (use tf2.16 or later, or latest)")
+    # Keras 3 everywhere: a file's own TF_USE_LEGACY_KERAS is one more pin to change, not a reason for silence.
+    destination = dataclasses.replace(destination, file_settings=False)
     rules = migration_rules(args.select or ())
     origins: Dict[str, str] = {}
     files, missing = discover(paths, resolver, args.force_exclude, origins)

@@ -31,7 +31,7 @@ from tflint_gpu.semantic.facts import RuleClass, RuleContext
 from tflint_gpu.semantic.model import build_model
 from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.project import ProjectFile, collector_paused, summarize
-from tflint_gpu.semantic.target import Target
+from tflint_gpu.semantic.target import Target, file_target
 from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import INVALID_SYNTAX, Edit, FileProblem, Finding, Fix, FixInfo, Safety
 
@@ -404,7 +404,10 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
     resolver = Resolver(project)
     resolver.bind_stars(model.root)
     target = target if target is not None else _TARGET
-    graphs = GraphAnalysis(model, resolver, tf_keras_is_keras2=target is not None and not target.keras3)
+    if source is not None:
+        target = file_target(target, source, "this file")
+    graphs = GraphAnalysis(model, resolver, tf_keras_is_keras2=target is not None and not target.keras3,
+                           file_settings=target is None or target.file_settings)
     graphs.run()
     ctx = RuleContext(module, model, resolver, graphs, TensorInference(resolver, graphs), target)
     instances = [rule() for rule in rules]
@@ -459,6 +462,12 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
     file_noqa_line = exemption is not None and exemption.everything
     if exemption is not None and not file_noqa_line:
         rules = [rule for rule in rules if not exemption.covers(rule.code)]
+    # The file's own target (one place for the command line, flake8 and the language server): a file
+    # setting TF_USE_LEGACY_KERAS before importing tensorflow runs tf_keras 2, whatever its project pins.
+    given = target if target is not None else _TARGET
+    target = file_target(given, source, os.path.basename(path))
+    if target is not given:  # as Settings.rules_for leaves the migration rules out of a Keras 2 project
+        rules = [rule for rule in rules if getattr(rule, "migration", False) is not True]
     unused_noqa = next((rule for rule in rules if rule.code == UNUSED_NOQA), None)  # reported here, no visitor
     if unused_noqa is not None:
         rules = [rule for rule in rules if rule is not unused_noqa]

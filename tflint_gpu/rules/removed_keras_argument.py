@@ -697,16 +697,36 @@ class RemovedKerasArgument(Rule):
             """,
             note="Keras 3 Embedding still takes weights=; a falsy save_format is ignored",
         ),
-        clean(
+        flagged(
             """
             import os
             os.environ["TF_USE_LEGACY_KERAS"] = "1"
             import tensorflow as tf
 
             opt = tf.keras.optimizers.Adam(lr=0.01)
+            """,
+            fixed="""
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.Adam(learning_rate=0.01)
+            """,
+            at=[(5, 32, "tf_keras optimizers ignore `lr=`")],
+            run=_OPTIMIZER_RUN,
+            effect=CHANGES,
+            note="the file sets TF_USE_LEGACY_KERAS before importing tensorflow, so tf.keras is tf_keras there "
+                 "(semantic.target.file_target): run under TF 2.21, it trains at 0.001 (the default) before, 0.01 after",
+        ),
+        clean(
+            """
+            import os
+            os.environ["TF_USE_LEGACY_KERAS"] = "1"
+            import tensorflow as tf
+
             layer = tf.keras.layers.Dense(1, weights=[w, b])
             """,
-            note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 here",
+            note="the file sets TF_USE_LEGACY_KERAS: tf.keras is tf_keras, whose layers take weights=",
         ),
         clean(
             """

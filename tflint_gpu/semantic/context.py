@@ -127,11 +127,16 @@ def _weakest(first: str, second: str) -> str:
 
 
 class GraphAnalysis:
-    def __init__(self, model: ModuleModel, resolver: Resolver, tf_keras_is_keras2: bool = False) -> None:
+    def __init__(self, model: ModuleModel, resolver: Resolver, tf_keras_is_keras2: bool = False,
+                 file_settings: bool = True) -> None:
         self.model = model
         self.resolver = resolver
-        # The project targets Keras 2 (TF 2.15 and older, or tf_keras under 2.16+): ``tf.keras`` is Keras 2.
+        # The file's target is Keras 2 (TF 2.15 and older, tf_keras under 2.16+, or the file sets
+        # TF_USE_LEGACY_KERAS itself: ``semantic.target.file_target``): ``tf.keras`` is Keras 2.
         self.tf_keras_is_keras2 = tf_keras_is_keras2
+        # A file that names TF_USE_LEGACY_KERAS may run under either Keras; not where the target
+        # takes no file's setting (upgrade's destination: Keras 3 everywhere).
+        self.file_settings = file_settings
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
@@ -279,7 +284,8 @@ class GraphAnalysis:
             targets = [t for scope in self.model.scopes for t in scope.imports.values()]
             self._module_flavour = "tf_keras" if any(
                 t == "tf_keras" or t.startswith(("tf_keras.", "tensorflow.python.keras")) for t in targets) \
-                or "TF_USE_LEGACY_KERAS" in self.model.source or self.tf_keras_is_keras2 else "keras3"
+                or ("TF_USE_LEGACY_KERAS" in self.model.source and self.file_settings) \
+                or self.tf_keras_is_keras2 else "keras3"
         return self._module_flavour
 
     def _mark_compile(self, call: cst.Call, scope: ScopeInfo) -> None:

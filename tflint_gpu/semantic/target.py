@@ -113,6 +113,9 @@ class Target:
     keras: int
     why: Tuple[str, ...] = ()
     source: str = DEFAULT
+    # Does a file's own ``TF_USE_LEGACY_KERAS`` (``file_target``) make it Keras 2? Not for
+    # ``upgrade``'s destination: moving to Keras 3 means dropping that line too.
+    file_settings: bool = True
 
     @property
     def keras3(self) -> bool:
@@ -138,7 +141,7 @@ class Target:
         return f"{tf}, {keras}"
 
     def with_why(self, why: Sequence[str], source: str) -> "Target":
-        return Target(self.tf, self.keras, tuple(why), source)
+        return Target(self.tf, self.keras, tuple(why), source, self.file_settings)
 
 
 NEWEST = Target(None, 3, ("no TensorFlow pin found: the newest release",), DEFAULT)
@@ -576,7 +579,9 @@ def from_environment_yml(text: str, name: str) -> List[Evidence]:
 
 
 _QUOTE = r"""\\?["']"""
-_TRUE = r"""(?:\\?["'])?\s*(1|true|yes|on)\b"""
+# TensorFlow reads the variable when it is imported and takes exactly "1", "true" and "True"
+# (tensorflow/__init__.py; run under TF 2.21: "yes", "on" or "TRUE" leave tf.keras Keras 3).
+_TRUE = r"""(?:\\?["'])?\s*(?-i:(1|true|True))(?![\w.])"""
 # Loose (a shell, a .env file, a Dockerfile, prose): `TF_USE_LEGACY_KERAS=1`, `ENV TF_USE_LEGACY_KERAS 1`.
 _LEGACY_SET = re.compile(r"TF_USE_LEGACY_KERAS" + r"(?:" + _QUOTE + r")?\s*(?:\]\s*=|,|:|=|[ \t]+)\s*" + _TRUE,
                          re.IGNORECASE)
@@ -623,8 +628,47 @@ def from_dotenv(text: str, name: str) -> List[Evidence]:
 
 
 def from_code(text: str, name: str) -> List[Evidence]:
-    """A Python file or notebook that sets ``TF_USE_LEGACY_KERAS`` (before TF is imported, as it must)."""
-    return legacy_env(text, name, CODE)
+    """A Python file (``own_settings``) or notebook that sets ``TF_USE_LEGACY_KERAS``."""
+    if name.lower().endswith(".ipynb"):
+        return legacy_env(text, name, CODE)
+    return own_settings(text, name)
+
+
+# A line importing tensorflow (``import tensorflow as tf``, ``import os, tensorflow``, ``from tensorflow import keras``).
+_TF_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+tensorflow\b|import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
+                        r"tensorflow\b)")
+
+
+def own_settings(source: str, name: str) -> List[Evidence]:
+    """Where the Python ``source`` sets ``TF_USE_LEGACY_KERAS`` to a value TensorFlow takes as true
+    (``os.environ[...] = "1"``, ``setdefault``, ``update``, ``putenv``, ``%env``) on a line before
+    its first import of tensorflow. Run under TF 2.21: set before ``import tensorflow``, both
+    ``tf.keras`` and ``from tensorflow.keras import ...`` are tf_keras; set after it, ``from
+    tensorflow.keras import ...`` is Keras 3 (the import already chose its path), so such a
+    setting is not counted."""
+    if "TF_USE_LEGACY_KERAS" not in source:
+        return []
+    found = legacy_env(source, name, CODE)
+    if not found:
+        return []
+    first = next((number for number, line in enumerate(source.splitlines(), 1) if _TF_IMPORT.match(line)), None)
+    return [e for e in found if first is None or int(e.where.rsplit(":", 1)[1]) < first]
+
+
+def file_target(target: Optional[Target], source: str, name: str) -> Optional[Target]:
+    """The target of one Python file: ``target`` (its project's; None: the newest release),
+    Keras 2 where the file itself sets ``TF_USE_LEGACY_KERAS`` before importing tensorflow
+    (``own_settings``): then ``tf.keras`` is tf_keras 2 for that program, whatever the project
+    pins. The same object when nothing changes: ``target`` as it is where it is Keras 2 already
+    or takes no file's setting (``Target.file_settings``: upgrade's destination)."""
+    if target is not None and (not target.keras3 or not target.file_settings):
+        return target
+    found = own_settings(source, name)
+    if not found:
+        return target
+    base = target if target is not None else NEWEST
+    why = () if base.source == DEFAULT else base.why
+    return Target(base.tf, 2, tuple(why) + (str(found[0]),), PROJECT if base.source == DEFAULT else base.source)
 
 
 _FROM_IMAGE = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(?:[\w.-]+(?::\d+)?/)?tensorflow/tensorflow(?::(\S+))?",
