@@ -64,6 +64,24 @@ FORMS = {
     "not-or": """
     return not (tf.reduce_max(x) > 1.5 or tf.reduce_min(x) < -1.5)
 """,
+    # An if whose test is and/or/not of comparisons: tf.cond needs tf.logical_* there, since Python's
+    # `and` still calls bool() on a tensor inside tf.cond's first argument.
+    "if-test-and": """
+    if tf.reduce_min(x) > -2.0 and tf.reduce_max(x) < 3.0:
+        y = x * 2.0
+    else:
+        y = x - 1.0
+    return y
+""",
+    "if-test-or-not": """
+    if tf.reduce_sum(x) > 1.0 or not tf.reduce_min(x) > -0.5:
+        return tf.abs(x)
+    else:
+        return x * 3.0
+""",
+    "ifexp-test-or": """
+    return x * 2.0 if (tf.reduce_max(x) > 3.0 or tf.reduce_min(x) < -2.0) else x + 1.0
+""",
 }
 INPUTS = ("[1.0, 2.0]", "[-1.0, -3.0]", "[0.5, -0.25]", "[4.0, 0.0]")
 RUN = "\n".join(f"r{i} = CALL(tf.constant({value}))" for i, value in enumerate(INPUTS))

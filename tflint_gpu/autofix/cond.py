@@ -15,6 +15,12 @@ rewrite is offered only when it is exact:
 "Pure" means built from names, attribute reads, literals, operators,
 subscripts and calls of TensorFlow / ``keras.ops`` functions: in a graph
 ``tf.cond`` traces both branches, so Python side effects in either would run.
+
+The condition is passed as the caller gives it (``test=``): Python's ``and``,
+``or``, ``not``, a conditional expression or a chained comparison (``0 < t <
+5``) in it would still call ``bool()`` on a tensor inside ``tf.cond``'s first
+argument, so the caller rewrites them as ``tf.logical_*`` or offers no fix
+(``calls_bool``).
 """
 from __future__ import annotations
 
@@ -68,6 +74,21 @@ def is_pure(expr: cst.BaseExpression, ctx) -> bool:
     return False
 
 
+def calls_bool(expr: cst.CSTNode) -> bool:
+    """Does evaluating ``expr`` call ``bool()`` on a value itself: ``and``/``or``/``not``, a
+    conditional expression, a chained comparison (``0 < t < 5`` is ``0 < t and t < 5``)?
+    A lambda's body is not evaluated where it stands."""
+    if isinstance(expr, (cst.BooleanOperation, cst.IfExp)):
+        return True
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
+        return True
+    if isinstance(expr, cst.Comparison) and len(expr.comparisons) > 1:
+        return True
+    if isinstance(expr, cst.Lambda):
+        return False
+    return any(calls_bool(child) for child in children(expr))
+
+
 def _code(ctx, expr: cst.BaseExpression) -> str:
     text = ctx.module.code_for_node(expr).strip()
     if isinstance(expr, cst.Tuple) and not expr.lpar:
@@ -89,29 +110,35 @@ def cond_function(ctx, keras: bool) -> Optional[Tuple[cst.BaseExpression, Tuple[
     return ctx.module_expr("tensorflow", "cond")
 
 
-def cond_text(ctx, keras: bool, test: cst.BaseExpression, true_values: Sequence[cst.BaseExpression],
+Test = Tuple[cst.BaseExpression, Tuple[str, ...]]  # the predicate as tf.cond takes it, and its imports
+
+
+def cond_text(ctx, keras: bool, test: Test, true_values: Sequence[cst.BaseExpression],
               false_values: Sequence[cst.BaseExpression]) -> Optional[Tuple[str, Tuple[str, ...]]]:
     spelled = cond_function(ctx, keras)
-    if spelled is None:
+    if spelled is None or calls_bool(test[0]):
         return None
     func, imports = spelled
-    text = (f"{ctx.module.code_for_node(func)}({ctx.module.code_for_node(test).strip()}, "
+    text = (f"{ctx.module.code_for_node(func)}({ctx.module.code_for_node(test[0]).strip()}, "
             f"lambda: {_pack(ctx, true_values)}, lambda: {_pack(ctx, false_values)})")
-    return text, imports
+    return text, tuple(dict.fromkeys(test[1] + imports))
 
 
-def if_expression(node: cst.IfExp, ctx, keras: bool) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
-    """``a if c else b`` -> ``tf.cond(c, lambda: a, lambda: b)``, if both branches are pure."""
+def if_expression(node: cst.IfExp, ctx, keras: bool,
+                  test: Test) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+    """``a if c else b`` -> ``tf.cond(c, lambda: a, lambda: b)``, if both branches are pure;
+    ``test``: ``c`` as tf.cond takes it."""
     if not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
         return None
-    made = cond_text(ctx, keras, node.test, [node.body], [node.orelse])
+    made = cond_text(ctx, keras, test, [node.body], [node.orelse])
     if made is None:
         return None
     return cst.parse_expression(made[0]), made[1]
 
 
-def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseStatement, Tuple[str, ...]]]:
-    """The ``if`` statement as one assignment or return of ``tf.cond``, if exact."""
+def if_statement(node: cst.If, ctx, keras: bool, test: Test) -> Optional[Tuple[cst.BaseStatement, Tuple[str, ...]]]:
+    """The ``if`` statement as one assignment or return of ``tf.cond``, if exact; ``test``: its
+    condition as tf.cond takes it."""
     if isinstance(node.orelse, cst.If):
         return None  # elif chains: left alone
     if "#" in ctx.module.code_for_node(node.body) or (
@@ -126,7 +153,7 @@ def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseState
     if returns[0] is not None and returns[1] is not None:
         if not all(is_pure(v, ctx) for v in returns):
             return None
-        made = cond_text(ctx, keras, node.test, [returns[0]], [returns[1]])
+        made = cond_text(ctx, keras, test, [returns[0]], [returns[1]])
         return None if made is None else (_statement(f"return {made[0]}", node), made[1])
     true_assigned = _assignments(body, ctx)
     if true_assigned is None:
@@ -141,7 +168,7 @@ def if_statement(node: cst.If, ctx, keras: bool) -> Optional[Tuple[cst.BaseState
         if false_assigned is None or set(false_assigned) != set(true_assigned):
             return None
         false_values = [false_assigned[name] for name in names]
-    made = cond_text(ctx, keras, node.test, [true_assigned[n] for n in names], false_values)
+    made = cond_text(ctx, keras, test, [true_assigned[n] for n in names], false_values)
     return None if made is None else (_statement(f"{', '.join(names)} = {made[0]}", node), made[1])
 
 

@@ -118,7 +118,14 @@ class PythonControlFlowOnTensor(Rule):
     assignments of the same names or both a single `return`, with pure
     branch values (names, attributes, literals, operators, subscripts and
     TensorFlow/`keras.ops` calls); an `if` without `else` qualifies when its
-    names already hold a value (`x = x * 2`, or a parameter). Where the original
+    names already hold a value (`x = x * 2`, or a parameter). A condition made
+    of `and`/`or`/`not` of comparisons of tensors becomes `tf.logical_*` inside
+    `tf.cond` (both sides are free of effects, and only `tf.cond` reads it); a
+    condition with any other Python `and`/`or`/`not`, a conditional expression
+    or a chained comparison (`0 < t < 5`) gets no fix: inside `tf.cond` it
+    would still call `bool()` on a tensor, and a Python part such as `teacher
+    is None` guards a branch (`teacher[:, t]`) that `tf.cond` would trace on
+    `None` too. Where the original
     ran (a Keras layer called eagerly), `tf.cond` runs only the chosen branch
     and returns its value unchanged, even a Python number. Where it raised (any
     trace), the fix makes it run with the values the branches compute; in a
@@ -157,7 +164,9 @@ class PythonControlFlowOnTensor(Rule):
         if not _autograph(graph, ctx):
             fix = None
             if id(node) not in self._elifs:
-                rewrite = cond_fix.if_statement(node, ctx, _use_keras(graph, ctx))
+                keras = _use_keras(graph, ctx)
+                test = _predicate(node.test, ctx, keras)
+                rewrite = None if test is None else cond_fix.if_statement(node, ctx, keras, test)
                 if rewrite is not None:
                     fix = Fix(_fix_message(graph, ctx), Safety.SAFE, {node: rewrite[0]}, rewrite[1])
             ctx.report(node, _off_message("if", graph, "tf.cond"), fix)
@@ -183,7 +192,9 @@ class PythonControlFlowOnTensor(Rule):
             return
         if self._eager_only(node, ctx):
             return
-        rewrite = cond_fix.if_expression(node, ctx, _use_keras(graph, ctx))
+        keras = _use_keras(graph, ctx)
+        test = _predicate(node.test, ctx, keras)
+        rewrite = None if test is None else cond_fix.if_expression(node, ctx, keras, test)
         fix = None
         if rewrite is not None:
             fix = Fix(_fix_message(graph, ctx), Safety.SAFE, {node: rewrite[0]}, rewrite[1])
@@ -418,6 +429,29 @@ class PythonControlFlowOnTensor(Rule):
             run="a = f(tf.constant([1.0, 2.0]))\nb = f(tf.constant([-1.0, -2.0]))",
             effect=FIXES_ERROR,
             note="autograph=False; both branches assign y",
+        ),
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            class Decoder(keras.layers.Layer):
+                def call(self, x, teacher=None):
+                    time = tf.shape(x)[1] - 1
+                    start = tf.zeros_like(x[:, 0])
+                    if time == 0 or teacher is None:
+                        inp = start
+                    else:
+                        inp = teacher[:, time - 1]
+                    total = tf.reduce_sum(x)
+                    if 0.0 < total < 5.0:
+                        inp = inp * 2.0
+                    return inp
+            """,
+            at=[(8, 9, "Python `if` on a tensor where"), (13, 9, "Python `if` on a tensor where")],
+            note="no fix: in tf.cond's predicate, `or` on a tensor and a chained comparison still call bool() on "
+                 "a tensor, and the traced else branch would subscript None (teacher is None); real code had "
+                 "tf.cond(time == 0 or teacher is None, ...)",
         ),
         flagged(
             """
@@ -949,6 +983,23 @@ def _is_bool_tensor(expr: cst.BaseExpression, ctx) -> bool:
     if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Not):
         return _is_bool_tensor(expr.expression, ctx)
     return isinstance(expr, cst.Comparison) and ctx.is_tensor(expr) and cond_fix.is_pure(expr, ctx)
+
+
+def _predicate(test: cst.BaseExpression, ctx, keras: bool) -> Optional[cond_fix.Test]:
+    """``test`` as ``tf.cond``'s predicate: itself when Python calls no bool() in it; and/or/not of
+    pure comparisons of tensors as ``tf.logical_*`` (both sides evaluated, both free of effects;
+    the predicate is only read by tf.cond, so a bool tensor stands for the Python bool); else None
+    (`time == 0 or teacher is None`: `or` still calls bool() on the tensor, and the branch the
+    Python part guards, `teacher[:, t]`, is traced too, on None)."""
+    if not cond_fix.calls_bool(test):
+        return test, ()
+    if not (isinstance(test, (cst.BooleanOperation, cst.UnaryOperation)) and _is_bool_tensor(test, ctx)):
+        return None
+    try:
+        made = _logical(test, ctx, keras)
+    except LookupError:
+        return None
+    return None if cond_fix.calls_bool(made[0]) else made
 
 
 def _logical(expr: cst.BaseExpression, ctx, keras: bool) -> Tuple[cst.BaseExpression, Tuple[str, ...]]:
