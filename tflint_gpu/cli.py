@@ -311,16 +311,37 @@ def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: di
         settings = adapt(settings) if adapt is not None else settings
         prepare_targets(settings, group)
         given = list(dict.fromkeys(origins.get(path, path) for path in group))
-        extra = {}
+        extra = {"tree_for": lambda path: fix_tree(origins.get(path, path))}
         if progress is not None:
             extra["progress"] = lambda count, before=done: progress(before + count)
         found = run.run_files(group, settings.rules_for, mode, unsafe=settings.unsafe_fixes, jobs=jobs,
-                              cache_dir=None if no_cache else settings.cache_dir, cache_key=settings.fingerprint(),
+                              cache_dir=cache_folder(settings, no_cache), cache_key=settings.fingerprint(),
                               project_root=settings.project_root(given), target_for=settings.target_for,
                               budget=settings.file_timeout, **extra)
         results.update(zip(group, found))
         done += len(group)
     return [results[path] for path in files]
+
+
+def cache_folder(settings: config.Settings, no_cache: bool) -> Optional[os.PathLike]:
+    """The cache folder of ``settings`` to use (None: no cache), each reason to use another or
+    none said on one warning line: a project's ``cache-dir`` outside it (the default folder is
+    used), a cache folder that is a symbolic link (none is)."""
+    from tflint_gpu.engine.cache import refused_folder
+
+    if no_cache or settings.cache_dir is None:
+        return None
+    refused = refused_folder(settings.cache_dir)
+    for warning in (settings.cache_warning, refused):
+        if warning:
+            print(f"tflint-gpu: warning: {warning}", file=sys.stderr)
+    return None if refused else settings.cache_dir
+
+
+def fix_tree(given: str) -> str:
+    """The tree a file found from the path ``given`` on the command line belongs to: ``--fix``
+    writes through a symbolic link only to a file inside it (a folder given; else the file's folder)."""
+    return given if os.path.isdir(given) else (os.path.dirname(given) or os.curdir)
 
 
 def prepare_targets(settings: config.Settings, files: Sequence[str]) -> None:
@@ -509,7 +530,7 @@ def _stdin_project(args: argparse.Namespace, settings: config.Settings):
     root = settings.project_root([args.stdin_filename])
     if root is None:
         return None, None
-    store = ProjectCache(None if args.no_cache else settings.cache_dir)
+    store = ProjectCache(cache_folder(settings, args.no_cache))
     index = ProjectIndex(root, loader=store.load, by_text=store.of_text)
     return ProjectFile(index, os.path.abspath(args.stdin_filename)), store
 

@@ -107,6 +107,8 @@ class Settings:
     unsafe_fixes: bool = False
     fix: bool = False
     cache_dir: Optional[Path] = None
+    # Why the configuration's ``cache-dir`` is not used (one line, printed when the cache is), or None.
+    cache_warning: Optional[str] = None
     config_file: Optional[Path] = None
     # The configuration files read, the nearest first, then each one it extends.
     config_files: Tuple[Path, ...] = ()
@@ -591,13 +593,20 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
     target = table.get("target-version")
     if overrides.target_version is not None:
         target = target_setting(overrides.target_version, "--target-version", "--target-version")
+    cache_dir, cache_warning = root / ".tflint_gpu_cache", None
     if overrides.cache_dir:
         cache_dir = Path(here) / overrides.cache_dir
     elif "cache-dir" in table:
         value, folder = table["cache-dir"]
-        cache_dir = Path(folder) / value
-    else:
-        cache_dir = root / ".tflint_gpu_cache"
+        # A repository's configuration (found, not named with --config) keeps the cache inside
+        # its folder: it cannot make the tool write elsewhere.
+        if overrides.config or _inside(Path(folder) / value, root):
+            cache_dir = Path(folder) / value
+        else:
+            where = next((f for f in files if str(f.parent) == folder), files[0])
+            cache_warning = (f"{where}: cache-dir {json.dumps(value)} is outside the project ({root}), and a "
+                             f"project's configuration cannot move the cache out of it: using {cache_dir} "
+                             f"(--cache-dir or a file named with --config can put it anywhere)")
     respect = overrides.respect_gitignore
     timeout = table.get("file-timeout", DEFAULT_FILE_TIMEOUT)
     if overrides.file_timeout is not None:
@@ -611,12 +620,22 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
         unsafe_fixes=unsafe,
         fix=table.get("fix", False),
         cache_dir=cache_dir,
+        cache_warning=cache_warning,
         config_file=files[0] if files else None,
         config_files=files,
         respect_gitignore=respect if respect is not None else table.get("respect-gitignore", True),
         target_version=target,
         file_timeout=timeout,
     )
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or under it, symbolic links followed (as far as they exist)."""
+    real, top = os.path.realpath(path), os.path.realpath(folder)
+    try:
+        return os.path.commonpath([real, top]) == top
+    except ValueError:  # another drive
+        return False
 
 
 class Resolver:

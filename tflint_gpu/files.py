@@ -125,18 +125,28 @@ def _digest_of(path: str) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
-def write_fixed(path: str, read_digest: str, data: bytes) -> None:
+def write_fixed(path: str, read_digest: str, data: bytes, tree: Optional[str] = None) -> None:
     """Replace the file at ``path`` with ``data`` in one step, if it still holds
     the bytes whose sha256 is ``read_digest``.
 
-    Through a symbolic link the real file is written (the link stays a link).
-    Refused, with ``WriteRefused``: a file changed since it was read (an edit
+    Through a symbolic link the real file is written (the link stays a link), only
+    when it is inside the folder ``tree`` (the tree checked; default: the folder
+    ``path`` is in), links followed on both sides: a repository cannot commit a
+    link that makes ``--fix`` write elsewhere.
+    Refused, with ``WriteRefused``: a link to a file outside ``tree``, a file changed since it was read (an edit
     saved meanwhile is never overwritten), a read-only file, a file with other
     hard links (a rename would split them), and a file whose owner a rewrite
     cannot keep. The new file keeps the mode and owner; the temporary file is
     unique in the file's folder, so concurrent runs do not collide.
     """
     real = os.path.realpath(path)
+    top = os.path.realpath(tree if tree is not None else (os.path.dirname(path) or os.curdir))
+    try:
+        inside = os.path.commonpath([real, top]) == top
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
+        raise WriteRefused(f"a symbolic link to {real}, outside {top}")
     before = os.stat(real)
     if not stat.S_ISREG(before.st_mode):
         raise WriteRefused("not a regular file")

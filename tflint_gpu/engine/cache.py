@@ -48,6 +48,19 @@ class Invalid(Exception):
     """What was read is not a cache this version wrote."""
 
 
+def refused_folder(directory: Optional[Path]) -> Optional[str]:
+    """Why the cache folder ``directory`` is not used (one line), or None: a folder that is a
+    symbolic link, or whose ``project`` folder is one (a repository can commit such a link to
+    make the tool write elsewhere). The run then goes on without a cache."""
+    if directory is None:
+        return None
+    for folder in (directory, directory / "project"):
+        if os.path.islink(folder):
+            return (f"the cache folder {folder} is a symbolic link: not used, the run goes on without "
+                    f"the cache (give a real folder with --cache-dir)")
+    return None
+
+
 def _check(value: Any, kind, what: str) -> Any:
     # bool is an int in Python: a position must not be True.
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
@@ -130,7 +143,7 @@ class Cache:
         self.path: Optional[Path] = None
         self.entries: Dict[str, Tuple[Stamp, List[Finding], str]] = {}
         self.dirty = False
-        if directory is None:
+        if directory is None or refused_folder(directory):
             return
         digest = hashlib.sha256(f"{code_version()}|{key}".encode()).hexdigest()[:20]
         self.path = directory / f"{digest}.json"
@@ -201,7 +214,7 @@ def _write_json(path: Path, data: Any) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in ((".gitignore", "# Created by tflint-gpu\n*\n"), ("CACHEDIR.TAG", _TAG)):
-            if not (folder / name).exists():
+            if not os.path.lexists(folder / name):  # never written through a link
                 (folder / name).write_text(text)
         handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
         try:
@@ -232,7 +245,7 @@ class ProjectCache:
         self.summaries: Dict[str, Summary] = {}
         self.files: Dict[str, Tuple[Stamp, str]] = {}
         self.dirty = False
-        if directory is None:
+        if directory is None or refused_folder(directory):
             return
         digest = hashlib.sha256(f"{code_version()}|project".encode()).hexdigest()[:20]
         self.path = directory / "project" / f"{digest}.json"

@@ -241,16 +241,17 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
     return result
 
 
-def write_result(result: FileResult, recheck: Callable[[str], FileResult]) -> FileResult:
+def write_result(result: FileResult, recheck: Callable[[str], FileResult], tree: Optional[str] = None) -> FileResult:
     """Write a ``--fix`` result's new bytes if the file still holds what was
-    read; when it cannot be written, the file's findings as it stands now,
+    read (through a symbolic link only to a file inside ``tree``: ``files.write_fixed``);
+    when it cannot be written, the file's findings as it stands now,
     nothing counted as fixed, and one line saying why (``recheck(path)``: a
     ``check`` of the file)."""
     if result.new_data is None:
         return result
     data, result.new_data = result.new_data, None
     try:
-        write_fixed(result.path, result.read_digest, data)
+        write_fixed(result.path, result.read_digest, data, tree)
         return result
     except WriteRefused as error:
         reason = str(error)
@@ -274,13 +275,15 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
               unsafe: bool = False, jobs: int = 1, cache_dir: Optional[Path] = None,
               cache_key: str = "", project_root: Optional[str] = None,
               target_for: Optional[Callable[[str], Optional[Target]]] = None,
+              tree_for: Optional[Callable[[str], str]] = None,
               progress: Optional[Callable[[int], None]] = None, budget: Optional[float] = None) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
     ``check`` results are cached (None: no cache), under ``cache_key`` (which
     must tell the targets apart); ``target_for(path)``: the file's project target;
     ``project_root``: where the project's modules are named from (None: each
-    file is read alone). With ``--fix``, each file's fixes are written here as
+    file is read alone). With ``--fix``, each file's fixes are written here (through a
+    symbolic link only to a file inside ``tree_for(path)``, default its folder) as
     its result arrives. ``progress(done)``: told how many files are done as results arrive.
     ``budget``: seconds one file's analysis may take (None, 0: no limit); a file past it is one
     error line (``timed_out``), and a worker stuck far past it in native code is ended."""
@@ -307,7 +310,7 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
         if progress is not None:
             progress(len(results))
         for result in _map(todo, jobs, index):
-            result = write_result(result, recheck)
+            result = write_result(result, recheck, tree_for(result.path) if tree_for else None)
             results[result.path] = result
             if progress is not None:
                 progress(len(results))
