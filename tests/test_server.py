@@ -277,3 +277,30 @@ def test_neovim_receives_the_diagnostics_and_applies_the_quick_fix(tmp_path):
     assert "chose tflint-gpu: Use `tf.data.AUTOTUNE` (TFG904)" in lines, lines
     assert lines[-2:] == ["applied true", "cleared true"], lines
     assert path.read_text() == SOURCE.replace("tf.data.experimental.AUTOTUNE", "tf.data.AUTOTUNE")
+
+
+LEGACY = textwrap.dedent("""\
+    import os
+    os.environ["TF_USE_LEGACY_KERAS"] = "1"
+    import tensorflow as tf
+
+    m = tf.keras.metrics.Mean()
+    m.reset_states()
+    opt = tf.keras.optimizers.Adam(lr=0.1)
+    """)
+
+
+@pytest.mark.asyncio
+async def test_a_document_that_sets_tf_use_legacy_keras_is_read_as_the_command_line_reads_it(client: LanguageClient):
+    """The file's own TF_USE_LEGACY_KERAS (before `import tensorflow`) makes tf.keras tf_keras: the engine
+    decides it for every front end, so the server reports what `tflint-gpu` reports (issue 34)."""
+    import subprocess
+
+    uri, diagnostics = await _open(client, "legacy.py", LEGACY)
+    served = sorted((d.code, d.range.start.line + 1, d.message) for d in diagnostics if d.code.startswith("TFG9"))
+    assert [(code, line) for code, line, _ in served] == [("TFG901", 7)]
+    assert served[0][2].startswith("tf_keras optimizers ignore `lr=`")
+    cli = subprocess.run([sys.executable, "-m", "tflint_gpu", "--no-cache", "--output-format", "concise",
+                          "legacy.py"], cwd=client.root, env=_env(), capture_output=True, text=True, timeout=300)
+    assert [line.split(":")[1] + " " + line.split(" ")[1] for line in cli.stdout.splitlines()
+            if ": TFG9" in line] == ["7 TFG901"]
