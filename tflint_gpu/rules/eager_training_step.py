@@ -10,11 +10,11 @@ from tflint_gpu.rules.base import CLOSE, Fix, Rule, Safety, clean, flagged
 
 
 def _base_class_hook(function, ctx) -> bool:
-    """A private method (``_train``) of a class with bases that nothing in its
+    """A private method (``_train``) of a class with bases (other than ``object``) that nothing in its
     file calls: a hook the base class, in another module, calls, maybe from a
     `tf.function` (TF-Agents' `TFAgent.train` runs `_train` in one)."""
     cls = function.enclosing_class
-    return cls is not None and isinstance(cls.node, cst.ClassDef) and bool(cls.node.bases) \
+    return cls is not None and ctx.graphs.objects.outside_bases(cls) \
         and function.name.startswith("_") and not function.name.startswith("__") \
         and not ctx.eager.call_sites(function)
 
@@ -160,7 +160,7 @@ class EagerTrainingStep(Rule):
             return
         cls = function.enclosing_class
         if cls is not None and function.name in KERAS_GRAPH_METHODS and (
-                ctx.graphs.is_keras_class(cls) or (isinstance(cls.node, cst.ClassDef) and cls.node.bases)):
+                ctx.graphs.is_keras_class(cls) or ctx.graphs.objects.outside_bases(cls)):
             return
         if ctx.runs_repeatedly(function.node, function) is None:
             return
@@ -595,6 +595,83 @@ class EagerTrainingStep(Rule):
             """,
             at=[(6, 13, "training step runs eagerly in a loop")],
             note="a private method its own file calls: eager",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            class Trainer(object):
+                def __init__(self, model, optimizer):
+                    self.model = model
+                    self.optimizer = optimizer
+
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+                def fit(self, data, epochs):
+                    for _ in range(epochs):
+                        for x, y in data:
+                            loss = self.train_step(x, y)
+                    return loss
+            """,
+            fixed="""
+            import tensorflow as tf
+
+            class Trainer(object):
+                def __init__(self, model, optimizer):
+                    self.model = model
+                    self.optimizer = optimizer
+
+                @tf.function
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+                def fit(self, data, epochs):
+                    for _ in range(epochs):
+                        for x, y in data:
+                            loss = self.train_step(x, y)
+                    return loss
+            """,
+            at=[(8, 9, "training step `train_step` runs eagerly")],
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            x = tf.random.stateless_normal((8, 4), seed=(1, 2))
+            y = tf.random.stateless_normal((8, 1), seed=(1, 3))
+            model = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+            loss = Trainer(model, tf.keras.optimizers.SGD(0.1)).fit([(x, y)] * 3, 2)
+            weights = model.trainable_variables[0].numpy()
+            """,
+            effect=CLOSE,
+            note="`class Trainer(object):` is a class with no base but object: its `train_step` is no Keras "
+                 "hook and nothing compiles it (written `class Trainer:` it was found; with `(object)` it was not)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            from trainers.base import BaseTrainer
+
+            class Trainer(BaseTrainer):
+                def train_step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(self.model(x, training=True) - y))
+                    grads = tape.gradient(loss, self.model.trainable_variables)
+                    self.optimizer.apply_gradients(zip(grads, self.model.trainable_variables))
+                    return loss
+
+                def fit(self, data):
+                    for x, y in data:
+                        self.train_step(x, y)
+            """,
+            note="a base from another module (which the file alone cannot see): its train_step may be a Keras "
+                 "model's, which fit compiles",
         ),
         clean(
             """
