@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Optional
+from typing import Dict, NamedTuple, Optional
 
 import libcst as cst
 
@@ -16,6 +16,104 @@ def _spelled(loss: cst.BaseExpression) -> str:
         func = cst.Module([]).code_for_node(loss.func)
         return f"{func.rsplit('.', 1)[-1]}()"
     return cst.Module([]).code_for_node(loss).rsplit(".", 1)[-1]
+
+
+# Metrics that compare the argmax (or top k) of the outputs: the same on logits as on probabilities.
+_ARGMAX_METRICS = frozenset({"categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
+                             "sparse_top_k_categorical_accuracy"})
+_ARGMAX_METRIC_CLASSES = frozenset({"keras.metrics.CategoricalAccuracy", "keras.metrics.SparseCategoricalAccuracy",
+                                    "keras.metrics.TopKCategoricalAccuracy",
+                                    "keras.metrics.SparseTopKCategoricalAccuracy"})
+
+
+class _Metrics(NamedTuple):
+    changes: Optional[Dict[cst.CSTNode, cst.CSTNode]]  # what makes the metrics read logits; None: not known
+    thresholded: bool  # a binary accuracy among them thresholds the outputs at 0.5 (or may)
+
+
+def _metrics_plan(compile_call: cst.Call, model: cst.BaseExpression, loss: cst.BaseExpression, ctx) -> _Metrics:
+    """What the compiled metrics become once the loss reads logits. Keras 3 and tf_keras resolve
+    ``"accuracy"``/``"acc"`` by the output's last axis: binary accuracy (outputs > 0.5) when it is 1,
+    else categorical or sparse categorical accuracy (argmax: unchanged by logits). A binary accuracy
+    is made to threshold at 0 (``sigmoid(z) > 0.5`` is ``z > 0``), keeping its name."""
+    if len([a for a in compile_call.args if a.keyword is None]) > 2 or any(a.star for a in compile_call.args):
+        return _Metrics(None, False)  # a third positional: metrics in tf_keras, loss_weights in Keras 3
+    elements = []
+    for arg in compile_call.args:
+        if arg.keyword is None or arg.keyword.value not in ("metrics", "weighted_metrics"):
+            continue
+        value = arg.value
+        if isinstance(value, (cst.List, cst.Tuple)):
+            if any(isinstance(e, cst.StarredElement) for e in value.elements):
+                return _Metrics(None, False)
+            elements.extend(e.value for e in value.elements)
+        elif isinstance(value, cst.Name) and value.value == "None":
+            continue
+        else:
+            elements.append(value)
+    changes: Optional[Dict[cst.CSTNode, cst.CSTNode]] = {}
+    thresholded = False
+    width = None
+    for element in elements:
+        if isinstance(element, cst.SimpleString):
+            try:
+                text = element.evaluated_value
+            except Exception:  # pragma: no cover - defensive
+                text = None
+            if text in _ARGMAX_METRICS:
+                continue
+            if isinstance(text, str) and text.lower() in ("accuracy", "acc"):
+                width = width if width is not None else ctx.model_outputs.final_width(model, ctx.scope)
+                if width is not None and width > 1:
+                    continue  # categorical / sparse categorical accuracy: argmax
+                thresholded = True
+                if width is None:
+                    changes = None
+                    continue
+            elif text != "binary_accuracy":
+                changes = None
+                continue
+            thresholded = True
+            made = _binary_accuracy(loss, ctx)
+            if made is None or changes is None:
+                changes = None
+                continue
+            changes[element] = cst.Call(made, [
+                cst.Arg(element, keyword=cst.Name("name"), equal=_EQUAL, comma=_COMMA),
+                cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
+            continue
+        made_by = ctx.model_outputs.made_by(element, ctx.scope) if isinstance(element, cst.Call) else None
+        qualname = ctx.resolver.qualname(element.func, ctx.scope) if made_by is not None else None
+        if qualname in _ARGMAX_METRIC_CLASSES:
+            continue
+        if qualname == "keras.metrics.BinaryAccuracy":
+            thresholded = True
+            if changes is not None and not any(a.star for a in element.args) \
+                    and argument(element, 2, "threshold") is None:
+                args = list(element.args)
+                if args:
+                    args[-1] = args[-1].with_changes(comma=_COMMA)
+                changes[element] = element.with_changes(args=args + [
+                    cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
+                continue
+        changes = None
+    return _Metrics(changes, thresholded)
+
+
+def _binary_accuracy(loss: cst.BaseExpression, ctx) -> Optional[cst.BaseExpression]:
+    """``<keras>.metrics.BinaryAccuracy`` spelled as the loss class is (``tf.keras.losses.X`` ->
+    ``tf.keras.metrics.BinaryAccuracy``), or through the module's ``keras`` import."""
+    func = loss.func if isinstance(loss, cst.Call) else None
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "losses":
+        return cst.Attribute(cst.Attribute(func.value.value, cst.Name("metrics")), cst.Name("BinaryAccuracy"))
+    alias = ctx.resolver.module_alias("keras", ctx.scope)
+    if alias is None:
+        return None
+    return cst.Attribute(cst.Attribute(cst.Name(alias), cst.Name("metrics")), cst.Name("BinaryAccuracy"))
+
+
+_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
+_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
 class LogitsIntoProbabilityLoss(Rule):
@@ -35,6 +133,10 @@ class LogitsIntoProbabilityLoss(Rule):
     * the same loss object called on the model's output in a custom loop:
       `loss_fn(y, model(x))`, or `logits = model(x)` then `loss_fn(y, logits)`.
 
+    For `compile`, the message also says when a compiled metric would read
+    the logits as probabilities once the loss takes logits (a binary
+    accuracy thresholding them at 0.5, or a metric it cannot tell).
+
     Not reported: a last layer with `activation="softmax"`/`"sigmoid"`, an
     `Activation`/`Softmax` layer, `tf.nn.softmax` on the output; a loss with
     `from_logits=True` or a `from_logits=` the linter cannot read; a model
@@ -53,6 +155,18 @@ class LogitsIntoProbabilityLoss(Rule):
     and the accuracy 0.266; with `from_logits=True`: logged 1.379, true 1.377,
     accuracy 0.324. No warning either way.
 
+    Once the loss reads logits, the model learns logits, and a compiled
+    metric that reads the outputs as probabilities goes wrong: Keras 3.15 and
+    tf_keras 2.21 resolve `metrics=["accuracy"]` (or `"acc"`) by the output's
+    last axis, binary accuracy (outputs > 0.5) when it is 1, else sparse
+    categorical or categorical accuracy (argmax). Measured (both Kerases, a
+    one-unit model right on every sample, logits 0.1-0.4 of positives):
+    `from_logits=True` alone leaves `"accuracy"` reporting 0.0; with
+    `BinaryAccuracy(name="accuracy", threshold=0.0)` it reports 1.0
+    (`sigmoid(z) > 0.5` is `z > 0`). An argmax is the same on logits as on
+    probabilities: a three-unit model's `"accuracy"` is the same before and
+    after (0.75 both, executed in the tests).
+
     ## Example
     ```python
     model = keras.Sequential([keras.Input((8,)), keras.layers.Dense(16, activation="relu"),
@@ -70,11 +184,25 @@ class LogitsIntoProbabilityLoss(Rule):
     Unsafe: `from_logits=True` is added to a loss class built in the call
     (`compile(loss=SparseCategoricalCrossentropy())`), which changes the loss
     values and the training, on purpose (to what the model's output means).
-    No fix for a string or a function loss (the message names the class to
-    use) or for a loss object built elsewhere (it may serve another model).
+    The same fix makes the compiled metrics read logits: a binary accuracy
+    (`"binary_accuracy"`, `BinaryAccuracy(...)` without a threshold, and
+    `"accuracy"`/`"acc"` when the last layer is a `Dense` whose `units` is
+    the literal 1) becomes `BinaryAccuracy(name=<the same name>,
+    threshold=0.0)` in `metrics=` and `weighted_metrics=` (the logged names,
+    and callbacks monitoring them, are unchanged); argmax metrics
+    (`"accuracy"` of a wider output, categorical, sparse and top-k
+    accuracies) are left as they are. No fix, and the message says the
+    metrics would read logits, where another metric is compiled (an `AUC`,
+    `Precision`, a custom one, a name), where the output's width is not a
+    literal and `"accuracy"` is asked for (the message names
+    `BinaryAccuracy(threshold=0.0)`), or where a third positional argument
+    is passed (metrics in tf_keras, loss weights in Keras 3). No fix for a
+    string or a function loss (the message names the class to use) or for a
+    loss object built elsewhere (it may serve another model).
 
     ## Measured effect
-    The figures above. examples/TFG605 (`tflint-gpu verify --device cpu
+    The figures above; the cases' fixes are executed (accuracy 0.0 -> 1.0 on
+    the one-unit model, the loss 1.508 -> 0.577). examples/TFG605 (`tflint-gpu verify --device cpu
     --size small --rule TFG605`, 512 samples of a learnable 4-class rule, 15
     epochs): fixes-behaviour, the true cross-entropy falls and the accuracy
     rises with `from_logits=True` (the measurement below shows both, as
@@ -98,7 +226,8 @@ class LogitsIntoProbabilityLoss(Rule):
                 return
             if outputs.final_activation(func.value, ctx.scope) != LINEAR:
                 return
-            self._report(loss, loss if isinstance(loss, cst.Call) else None, ctx)
+            self._report(loss, loss if isinstance(loss, cst.Call) else None, ctx,
+                         metrics=_metrics_plan(node, func.value, loss, ctx))
             return
         if not node.args or outputs.probability_loss(func, ctx.scope) is None:
             return
@@ -112,10 +241,11 @@ class LogitsIntoProbabilityLoss(Rule):
         self._report(predicted, None, ctx, func)
 
     def _report(self, node: cst.CSTNode, ctor: Optional[cst.Call], ctx,
-                loss: Optional[cst.BaseExpression] = None) -> None:
+                loss: Optional[cst.BaseExpression] = None, metrics: Optional["_Metrics"] = None) -> None:
         what = _spelled(loss if loss is not None else node)
         fix = None
-        if ctor is not None and not any(a.star for a in ctor.args):
+        metrics = metrics if metrics is not None else _Metrics({}, False)
+        if ctor is not None and not any(a.star for a in ctor.args) and metrics.changes is not None:
             # from_logits is the loss classes' first parameter: given by keyword, by position, or not at all
             given = keyword(ctor, "from_logits") or next((a for a in ctor.args if a.keyword is None), None)
             if given is not None:
@@ -125,7 +255,9 @@ class LogitsIntoProbabilityLoss(Rule):
                 args = [cst.Arg(cst.Name("True"), keyword=cst.Name("from_logits"), comma=comma,
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
                 args += list(ctor.args)
-            fix = Fix("Pass `from_logits=True`", Safety.UNSAFE, {ctor: ctor.with_changes(args=args)})
+            changes = {ctor: ctor.with_changes(args=args), **metrics.changes}
+            fix = Fix("Pass `from_logits=True`" + (" and read logits in `accuracy`" if metrics.changes else ""),
+                      Safety.UNSAFE, changes)
         target = loss if loss is not None else node
         if isinstance(target, cst.Call) or fix is not None:
             advice = "pass `from_logits=True`"
@@ -133,6 +265,10 @@ class LogitsIntoProbabilityLoss(Rule):
             advice = "build it with `from_logits=True`"
         else:
             advice = "use the loss class with `from_logits=True`"
+        if metrics.thresholded:
+            advice += " (and `BinaryAccuracy(threshold=0.0)` for `accuracy`, which would threshold logits at 0.5)"
+        elif metrics.changes is None:
+            advice += " (the compiled metrics would then read logits too)"
         ctx.report(node, f"The model's last layer has no activation (logits), but `{what}` takes probabilities: "
                          f"{advice}, or end the model in a softmax/sigmoid", fix)
 
@@ -165,6 +301,79 @@ class LogitsIntoProbabilityLoss(Rule):
         ),
         flagged(
             """
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+            model.compile("sgd", loss=tf.keras.losses.BinaryCrossentropy(), metrics=["accuracy"])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((1,)), tf.keras.layers.Dense(1)])
+            model.compile("sgd", loss=tf.keras.losses.BinaryCrossentropy(from_logits=True), metrics=[tf.keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)])
+            """,
+            at=[(5, 27, "The model's last layer has no activation (logits), but `BinaryCrossentropy()` takes "
+                        "probabilities: pass `from_logits=True` (and `BinaryAccuracy(threshold=0.0)` for `accuracy`")],
+            run="""
+            model.set_weights([np.ones((1, 1), "float32"), np.zeros((1,), "float32")])
+            x = np.array([[0.1], [0.2], [0.3], [0.4]], "float32")
+            result = model.evaluate(x, np.ones((4, 1), "float32"), verbose=0, return_dict=True)
+            """,
+            effect=CHANGES,
+            note="'accuracy' of a one-unit output is binary accuracy, outputs > 0.5: on logits 0.1-0.4 of "
+                 "positives it reported 0.0 after a fix adding from_logits alone; BinaryAccuracy(threshold=0.0), "
+                 "under the same name, reports 1.0 (and the loss changes, on purpose)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow import keras
+
+            inputs = keras.Input((1,))
+            model = keras.Model(inputs, keras.layers.Dense(units=1)(inputs))
+            model.compile("sgd", keras.losses.BinaryCrossentropy(label_smoothing=0.0),
+                          metrics=["binary_accuracy", keras.metrics.BinaryAccuracy(name="bin"), "acc"],
+                          weighted_metrics=["accuracy"])
+
+            wide = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+            wide.compile("sgd", keras.losses.SparseCategoricalCrossentropy(), metrics=["accuracy", "sparse_top_k_categorical_accuracy"])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow import keras
+
+            inputs = keras.Input((1,))
+            model = keras.Model(inputs, keras.layers.Dense(units=1)(inputs))
+            model.compile("sgd", keras.losses.BinaryCrossentropy(from_logits=True, label_smoothing=0.0),
+                          metrics=[keras.metrics.BinaryAccuracy(name="binary_accuracy", threshold=0.0), keras.metrics.BinaryAccuracy(name="bin", threshold=0.0), keras.metrics.BinaryAccuracy(name="acc", threshold=0.0)],
+                          weighted_metrics=[keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)])
+
+            wide = keras.Sequential([keras.Input((2,)), keras.layers.Dense(3)])
+            wide.compile("sgd", keras.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy", "sparse_top_k_categorical_accuracy"])
+            """,
+            at=[(7, 22, "The model's last layer has no activation (logits), but `BinaryCrossentropy()` takes "
+                        "probabilities: pass `from_logits=True` (and `BinaryAccuracy(threshold=0.0)`"),
+                (12, 21, "The model's last layer has no activation (logits), but `SparseCategoricalCrossentropy()` "
+                         "takes probabilities: pass `from_logits=True`, or end")],
+            run="""
+            model.set_weights([np.ones((1, 1), "float32"), np.zeros((1,), "float32")])
+            x = np.array([[0.1], [-0.2], [0.3], [0.4]], "float32")
+            binary = model.evaluate(x, np.array([[1], [0], [1], [1]], "float32"), verbose=0, return_dict=True)
+            wide.set_weights([np.array([[1, 0, 0.5], [0, 1, 0.5]], "float32"), np.zeros((3,), "float32")])
+            points = np.array([[0.3, 0.1], [0.1, 0.3], [0.2, 0.2], [-0.1, 0.4]], "float32")
+            sparse = wide.evaluate(points, np.array([0, 1, 2, 1]), verbose=0, return_dict=True)
+            """,
+            effect=CHANGES,
+            note="every binary accuracy (by string, class or a one-unit 'acc', weighted too) reads logits after the "
+                 "fix, names kept; 'accuracy' of a three-unit output is sparse categorical accuracy (argmax, the "
+                 "same on logits) and top-k is unchanged too",
+        ),
+        flagged(
+            """
             import keras
             from keras import layers
 
@@ -183,6 +392,29 @@ class LogitsIntoProbabilityLoss(Rule):
                         "takes probabilities: use the loss class with `from_logits=True`"),
                 (13, 20, "The model's last layer has no activation (logits), but `binary_crossentropy`")],
             note="a functional model and Sequential.add; a string and a function loss (no fix)",
+        ),
+        flagged(
+            """
+            import keras
+
+            units = 1
+            a = keras.Sequential([keras.Input((4,)), keras.layers.Dense(units)])
+            a.compile("sgd", loss=keras.losses.BinaryCrossentropy(), metrics=["accuracy"])
+            b = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+            b.compile("sgd", loss=keras.losses.BinaryCrossentropy(), metrics=[keras.metrics.AUC()])
+            c = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+            c.compile("sgd", keras.losses.BinaryCrossentropy(), ["accuracy"])
+            """,
+            at=[(5, 23, "The model's last layer has no activation (logits), but `BinaryCrossentropy()` takes "
+                        "probabilities: pass `from_logits=True` (and `BinaryAccuracy(threshold=0.0)` for `accuracy`, "
+                        "which would threshold logits at 0.5)"),
+                (7, 23, "The model's last layer has no activation (logits), but `BinaryCrossentropy()` takes "
+                        "probabilities: pass `from_logits=True` (the compiled metrics would then read logits too)"),
+                (9, 18, "The model's last layer has no activation (logits), but `BinaryCrossentropy()` takes "
+                        "probabilities: pass `from_logits=True` (the compiled metrics would then read logits too)")],
+            note="no fix where a metric would read logits and the fix cannot tell how: 'accuracy' of an output "
+                 "whose width is not a literal (binary when it is 1), an AUC (its thresholds are in [0, 1]), a "
+                 "third positional argument (metrics in tf_keras, loss_weights in Keras 3)",
         ),
         flagged(
             """

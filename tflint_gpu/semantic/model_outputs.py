@@ -17,6 +17,10 @@ and a layer by its constructor: ``Dense``/``Conv*``/``EinsumDense`` by their
 ``Softmax()``. Anything else (a Lambda, a custom layer, a subclassed model)
 is not told.
 
+``final_width(expr, scope)``: the size of the output's last axis where the
+last layer (read as above) is a ``Dense`` with a literal ``units``; Keras
+resolves ``metrics=["accuracy"]`` by it (binary accuracy when it is 1).
+
 ``probability_loss(expr, scope)`` says whether a loss expects probabilities:
 the strings and functions of Keras's cross-entropies, and their classes built
 without ``from_logits=True`` (``"categorical"``/``"binary"``), else None.
@@ -149,6 +153,53 @@ class ModelOutputs:
         if qualname in _MODEL:
             outputs = argument(call, 1, "outputs")
             return self.tensor_activation(outputs, where) if outputs is not None else None
+        return None
+
+    def final_width(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[int]:
+        """The size of the last axis of a model's output, where exact: the model is
+        read as for ``final_activation`` and its last layer is a ``Dense`` whose
+        ``units`` is an integer literal; None otherwise. (Keras's compile resolves
+        ``metrics=["accuracy"]`` by it: binary accuracy when it is 1.)"""
+        layer = self._final_layer(expr, scope)
+        made = self.made_by(*layer) if layer is not None else None
+        if made is None:
+            return None
+        call, where = made
+        if self._qualname(call.func, where) != "keras.layers.Dense" or any(a.star for a in call.args):
+            return None
+        units = argument(call, 0, "units")
+        if isinstance(units, cst.Integer):
+            return int(units.evaluated_value)
+        return None
+
+    def _final_layer(self, expr: cst.BaseExpression, scope: ScopeInfo):
+        """(the expression of a model's last layer, its scope), as ``final_activation`` reads it; None
+        when the last step is not a layer (an activation function) or is not told."""
+        made = self.made_by(expr, scope)
+        if made is None:
+            return None
+        call, where = made
+        qualname = self._qualname(call.func, where)
+        if qualname in _SEQUENTIAL:
+            layers = argument(call, 0, "layers")
+            if layers is not None:
+                if isinstance(layers, (cst.List, cst.Tuple)) and layers.elements \
+                        and not isinstance(layers.elements[-1], cst.StarredElement):
+                    return layers.elements[-1].value, where
+                return None
+            if isinstance(expr, cst.Name):
+                added = [c for c in where.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add"
+                         and isinstance(c.func.value, cst.Name) and c.func.value.value == expr.value
+                         and len(c.args) == 1]
+                if added:
+                    order = where.flow_order()
+                    return max(added, key=lambda c: order.pre.get(id(c), -1)).args[0].value, where
+            return None
+        if qualname in _MODEL:
+            outputs = argument(call, 1, "outputs")
+            tensor = self.made_by(outputs, where) if outputs is not None else None
+            if tensor is not None and isinstance(tensor[0].func, (cst.Call, cst.Name)):
+                return tensor[0].func, tensor[1]
         return None
 
     def _last_added(self, name: str, scope: ScopeInfo) -> Optional[str]:
