@@ -8,11 +8,18 @@ other lines keep their positions; each line of the joined source maps back to
 (cell, line in cell). Cells are numbered as nbQA and Ruff do: the 1-based
 count of code cells, i.e. the ``In [n]`` of a fresh "run all".
 
-A fix is split back into the cells by a line diff of the joined source: it is
-kept only if every changed line stays inside one cell and masked lines are
-untouched; then only the ``"source"`` values of the changed cells are replaced
-in the file's text, laid out as the file lays out the others, and the result
-is checked by parsing it again. Every other byte stays as it was.
+A fix never moves code across cells: the fixer is given the row each cell
+starts on (``Joined.starts``) and applies no fix whose edits do not all lie
+inside one cell (the finding stays, without a fix; a finding's fix is dropped
+the same way when findings are reported), and it carries those rows through
+its rounds, so the fixed source is cut back into the cells where the edits
+put each line, not where a line diff guesses. Within a cell a line diff
+restores the masked lines, which must be untouched; then only the
+``"source"`` values of the changed cells are replaced in the file's text,
+laid out as the file lays out the others, and the result is checked by
+parsing it again. Every other byte stays as it was. An import a fix needs is
+new text: put after the last import above, and moved up to the first cell
+that needs it.
 """
 from __future__ import annotations
 
@@ -26,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from tflint_gpu.engine.fix import add_noqa as add_noqa_comments
-from tflint_gpu.engine.fix import fix_source
+from tflint_gpu.engine.fix import fix_source, segment_of
 from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse, parse_problem
 from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, Edit, FileProblem, Finding, FixInfo
 
@@ -351,6 +358,23 @@ class Joined:
         cell = self.owner[piece]
         return cell, row - self.first[cell]
 
+    def starts(self) -> List[int]:
+        """The 1-based row of the joined source each cell starts on (a header of ours included)."""
+        return [first + (0 if first - 1 in self.synthetic else 1) for first in self.first]
+
+
+def _is_imports(text: str) -> bool:
+    lines = [line for line in text.splitlines() if line.strip()]
+    return bool(lines) and all(line.lstrip().startswith(("import ", "from ")) for line in lines)
+
+
+def in_one_cell(edits: Sequence[Edit], joined: Joined) -> bool:
+    """Do a fix's edits lie inside one cell (an import it adds after the imports aside)?"""
+    starts = joined.starts()
+    cells = {segment_of(edit, starts) for edit in edits
+             if not (edit.start == edit.end and _is_imports(edit.content))}
+    return len(cells) <= 1 and None not in cells
+
 
 def join(cells: Sequence[Cell], skipped: Set[int] = frozenset()) -> Joined:
     pieces: List[str] = []
@@ -515,6 +539,8 @@ def map_findings(findings: Sequence[Finding], notebook: Notebook, joined: Joined
             end_col = finding.end_col
         cell = notebook.cells[position]
         fix = finding.fix
+        if fix is not None and not in_one_cell(fix.edits, joined):
+            fix = None  # a fix never moves code across cells: the finding stays, without one
         if fix is not None:
             edits = []
             for edit in fix.edits:
@@ -534,17 +560,24 @@ def map_findings(findings: Sequence[Finding], notebook: Notebook, joined: Joined
     return result
 
 
-def split(joined: Joined, fixed: str) -> Optional[List[str]]:
+def split(joined: Joined, fixed: str, starts: Optional[Sequence[int]] = None) -> Optional[List[str]]:
     """The cells' sources after a fix of the joined source, or None if a change crosses a cell
     boundary, touches a masked line, or leaves a changed cell that does not parse on its own.
 
-    Lines inserted on a cell boundary: imports go to the end of the cell above; other code (a
-    decorator, a setup line) to the top of the cell below, else the end of the cell above.
+    ``starts``: the row each cell starts on in ``fixed`` (``FixOutcome.segments``, carried through
+    the fixer's edits): each line goes to the cell the edits put it in. Without it (a text fixed
+    without segments) a line diff guesses: lines inserted on a cell boundary, imports to the end
+    of the cell above; other code (a decorator, a setup line) to the top of the cell below, else
+    the end of the cell above.
     """
+    if starts is not None:
+        owners = [bisect.bisect_right(starts, row) - 1 for row in range(1, fixed.count("\n") + 2)]
+        return _split(joined, fixed, True, owners)
     return _split(joined, fixed, True) or _split(joined, fixed, False)
 
 
-def _split(joined: Joined, fixed: str, code_below: bool) -> Optional[List[str]]:
+def _split(joined: Joined, fixed: str, code_below: bool, owners: Optional[List[int]] = None) -> Optional[List[str]]:
+    """``owners``: the cell of each line of ``fixed``, where the fixer's edits put it."""
     before = joined.text.split("\n")
     after = fixed.split("\n")
     cells: List[List[str]] = [[] for _ in joined.first]
@@ -557,7 +590,27 @@ def _split(joined: Joined, fixed: str, code_below: bool) -> Optional[List[str]]:
         if tag == "equal":
             for k in range(i2 - i1):
                 if i1 + k not in joined.synthetic:
-                    cells[joined.owner[i1 + k]].append(joined.originals.get(i1 + k, after[j1 + k]))
+                    owner = joined.owner[i1 + k]
+                    if owners is not None and owners[j1 + k] != owner:
+                        if i1 + k in joined.originals:
+                            return None  # a masked line matched in another cell
+                        owner = owners[j1 + k]
+                        changed.update((owner, joined.owner[i1 + k]))
+                    cells[owner].append(joined.originals.get(i1 + k, after[j1 + k]))
+            continue
+        if owners is not None:
+            if any(k in joined.originals for k in range(i1, i2)):
+                return None
+            lost = {joined.owner[k] for k in range(i1, i2)}
+            new = after[j1:j2]
+            for j, line in zip(range(j1, j2), new):
+                cells[owners[j]].append(line)
+            gained = {owners[j] for j in range(j1, j2)}
+            if (lost | gained) & joined.skipped:
+                return None
+            if tag == "insert" and len(gained) == 1 and _is_imports("\n".join(new)):
+                imports.append((owners[j1], new))
+            changed.update(lost | gained)
             continue
         if tag == "insert":
             candidates = ([joined.owner[i1 - 1]] if i1 > 0 else []) + ([joined.owner[i1]] if i1 < len(before) else [])
@@ -771,7 +824,8 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
             notebook, path, lambda j: add_noqa_comments(j.text, path, rules, project=project))
     else:
         outcome, joined, error, problems = _parse_guarded(
-            notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
+            notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project,
+                                                 segments=j.starts()))
     if error is not None or outcome.refused or outcome.source == joined.text:
         if outcome.source != joined.text:  # fixes are not applied to a notebook with cells that do not parse
             findings = lint_source(joined.text, path, rules, project=project).findings
@@ -780,7 +834,7 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
         refused = f"{path}: a fix produced code that does not parse; notebook left unchanged (please report)"
         return Outcome(map_findings(findings, notebook, joined), error=error or (refused if outcome.refused else None),
                        problems=problems)
-    sources = split(joined, outcome.source)
+    sources = split(joined, outcome.source, outcome.segments)
     if sources is None:
         findings = lint_source(joined.text, path, rules, project=project).findings
         return Outcome(map_findings(findings, notebook, joined),
@@ -829,7 +883,8 @@ def fix_cells(sources: Sequence[str], path: str, rules: Sequence[RuleClass], uns
     if not notebook.cells:
         return None
     outcome, joined, errors = _parse_guarded_cells(
-        notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project))
+        notebook, path, lambda j: fix_source(j.text, path, rules, unsafe=unsafe, project=project,
+                                             segments=j.starts()))
     if errors or outcome.refused or outcome.source == joined.text:
         return None
-    return split(joined, outcome.source)
+    return split(joined, outcome.source, outcome.segments)
