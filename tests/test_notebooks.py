@@ -519,3 +519,25 @@ def test_a_cell_cpython_accepts_is_neither_skipped_nor_stops_the_fix(project, ru
     fixed = json.loads(path.read_text())
     assert fixed["cells"][1]["source"] == odd  # untouched
     assert fixed["cells"][2]["source"] == "w = tf.Variable(tf.zeros((3, 3), dtype=tf.float64))"
+
+
+@pytest.mark.parametrize("magic, keras2", [
+    ("%env TF_USE_LEGACY_KERAS=1", True), ("%env TF_USE_LEGACY_KERAS True", True),
+    ("%set_env TF_USE_LEGACY_KERAS 1", True), ("%env OTHER=1", False),
+])
+def test_a_notebook_that_sets_tf_use_legacy_keras_with_env_is_keras2_itself(project, run_cli, magic, keras2):
+    """IPython's `%env NAME=VALUE` is `os.environ[NAME] = VALUE`: set in a cell before tensorflow is imported, it
+    makes tf.keras tf_keras for the notebook, whatever the target (the engine reads it, for the command line and
+    the language server's cells alike)."""
+    sources = [magic, "import tensorflow as tf\n\nm = tf.keras.metrics.Mean()\nm.reset_states()"]
+    cells = [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source}
+             for source in sources]
+    write(project, "legacy.ipynb", json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    code, out, err = run_cli("--target-version", "latest", "--select", "TFG902", "legacy.ipynb")
+    assert (code, err) == ((0 if keras2 else 1), "")
+    assert ("legacy.ipynb:cell 2:4:3: TFG902" in out) is not keras2
+    from tflint_gpu.semantic.target import parse_target
+    from tflint_gpu.rules.base import REGISTRY
+    findings, problems = nb.lint_cells(sources, str(project / "legacy.ipynb"), [REGISTRY["TFG902"]],
+                                       target=parse_target("latest"))
+    assert problems == [] and len(findings) == (0 if keras2 else 1)

@@ -227,6 +227,10 @@ def load(raw: bytes) -> Notebook:
 # Masking IPython syntax.
 
 _LINE_ESCAPES = ("%", "!", "?", "/", ";", ",")
+# IPython's `%env TF_USE_LEGACY_KERAS=1` (`%env NAME VALUE`, `%set_env NAME VALUE`) does
+# `os.environ["TF_USE_LEGACY_KERAS"] = "1"` (the value stripped): its mask says so, so the engine
+# reads the notebook's own setting as it reads a Python file's (``semantic.target.file_target``).
+_ENV_MAGIC = re.compile(r"[ \t]*%(?:env[ \t]+TF_USE_LEGACY_KERAS(?:[ \t]*=|[ \t])|set_env[ \t]+TF_USE_LEGACY_KERAS[ \t])")
 # ``files = !ls``, ``t = %timeit -o f()``, ``a, b = !cmd``
 _ASSIGN_MAGIC = re.compile(r"[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[!%]")
 # Magics IPython runs without the % (automagic): `pip install x`, `ls ./data`, `cd dir`. Masked only
@@ -290,7 +294,10 @@ def _mask_lines(lines: List[str], begin: int) -> Dict[int, str]:
         if quote is None and depth == 0 and not continued:
             start, ipython = i, False
             if line.lstrip(" \t\f").startswith(_LINE_ESCAPES) or _ASSIGN_MAGIC.match(line) or _is_automagic(line):
-                masks[i] = _indent(line) + MASK
+                env = _ENV_MAGIC.match(line)
+                value = line[env.end():].strip() if env is not None else ""
+                masks[i] = _indent(line) + (MASK if not value or value.endswith("\\") else
+                                            f'__import__("os").environ["TF_USE_LEGACY_KERAS"] = {json.dumps(value)}')
                 while _ends_with_backslash(line) and i + 1 < len(lines):
                     i += 1
                     line = lines[i]
