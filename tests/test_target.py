@@ -760,3 +760,15 @@ def test_the_command_line_flake8_and_upgrade_agree_on_a_file_that_sets_tf_use_le
     assert cli.main(["upgrade", "train.py"]) == 1
     assert "TFG902" in capsys.readouterr().out
     assert cli.main(["--target-version", "latest", "--select", "TFG902", "train.py"]) == 0
+
+
+def test_a_notebooks_own_setting_is_named_by_cell_and_line_and_counts_before_tensorflow_only():
+    """A notebook is read cell by cell as the engine reads its code (not its JSON's lines: json.dump writes
+    a whole notebook on one), and a setting after the cell importing tensorflow comes too late."""
+    cells = [{"cell_type": "markdown", "source": "Set TF_USE_LEGACY_KERAS=1 first"},
+             {"cell_type": "code", "source": ["import os\n", 'os.environ["TF_USE_LEGACY_KERAS"] = "1"\n']},
+             {"cell_type": "code", "source": "%env TF_USE_LEGACY_KERAS=1\nimport tensorflow as tf\n"
+                                             "%env TF_USE_LEGACY_KERAS=True"},
+             {"cell_type": "code", "source": "%env TF_USE_LEGACY_KERAS=1"}]
+    assert [str(e) for e in from_code(json.dumps({"cells": cells}), "a.ipynb")] == [
+        'a.ipynb:cell 1:2: os.environ["TF_USE_LEGACY_KERAS"] = "1"', "a.ipynb:cell 2:1: %env TF_USE_LEGACY_KERAS=1"]

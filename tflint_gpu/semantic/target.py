@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import configparser
 import dataclasses
+import json
 import os
 import re
 import sys
@@ -628,10 +629,36 @@ def from_dotenv(text: str, name: str) -> List[Evidence]:
 
 
 def from_code(text: str, name: str) -> List[Evidence]:
-    """A Python file (``own_settings``) or notebook that sets ``TF_USE_LEGACY_KERAS``."""
+    """A Python file or notebook that sets ``TF_USE_LEGACY_KERAS`` before importing tensorflow
+    (``own_settings``; a notebook's code cells in order, named ``name:cell N:line``)."""
     if name.lower().endswith(".ipynb"):
-        return legacy_env(text, name, CODE)
+        return _notebook_settings(text, name)
     return own_settings(text, name)
+
+
+def _notebook_settings(text: str, name: str) -> List[Evidence]:
+    if "TF_USE_LEGACY_KERAS" not in text:
+        return []
+    try:
+        cells = json.loads(text).get("cells")
+    except (ValueError, AttributeError, RecursionError):
+        cells = None
+    if not isinstance(cells, list):
+        return legacy_env(text, name, CODE)  # not a notebook's JSON: its lines as they are
+    found: List[Evidence] = []
+    number = 0
+    for cell in cells:
+        if not isinstance(cell, dict) or cell.get("cell_type", "code") != "code":
+            continue
+        number += 1
+        source = cell.get("source", "")
+        source = "".join(s for s in source if isinstance(s, str)) if isinstance(source, list) else source
+        if not isinstance(source, str):
+            continue
+        found.extend(own_settings(source, f"{name}:cell {number}"))
+        if any(_TF_IMPORT.match(line) for line in source.splitlines()):
+            break  # tensorflow is imported: a later setting comes too late
+    return found
 
 
 # A line importing tensorflow (``import tensorflow as tf``, ``import os, tensorflow``, ``from tensorflow import keras``).
