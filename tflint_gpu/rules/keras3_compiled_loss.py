@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 import libcst as cst
-import libcst.matchers as m
 
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.rules.base import CHANGES, IDENTICAL, Fix, Rule, Safety, clean, flagged
@@ -159,7 +158,7 @@ class Keras3CompiledLoss(Rule):
         tf_name = ctx.resolver.module_alias("tensorflow", ctx.scope)
         if tf_name is None or not isinstance(term, (cst.List, cst.Tuple)) or not term.elements \
                 or any(isinstance(e, cst.StarredElement) for e in term.elements) \
-                or m.findall(term, _SELF_LOSSES):
+                or any(_self_losses(node) for node in ctx.descendants(term)):
             return None
         added = cst.Call(cst.Attribute(cst.Name(tf_name), cst.Name("add_n")),
                          [cst.Arg(cst.List([cst.Element(e.value, comma=e.comma) for e in term.elements]))])
@@ -436,11 +435,15 @@ def _arguments(call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
 def _dropped(term: cst.BaseExpression) -> bool:
     """Is a ``regularization_losses=`` argument one Keras 3's ``compute_loss`` accounts for:
     ``self.losses`` (it adds the model's losses itself), ``None`` or an empty list (tf_keras adds nothing)?"""
-    if m.matches(term, _SELF_LOSSES) or m.matches(term, m.Name("None")):
+    if _self_losses(term) or (isinstance(term, cst.Name) and term.value == "None"):
         return True
     return isinstance(term, (cst.List, cst.Tuple)) and not term.elements
 
 
-_SELF_LOSSES = m.Attribute(value=m.Name("self"), attr=m.Name("losses"))
+def _self_losses(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Attribute) and node.attr.value == "losses" \
+        and isinstance(node.value, cst.Name) and node.value.value == "self"
+
+
 _EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
