@@ -29,6 +29,12 @@ from tflint_gpu.notebook import CellEdit, NotebookFinding, is_notebook
 from tflint_gpu.semantic.project import Summary, content_digest, summarize_source
 
 FORMAT = 2
+# A cache keeps the entries of at most this many files, and at most about this many bytes of
+# them: the most recently used (read or written) ones. Entries of files that no longer exist are
+# dropped whenever the cache is written. (One folder checked over and over never nears either:
+# keras/src with every rule: 770 files, 1.1 MB.)
+MAX_ENTRIES = 50_000
+MAX_BYTES = 64 * 1024 * 1024
 _TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by tflint-gpu.\n"
 
 
@@ -137,7 +143,10 @@ Stamp = Tuple[Any, ...]
 
 class Cache:
     """path -> (stamp, findings, deps), for one ``key`` (what decides the results
-    besides the file: the selection, per-file ignores) and linter version."""
+    besides the file: the selection, per-file ignores) and linter version. The entries
+    are kept in the order they were last used (read or written), the latest last; what is
+    written is bounded (``MAX_ENTRIES``, ``MAX_BYTES``: the latest kept) and holds no file that
+    is gone."""
 
     def __init__(self, directory: Optional[Path], key: str) -> None:
         self.path: Optional[Path] = None
@@ -187,29 +196,51 @@ class Cache:
     def get(self, path: str, valid: Optional[Callable[[str], bool]] = None) -> Optional[List[Finding]]:
         """The findings cached for ``path`` if it is unchanged and ``valid(deps)``
         (the project modules they read are unchanged)."""
-        entry = self.entries.get(os.path.abspath(path))
+        key = os.path.abspath(path)
+        entry = self.entries.get(key)
         if entry is not None and entry[0] == self.stamp(path) and (valid is None or valid(entry[2])):
+            self.entries[key] = self.entries.pop(key)  # used last (kept first when written)
             return [_with_path(f, path) for f in entry[1]]
         return None
 
     def put(self, path: str, findings: List[Finding], deps: str = "") -> None:
         stamp = self.stamp(path)
         if stamp is not None:
-            self.entries[os.path.abspath(path)] = (stamp, findings, deps)
+            key = os.path.abspath(path)
+            self.entries.pop(key, None)
+            self.entries[key] = (stamp, findings, deps)
             self.dirty = True
 
     def save(self) -> None:
+        """Write the entries of files that still exist, the most recently used first to be
+        kept, at most ``MAX_ENTRIES`` and about ``MAX_BYTES``."""
         if self.path is None or not self.dirty:
             return
-        data = {"format": FORMAT,
-                "entries": {path: {"stamp": list(stamp), "findings": [finding_to_json(f) for f in findings],
-                                   "deps": deps}
-                            for path, (stamp, findings, deps) in self.entries.items()}}
-        _write_json(self.path, data)
+        kept: List[str] = []
+        size = 0
+        for path, (stamp, findings, deps) in reversed(list(self.entries.items())):
+            if len(kept) >= MAX_ENTRIES:
+                break
+            if not os.path.exists(path):
+                continue
+            text = json.dumps(path) + ":" + json.dumps(
+                {"stamp": list(stamp), "findings": [finding_to_json(f) for f in findings], "deps": deps},
+                separators=(",", ":"))
+            if size + len(text) > MAX_BYTES:
+                break
+            kept.append(text)
+            size += len(text) + 1
+        kept.reverse()  # read back in the order of use
+        _write_text(self.path, '{"format":%d,"entries":{%s}}' % (FORMAT, ",".join(kept)))
 
 
 def _write_json(path: Path, data: Any) -> None:
     """Write ``data`` to ``path`` in one step (a cache folder gets its marker files)."""
+    _write_text(path, json.dumps(data, separators=(",", ":")))
+
+
+def _write_text(path: Path, content: str) -> None:
+    """Write ``content`` (JSON) to ``path`` in one step (a cache folder gets its marker files)."""
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -219,7 +250,7 @@ def _write_json(path: Path, data: Any) -> None:
         handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, separators=(",", ":"))
+                out.write(content)
             os.replace(temporary, path)
         except BaseException:
             os.unlink(temporary)
@@ -274,8 +305,10 @@ class ProjectCache:
 
     def known(self, path: str) -> Optional[Summary]:
         """The summary of ``path`` when it has not changed since it was summarised."""
-        entry = self.files.get(os.path.abspath(path))
+        key = os.path.abspath(path)
+        entry = self.files.get(key)
         if entry is not None and entry[0] == Cache.stamp(path):
+            self.files[key] = self.files.pop(key)  # used last (kept first when written)
             return self.summaries.get(entry[1])
         return None
 
@@ -285,7 +318,9 @@ class ProjectCache:
         if stamp is None:
             return
         self.summaries[digest] = summary
-        self.files[os.path.abspath(path)] = (stamp, digest)
+        key = os.path.abspath(path)
+        self.files.pop(key, None)
+        self.files[key] = (stamp, digest)
         self.dirty = True
 
     def of_text(self, text: str) -> Optional[Summary]:
@@ -322,6 +357,9 @@ class ProjectCache:
     def save(self) -> None:
         if self.path is None or not self.dirty:
             return
+        # As the results' cache: the files that still exist, the most recently used MAX_ENTRIES.
+        files = [(p, entry) for p, entry in reversed(list(self.files.items())) if os.path.exists(p)]
+        self.files = dict(reversed(files[:MAX_ENTRIES]))
         used = {digest for _, digest in self.files.values()}
         _write_json(self.path, {"format": FORMAT,
                                 "summaries": {d: s.to_json() for d, s in self.summaries.items() if d in used},
