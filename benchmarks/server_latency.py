@@ -17,13 +17,25 @@ It starts ``tflint-gpu server`` and talks LSP to it over stdio, as an editor doe
   resident memory (``/proc``, Linux) is printed before and after, and the
   bound it is checked against (``MEMORY_BOUND_MIB``) with the verdict.
 
+* while a large document is checked (``--large``, sizes in bytes, default
+  300,000 and 4,500,000; ``--large-only`` skips the rows above): a small
+  document (``examples/TFG904/before.py``) is open; a large one, made of the
+  ``examples/*/before.py`` files repeated with their top-level defs renamed
+  (``synthetic_document``), is opened; until its diagnostics arrive, a hover
+  on the small document's first finding and an edit of the small document
+  (to its diagnostics) are timed, one after the other. Printed: their median
+  and worst, how long the large document took, and the server's resident
+  memory before the large document was opened and after its ``didClose``.
+
 Figures are printed, never asserted in a test: machines here are noisy.
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -57,6 +69,7 @@ class Client:
         self.lock = threading.Condition()
         self.published: Dict[str, List[float]] = {}
         self.counts: Dict[str, int] = {}  # diagnostics in the last publication of each document
+        self.last: Dict[str, list] = {}  # the last diagnostics of each document
         self.responses: Dict[int, dict] = {}
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
@@ -85,16 +98,18 @@ class Client:
                 if message.get("method") == "textDocument/publishDiagnostics":
                     self.published.setdefault(message["params"]["uri"], []).append(time.perf_counter())
                     self.counts[message["params"]["uri"]] = len(message["params"]["diagnostics"])
+                    self.last[message["params"]["uri"]] = message["params"]["diagnostics"]
                 elif "id" in message and "method" not in message:
                     self.responses[message["id"]] = message
                 self.lock.notify_all()
 
-    def request(self, method: str, params: dict) -> dict:
+    def request(self, method: str, params: dict, timeout: float = 120.0) -> dict:
         self.next_id += 1
         ident = self.next_id
         self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
         with self.lock:
-            self.lock.wait_for(lambda: ident in self.responses, timeout=120)
+            if not self.lock.wait_for(lambda: ident in self.responses, timeout=timeout):
+                raise SystemExit(f"no answer to {method} within {timeout} s")
             return self.responses.pop(ident)
 
     def notify(self, method: str, params: dict) -> None:
@@ -107,13 +122,18 @@ class Client:
                 raise SystemExit(f"no diagnostics for {uri} within {timeout} s")
             return self.published[uri][count - 1]
 
-    def open(self, path: Path, text: str) -> str:
+    def open(self, path: Path, text: str, wait: bool = True) -> str:
         uri = path.resolve().as_uri()
         seen = len(self.published.get(uri, []))
         document = {"uri": uri, "languageId": "python", "version": 1, "text": text}
         self.notify("textDocument/didOpen", {"textDocument": document})
-        self.wait_published(uri, seen + 1)
+        if wait:
+            self.wait_published(uri, seen + 1)
         return uri
+
+    def seen(self, uri: str) -> int:
+        with self.lock:
+            return len(self.published.get(uri, []))
 
     def rss_mib(self) -> Optional[float]:
         try:
@@ -159,7 +179,14 @@ def main(argv=None) -> int:
     parser.add_argument("--project", type=Path, help="the project whose files are opened (default: keras/src)")
     parser.add_argument("--changes", type=int, default=30)
     parser.add_argument("--open", type=int, default=300, help="files of the project to open for the memory row")
+    parser.add_argument("--large", default="300000,4500000",
+                        help="sizes (bytes, comma-separated) of the large documents checked while a small one is "
+                             "used; empty: none")
+    parser.add_argument("--large-only", action="store_true", help="only the rows of the large documents")
     args = parser.parse_args(argv)
+    sizes = [int(size) for size in args.large.split(",") if size.strip()]
+    if args.large_only:
+        return _measure_large(sizes)
     source_project = args.project or _keras_src()
     source_path = args.file or _thousand_lines(source_project)
     # A copy: the default excludes (as Ruff's) leave out anything under site-packages, so the
@@ -173,9 +200,10 @@ def main(argv=None) -> int:
         path = project / source_path.name
         shutil.copyfile(source_path, path)
     try:
-        return _measure(args, project, path, source_path)
+        _measure(args, project, path, source_path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    return _measure_large(sizes) if sizes else 0
 
 
 def _measure(args, project: Path, path: Path, shown: Path) -> int:
@@ -235,6 +263,99 @@ def _measure(args, project: Path, path: Path, shown: Path) -> int:
         verdict = "within" if after <= MEMORY_BOUND_MIB else "OVER"
         print(f"server memory: {before:.0f} MiB with one document, {after:.0f} MiB with {len(files) + 1} open "
               f"documents of {project} ({verdict} the {MEMORY_BOUND_MIB} MiB bound)")
+    return 0
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def synthetic_document(size: int) -> str:
+    """About ``size`` bytes of realistic TensorFlow code: the ``examples/*/before.py`` files one
+    after another, again and again, each copy's top-level defs and classes renamed (``name_7``)."""
+    parts = []
+    for path in sorted(EXAMPLES.glob("*/before.py")):
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        names = [node.name for node in tree.body
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+        parts.append((text, re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b") if names else None))
+    pieces, total, copy = [], 0, 0
+    while total < size:
+        text, defs = parts[copy % len(parts)]
+        if defs is not None:
+            text = defs.sub(lambda match: f"{match.group(1)}_{copy}", text)
+        pieces.append(text)
+        total += len(text.encode("utf-8")) + 1
+        copy += 1
+    return "\n".join(pieces)
+
+
+def _measure_large(sizes: List[int], timeout: float = 900.0) -> int:
+    """A small document's hover and diagnostics while each large document is checked, and the
+    server's memory before the large one is opened and after it is closed."""
+    workdir = Path(tempfile.mkdtemp(prefix="tflint-gpu-server-large-"))
+    try:
+        # No time budget: the whole check of the large document is measured (the default stops it at 60 s).
+        (workdir / "pyproject.toml").write_text("[tool.tflint-gpu]\nfile-timeout = 0\n")
+        small_path = workdir / "small.py"
+        small_text = (EXAMPLES / "TFG904" / "before.py").read_text(encoding="utf-8")
+        small_path.write_text(small_text)
+        client = Client(workdir)
+        try:
+            small = client.open(small_path, small_text)
+            first = client.last[small][0]["range"]["start"]
+            version = 1
+            for size in sizes:
+                text = synthetic_document(size)
+                path = workdir / f"large_{size}.py"
+                path.write_text(text)
+                time.sleep(1.0)
+                before = client.rss_mib()
+                opened = time.perf_counter()
+                large = client.open(path, text, wait=False)
+                hovers, edits = [], []
+                while client.seen(large) == 0 and time.perf_counter() - opened < timeout:
+                    sent = time.perf_counter()
+                    answer = client.request("textDocument/hover", {"textDocument": {"uri": small},
+                                                                   "position": first}, timeout=timeout)
+                    hovers.append(time.perf_counter() - sent)
+                    if not answer.get("result"):
+                        raise SystemExit(f"no hover on the small document: {answer}")
+                    version += 1
+                    seen = client.seen(small)
+                    sent = time.perf_counter()
+                    client.notify("textDocument/didChange", {
+                        "textDocument": {"uri": small, "version": version},
+                        "contentChanges": [{"text": small_text + f"\nx_{version} = {version}\n"}]})
+                    edits.append(client.wait_published(small, seen + 1, timeout=timeout) - sent)
+                    time.sleep(0.2)
+                if client.seen(large) == 0:
+                    client.wait_published(large, 1, timeout=timeout)
+                took = client.published[large][0] - opened
+                findings = client.counts[large]
+                peak = client.rss_mib()
+                client.notify("textDocument/didClose", {"textDocument": {"uri": large}})
+                client.request("textDocument/hover", {"textDocument": {"uri": small}, "position": first},
+                               timeout=timeout)
+                time.sleep(2.0)
+                after = client.rss_mib()
+                hover_ms = [x * 1000 for x in hovers]
+                edit_ms = [x * 1000 for x in edits]
+                print(f"large document of {len(text.encode('utf-8')):,} bytes ({text.count(chr(10)):,} lines): "
+                      f"diagnostics ({findings}) after {took:.1f} s")
+                print(f"  while it was checked, the small document's hover ({len(hover_ms)}): median "
+                      f"{statistics.median(hover_ms):.0f} ms, worst {max(hover_ms):.0f} ms; change -> diagnostics "
+                      f"({len(edit_ms)}): median {statistics.median(edit_ms):.0f} ms, worst {max(edit_ms):.0f} ms")
+                if before is not None and after is not None:
+                    print(f"  server memory: {before:.0f} MiB before opening it, {peak:.0f} MiB with it checked, "
+                          f"{after:.0f} MiB after its didClose")
+        finally:
+            client.close()
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     return 0
 
 

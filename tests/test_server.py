@@ -279,6 +279,223 @@ def test_neovim_receives_the_diagnostics_and_applies_the_quick_fix(tmp_path):
     assert path.read_text() == SOURCE.replace("tf.data.experimental.AUTOTUNE", "tf.data.AUTOTUNE")
 
 
+# -- availability (issue 34): a raw JSON-RPC client over the server's stdio ----------------------
+
+class RawClient:
+    """Talks LSP to ``tflint-gpu server`` byte by byte: any message can be sent (malformed ones
+    too), every publication is kept with its version and time, and the exit code is read."""
+
+    def __init__(self, root: Path) -> None:
+        import json
+        import subprocess
+        import threading
+
+        self.json = json
+        self.process = subprocess.Popen([sys.executable, "-m", "tflint_gpu", "server"], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=_env(), cwd=root)
+        self.lock = threading.Condition()
+        self.responses = {}
+        self.published = []  # (time, uri, version, diagnostics)
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+        self.request("initialize", {"processId": None, "rootUri": root.as_uri(), "capabilities": {}})
+        self.notify("initialized", {})
+
+    def _read(self) -> None:
+        import time
+
+        stream = self.process.stdout
+        while True:
+            length = 0
+            while True:
+                line = stream.readline()
+                if not line:
+                    return
+                if line in (b"\r\n", b"\n"):
+                    break
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":")[1])
+            message = self.json.loads(stream.read(length))
+            with self.lock:
+                if message.get("method") == "textDocument/publishDiagnostics":
+                    params = message["params"]
+                    self.published.append((time.monotonic(), params["uri"], params.get("version"),
+                                           params["diagnostics"]))
+                elif "method" not in message:
+                    self.responses[message.get("id")] = message
+                self.lock.notify_all()
+
+    def send_bytes(self, body: bytes) -> None:
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+
+    def send(self, message: dict) -> None:
+        self.send_bytes(self.json.dumps(message).encode("utf-8"))
+
+    def notify(self, method: str, params: dict) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def answer(self, ident, timeout: float = 60.0) -> dict:
+        with self.lock:
+            assert self.lock.wait_for(lambda: ident in self.responses, timeout=timeout), f"no answer to {ident}"
+            return self.responses.pop(ident)
+
+    def request(self, method: str, params, timeout: float = 60.0) -> dict:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.answer(self.next_id, timeout)
+
+    def publications(self, uri: str):
+        with self.lock:
+            return [p for p in self.published if p[1] == uri]
+
+    def wait_published(self, uri: str, count: int = 1, timeout: float = 120.0):
+        with self.lock:
+            assert self.lock.wait_for(lambda: len([p for p in self.published if p[1] == uri]) >= count,
+                                      timeout=timeout), f"no diagnostics for {uri}"
+            return [p for p in self.published if p[1] == uri][count - 1]
+
+    def open(self, path: Path, text: str, version: int = 1) -> str:
+        uri = path.as_uri()
+        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
+                                                              "version": version, "text": text}})
+        return uri
+
+    def rss_mib(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
+
+    def end(self, shutdown: bool = True) -> int:
+        if shutdown:
+            self.request("shutdown", None)
+        self.notify("exit", None)
+        return self.process.wait(timeout=60)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture
+def raw(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.tflint-gpu]\n")
+    client = RawClient(tmp_path)
+    client.root = tmp_path
+    yield client
+    client.kill()
+
+
+def _large_document(functions: int) -> str:
+    """Realistic TensorFlow code, ``functions`` defs long (about 190 bytes each)."""
+    parts = ["import tensorflow as tf\n"]
+    for i in range(functions):
+        parts.append(f"\n\ndef step_{i}(x):\n"
+                     f"    ds = tf.data.Dataset.range(8).batch(2).prefetch(tf.data.experimental.AUTOTUNE)\n"
+                     f"    return tf.reduce_sum(x) + {i}, ds\n")
+    return "".join(parts)
+
+
+def test_a_small_document_is_answered_while_a_large_one_is_checked(raw):
+    """A hover and an edit of a small document are answered while a large document (seconds of
+    analysis, minutes on a loaded machine) is being checked: the message loop never analyses."""
+    import time
+
+    small = raw.open(raw.root / "small.py", SOURCE)
+    finding = next(d for d in raw.wait_published(small)[3] if d["code"] == "TFG904")
+    large = raw.open(raw.root / "large.py", _large_document(8000))  # 1.5 MB
+    time.sleep(0.5)  # the large document's check has started
+    asked = time.monotonic()
+    hover = raw.request("textDocument/hover", {"textDocument": {"uri": small},
+                                               "position": finding["range"]["start"]}, timeout=600)
+    answered = time.monotonic()
+    assert "TFG904" in hover["result"]["contents"]["value"]
+    raw.notify("textDocument/didChange", {"textDocument": {"uri": small, "version": 2},
+                                          "contentChanges": [{"text": SOURCE + "\nx = 1\n"}]})
+    changed = raw.wait_published(small, 2, timeout=600)
+    assert changed[2] == 2 and "TFG904" in [d["code"] for d in changed[3]]
+    assert not raw.publications(large)  # all of this while the large document was being checked
+    assert answered - asked < 5.0 and changed[0] - answered < 5.0
+    raw.notify("textDocument/didClose", {"textDocument": {"uri": large}})  # its check is ended
+    assert raw.end() == 0
+
+
+def test_a_check_of_an_older_version_publishes_nothing(raw):
+    """A document changed while its check runs: only its newest version's diagnostics are published."""
+    path = raw.root / "edited.py"
+    uri = raw.open(path, _large_document(8000))
+    import time
+
+    time.sleep(0.5)
+    raw.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                          "contentChanges": [{"text": SOURCE}]})
+    first = raw.wait_published(uri, timeout=600)
+    assert first[2] == 2 and [d["code"] for d in first[3]].count("TFG904") == 1
+    time.sleep(1.0)
+    assert [p[2] for p in raw.publications(uri)] == [2]
+    assert raw.end() == 0
+
+
+def test_a_closed_large_document_leaves_no_memory_behind(raw):
+    """What a document's check took is given back when it closes: the server holds about no more
+    after ``didClose`` of a 570 KB document than before it was opened (generous: 60 MiB; its
+    check takes about 400 MiB)."""
+    import time
+
+    small = raw.open(raw.root / "small.py", SOURCE)
+    raw.wait_published(small)
+    time.sleep(0.5)
+    before = raw.rss_mib()
+    large = raw.open(raw.root / "large.py", _large_document(3000))
+    assert len(raw.wait_published(large, timeout=900)[3]) >= 3000
+    raw.notify("textDocument/didClose", {"textDocument": {"uri": large}})
+    raw.request("textDocument/hover", {"textDocument": {"uri": small}, "position": {"line": 0, "character": 0}})
+    time.sleep(1.0)
+    assert raw.rss_mib() - before < 60
+
+
+def test_every_request_gets_a_result_or_an_error(raw):
+    """Parameters of the wrong shape: -32602; JSON that does not parse: -32700; a message that is
+    not a JSON-RPC request: -32600 (LSP's base protocol). The server goes on answering after each."""
+    uri = raw.open(raw.root / "ok.py", SOURCE)
+    raw.wait_published(uri)
+    assert raw.request("textDocument/hover", {})["error"]["code"] == -32602  # no textDocument, no position
+    wrong = {"textDocument": {"uri": 5}, "position": {"line": "a", "character": 0}}
+    assert raw.request("textDocument/hover", wrong)["error"]["code"] == -32602
+    assert raw.request("textDocument/codeAction", {"textDocument": {"uri": uri}})["error"]["code"] == -32602
+    assert raw.request("textDocument/hover", None)["error"]["code"] == -32602  # no params at all
+    raw.send_bytes(b'{"jsonrpc": "2.0", "id": 90, "method": ')
+    assert raw.answer(None)["error"]["code"] == -32700
+    raw.send({"jsonrpc": "2.0", "id": 91, "method": 5, "params": {}})
+    assert raw.answer(91)["error"]["code"] == -32600
+    raw.send({"id": 92, "method": "textDocument/hover", "params": {}})  # no "jsonrpc"
+    assert raw.answer(92)["error"]["code"] == -32600
+    hover = raw.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 2, "character": 50}})
+    assert "TFG904" in hover["result"]["contents"]["value"]
+    assert raw.end() == 0
+
+
+def test_a_document_over_its_time_budget_gets_one_diagnostic(raw):
+    """`file-timeout` holds in the server (here in the child process checking a large document):
+    one error diagnostic saying so, as the command line's one line."""
+    folder = raw.root / "budget"
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text("[tool.tflint-gpu]\nfile-timeout = 1\n")
+    uri = raw.open(folder / "slow.py", _large_document(3000))
+    diagnostics = raw.wait_published(uri, timeout=600)[3]
+    assert [(d["message"], d["severity"]) for d in diagnostics] == [("analysis stopped after 1 s", 1)]
+    assert raw.end() == 0
+
+
+def test_exit_without_shutdown_exits_with_1(raw):
+    assert raw.end(shutdown=False) == 1
+
+
 LEGACY = textwrap.dedent("""\
     import os
     os.environ["TF_USE_LEGACY_KERAS"] = "1"
