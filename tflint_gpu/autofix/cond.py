@@ -12,6 +12,9 @@ rewrite is offered only when it is exact:
   (parameters, or names the new value reads, as in ``x = x * 2``): the false
   branch keeps them.
 
+No branch may read a parameter that is None unless the caller passes it
+(``teacher=None``): the ``if`` may have taken that branch only with a value.
+
 "Pure" means built from names, attribute reads, literals, operators,
 subscripts and calls of TensorFlow / ``keras.ops`` functions: in a graph
 ``tf.cond`` traces both branches, so Python side effects in either would run.
@@ -124,11 +127,24 @@ def cond_text(ctx, keras: bool, test: Test, true_values: Sequence[cst.BaseExpres
     return text, tuple(dict.fromkeys(test[1] + imports))
 
 
+def _reads_none_default(expr: cst.CSTNode, ctx) -> bool:
+    """Does ``expr`` read a parameter that is None unless the caller passes it (``teacher=None``)?
+    ``tf.cond`` traces both branches, so a branch the Python ``if`` took only with a value
+    (``teacher[:, t]``) would run on None too."""
+    if isinstance(expr, cst.Name):
+        return ctx.none_by_default(expr.value)
+    if isinstance(expr, cst.Attribute):
+        return _reads_none_default(expr.value, ctx)
+    return any(_reads_none_default(child, ctx) for child in children(expr))
+
+
 def if_expression(node: cst.IfExp, ctx, keras: bool,
                   test: Test) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
     """``a if c else b`` -> ``tf.cond(c, lambda: a, lambda: b)``, if both branches are pure;
     ``test``: ``c`` as tf.cond takes it."""
     if not (is_pure(node.body, ctx) and is_pure(node.orelse, ctx)):
+        return None
+    if _reads_none_default(node.body, ctx) or _reads_none_default(node.orelse, ctx):
         return None
     made = cond_text(ctx, keras, test, [node.body], [node.orelse])
     if made is None:
@@ -151,7 +167,7 @@ def if_statement(node: cst.If, ctx, keras: bool, test: Test) -> Optional[Tuple[c
         return None
     returns = _single_return(body), _single_return(orelse)
     if returns[0] is not None and returns[1] is not None:
-        if not all(is_pure(v, ctx) for v in returns):
+        if not all(is_pure(v, ctx) for v in returns) or any(_reads_none_default(v, ctx) for v in returns):
             return None
         made = cond_text(ctx, keras, test, [returns[0]], [returns[1]])
         return None if made is None else (_statement(f"return {made[0]}", node), made[1])
@@ -168,6 +184,8 @@ def if_statement(node: cst.If, ctx, keras: bool, test: Test) -> Optional[Tuple[c
         if false_assigned is None or set(false_assigned) != set(true_assigned):
             return None
         false_values = [false_assigned[name] for name in names]
+    if any(_reads_none_default(value, ctx) for value in [*true_assigned.values(), *false_values]):
+        return None
     made = cond_text(ctx, keras, test, [true_assigned[n] for n in names], false_values)
     return None if made is None else (_statement(f"{', '.join(names)} = {made[0]}", node), made[1])
 

@@ -125,7 +125,8 @@ class PythonControlFlowOnTensor(Rule):
     or a chained comparison (`0 < t < 5`) gets no fix: inside `tf.cond` it
     would still call `bool()` on a tensor, and a Python part such as `teacher
     is None` guards a branch (`teacher[:, t]`) that `tf.cond` would trace on
-    `None` too. Where the original
+    `None` too. For the same reason no branch may read a parameter that is
+    `None` unless the caller passes it (`teacher=None`). Where the original
     ran (a Keras layer called eagerly), `tf.cond` runs only the chosen branch
     and returns its value unchanged, even a Python number. Where it raised (any
     trace), the fix makes it run with the values the branches compute; in a
@@ -452,6 +453,23 @@ class PythonControlFlowOnTensor(Rule):
             note="no fix: in tf.cond's predicate, `or` on a tensor and a chained comparison still call bool() on "
                  "a tensor, and the traced else branch would subscript None (teacher is None); real code had "
                  "tf.cond(time == 0 or teacher is None, ...)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            @tf.function(autograph=False)
+            def step(x, teacher=None, scale=None):
+                if tf.reduce_sum(x) > 0:
+                    y = teacher[:, 0]
+                else:
+                    y = x[:, 0]
+                return y * 2.0 if tf.reduce_max(x) > 1.0 else y * scale
+            """,
+            at=[(5, 5, "Python `if` on a tensor where"), (9, 12, "Python `... if ... else ...` on a tensor where")],
+            note="no fix: a branch reads a parameter that is None unless the caller passes it (teacher=None); "
+                 "tf.cond traces both branches, so the fixed code would raise on None where the Python if never "
+                 "took that branch",
         ),
         flagged(
             """

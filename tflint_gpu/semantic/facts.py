@@ -138,6 +138,22 @@ class RuleContext:
         found = assigned(name, scope)
         return found is not None and found.scope is scope.function() and found.is_parameter
 
+    def none_by_default(self, name: str, scope: Optional[ScopeInfo] = None) -> bool:
+        """Is ``name``, read in ``scope``, a parameter of the innermost function there whose default
+        is ``None`` (``teacher=None``) and that the function never rebinds: ``None`` whenever the
+        caller leaves it out?"""
+        scope = scope or self.scope
+        found = assigned(name, scope)
+        function = scope.function()
+        if found is None or function is None or found.scope is not function or not found.is_parameter \
+                or len(found.own_values) != 1 or not isinstance(function.node, cst.FunctionDef):
+            return False
+        params = function.node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.name.value == name:
+                return isinstance(param.default, cst.Name) and param.default.value == "None"
+        return False
+
     # -- analyses ------------------------------------------------------
     def graph(self, scope: Optional[ScopeInfo] = None) -> Optional[GraphInfo]:
         """How the innermost function around ``scope`` runs, if as a graph."""
