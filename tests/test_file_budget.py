@@ -276,3 +276,36 @@ def test_an_interrupted_run_leaves_no_worker_running(tmp_path, how):
         for pid in workers:
             if _alive(pid):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_file_whose_analysis_would_take_too_much_memory_is_one_line(project, run_cli):
+    """Memory: about 1.2-3 KB a token; a file over ``MAX_FILE_TOKENS`` is reported as one that
+    cannot be read (as one over 8 MiB is: exit 1), without analysing it (nor summarising it for
+    the project index), and the others are checked."""
+    write(project, "a.py", SAMPLE)
+    write(project, "data.py", "import tensorflow as tf\nTABLE = [" + "1, " * 300_000 + "]\n")  # 600,000 tokens
+    started = time.monotonic()
+    code, out, err = run_cli("--jobs", "1", ".")
+    assert time.monotonic() - started < 60  # analysed, it would take about a minute and 1 GB
+    assert code == 1
+    assert err.strip() == ("tflint-gpu: error: ./data.py: 600,008 tokens, more than the 500,000 one file may "
+                           "have (its analysis would take about 1,800 MB); not analysed")
+    assert "a.py:9:16: TFG101" in out
+
+
+def test_no_file_of_keras_or_tf_keras_is_over_the_memory_limit():
+    import importlib.util
+
+    checked = 0
+    for package in ("keras", "tf_keras"):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(list(spec.submodule_search_locations)[0]) / "src"
+        for path in root.rglob("*.py"):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            assert run.over_token_limit(text, str(path)) is None
+            assert len(run._TOKEN.findall(text)) < run.MAX_FILE_TOKENS / 3  # a wide margin
+            checked += 1
+    if not checked:
+        pytest.skip("neither keras nor tf_keras is installed")

@@ -57,6 +57,14 @@ NOQA = "add-noqa"  # write `# noqa: CODE` on the findings' lines (``engine.fix.a
 PARALLEL_THRESHOLD = 8
 # A file larger than this is reported and skipped (generated code, data in a .py).
 MAX_FILE_BYTES = 8 * 1024 * 1024
+# A Python file of more tokens than this (``_TOKEN``: names, numbers, words and each other
+# character but spaces) is reported and skipped: the analysis holds 1.2-3.0 KB a token at its
+# peak (getrusage, measured on keras/src's largest files and on generated code, data and dense
+# literals; 20-30 KB a line of ordinary code), so this bounds one file's analysis near 0.6-1.5 GB.
+# The largest file of keras/src and tf_keras/src has 125,000; a token is at least a character,
+# so only longer texts are counted (a regular expression: 25 ms a 100,000 tokens).
+MAX_FILE_TOKENS = 500_000
+_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 @dataclass
@@ -225,6 +233,9 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
             result, new = process_notebook_data(data, path, rules, mode, unsafe, project)
         else:
             source = decode(data)
+            too_large = over_token_limit(source.text, path)
+            if too_large:
+                return failed(path, too_large, IO_ERROR)
             if project is not None:
                 full = os.path.abspath(path)
                 known = project.index.summaries.get(full)
@@ -239,6 +250,18 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
     if mode in (FIX, NOQA) and new is not None and not result.error:
         result.new_data, result.read_digest = new, digest(data)
     return result
+
+
+def over_token_limit(source: str, path: str) -> Optional[str]:
+    """The one line of a text with more than ``MAX_FILE_TOKENS`` tokens (its analysis would
+    take too much memory), else None."""
+    if len(source) <= MAX_FILE_TOKENS:
+        return None
+    tokens = _TOKEN.subn("", source)[1]
+    if tokens <= MAX_FILE_TOKENS:
+        return None
+    return (f"{path}: {tokens:,} tokens, more than the {MAX_FILE_TOKENS:,} one file may have (its analysis "
+            f"would take about {tokens * 3 // 1000:,} MB); not analysed")
 
 
 def write_result(result: FileResult, recheck: Callable[[str], FileResult], tree: Optional[str] = None) -> FileResult:
@@ -334,6 +357,8 @@ def _summarize_file(path: str) -> Tuple[str, Optional[str], Optional[Summary]]:
         if len(data) > MAX_FILE_BYTES:
             return path, None, None
         text = decode(data).text
+        if over_token_limit(text, path):  # the check reports it
+            return path, None, None
         return path, content_digest(data), on_large_stack(summarize_source, text, path)
     except Exception:  # unreadable, not Python: the check reports it
         return path, None, None
