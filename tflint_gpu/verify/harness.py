@@ -8,9 +8,11 @@ its ``verify`` options from here, runs without it.
 from __future__ import annotations
 
 import ast
+import json
 import os
 import pickle
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,6 +144,49 @@ def golden_check(rule: Type, before_path: Path, after_path: Path) -> Optional[st
     return None
 
 
+# The child's first lines, run with ``python -I`` (no current folder, script folder, PYTHON*
+# variables nor user site on its import path): the parent's import path without the current
+# folder, then this very tflint_gpu package by its path (an editable install or a source
+# checkout included, whatever the path holds), then the runner.
+_BOOTSTRAP = """\
+import importlib.util, json, os, sys
+package, path = sys.argv[1], json.loads(sys.argv[2])
+sys.path[:] = path + [entry for entry in sys.path if entry not in path]
+spec = importlib.util.spec_from_file_location(
+    "tflint_gpu", os.path.join(package, "__init__.py"), submodule_search_locations=[package])
+module = importlib.util.module_from_spec(spec)
+sys.modules["tflint_gpu"] = module
+spec.loader.exec_module(module)
+from tflint_gpu.verify.runner import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def child_path() -> List[str]:
+    """This process's import path for a child, less the current folder under any spelling
+    (``''``, ``.``, its full path): each entry made absolute, those that do not exist left out.
+    So TensorFlow installed in the user site or on ``PYTHONPATH`` is found as here, and a
+    ``tensorflow.py`` or ``tflint_gpu/`` in the folder ``verify`` was started from is not."""
+    try:
+        here: Optional[str] = os.path.realpath(os.getcwd())
+    except OSError:  # the current folder was removed: relative entries name nothing
+        here = None
+    path: List[str] = []
+    for entry in sys.path:
+        if not entry or not isinstance(entry, str) or (here is None and not os.path.isabs(entry)):
+            continue
+        full = os.path.abspath(entry)
+        if os.path.realpath(full) == here or not os.path.exists(full) or full in path:
+            continue
+        path.append(full)
+    return path
+
+
+def child_command(arguments: Sequence[str]) -> List[str]:
+    """The command that starts the runner with ``arguments``, isolated from the current folder."""
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, str(PACKAGE_DIR), json.dumps(child_path()), *arguments]
+
+
 def child_env(device: str) -> Dict[str, str]:
     env = dict(os.environ)
     env["TF_CPP_MIN_LOG_LEVEL"] = "3"
@@ -154,22 +199,25 @@ def child_env(device: str) -> Dict[str, str]:
 def run_child(file: Optional[Path], out: Path, *, size: str, repeat: int, device: str, timeout: float,
               before: Optional[Tuple[Path, Path]] = None, probe: bool = False) -> Dict[str, Any]:
     """Start the runner on ``file``; return its report (an ``error`` entry, phase ``child process``,
-    when it timed out or died). Paths are made absolute: the child runs in the file's directory."""
+    when it timed out or died). Paths are made absolute: the child runs isolated (``child_command``)
+    in an empty temporary folder of its own, never in the current folder or the example's."""
     file = file.resolve() if file is not None else None
-    command = [sys.executable, "-m", "tflint_gpu.verify.runner", str(file or ""), "--size", size,
-               "--repeat", str(repeat), "--out", str(Path(out).resolve())]
+    command = child_command([str(file or ""), "--size", size, "--repeat", str(repeat),
+                             "--out", str(Path(out).resolve())])
     if before is not None:
         command += ["--before-file", str(before[0].resolve()), "--before-result", str(before[1].resolve())]
     if device == "gpu":
         command.append("--require-gpu")
     if probe:
         command.append("--probe")
-    cwd = str(file.parent) if file is not None else None
+    cwd = tempfile.mkdtemp(prefix="tflint-verify-run-")
     try:
         done = subprocess.run(command, env=child_env(device), cwd=cwd, timeout=timeout,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     except subprocess.TimeoutExpired:
         return {"error": f"TimeoutExpired: no result within {timeout:g} s", "phase": "child process"}
+    finally:
+        shutil.rmtree(cwd, ignore_errors=True)
     if out.exists():
         with out.open("rb") as handle:
             return pickle.load(handle)

@@ -21,7 +21,11 @@ Keras's ``fit``/``predict``): before the example is imported, the class of
 With ``--before-result``, and when this file ran, it also imports
 BEFORE.py and records ``behaviour_changed(before_result, this_result)``.
 
-``--probe`` only reports the device and the TensorFlow version.
+``--probe`` only reports the device and the TensorFlow version (and, as every report,
+``package``: the folder of the tflint_gpu package this process runs).
+
+The harness starts it isolated from the current folder (``harness.child_command``:
+``python -I``, an empty temporary folder as the working folder).
 """
 from __future__ import annotations
 
@@ -217,7 +221,8 @@ def _tracing_count(function: Any) -> int:
 def run(args: argparse.Namespace) -> Dict[str, Any]:
     report: Dict[str, Any] = {"file": args.file, "device": None, "gpu": False, "tf_version": None,
                               "error": None, "error_type": None, "error_kinds": (), "phase": None,
-                              "seconds": [], "median": None, "result": None, "traces": None, "changed": None}
+                              "seconds": [], "median": None, "result": None, "traces": None, "changed": None,
+                              "package": os.path.dirname(os.path.abspath(sys.modules["tflint_gpu"].__file__))}
     phase = "import tensorflow"
     counter = TraceCounter()
     try:
