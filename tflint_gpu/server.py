@@ -1,9 +1,9 @@
 """``tflint-gpu server``: a language server over stdio (pygls 2, lsprotocol).
 
-It publishes diagnostics when a Python document is opened, changed (after a
-short pause in typing) or saved, each with its rule code and severity, and
-offers code actions: apply a finding's fix (safe; unsafe ones labelled as
-such, only where the rule has one), fix every safe finding of the document
+It publishes diagnostics when a Python document is opened, changed or saved,
+each with its rule code and severity, and offers code actions: apply a
+finding's fix (safe; unsafe ones labelled as such, only where the rule has
+one), fix every safe finding of the document
 (``source.fixAll.tflint-gpu``), and add ``# noqa: CODE`` to the line. Hovering
 over a finding shows the rule's summary and why it matters.
 
@@ -225,7 +225,7 @@ class _Child:
         # The package's folder first in the path, not the working folder (a checked project's
         # `tflint_gpu/` or `libcst.py` there is never imported); the working folder is the server's.
         code = (f"import sys; sys.path[0] = {PACKAGE_PARENT!r}; "
-                "from tflint_gpu.server import child_main; child_main()")
+                f"from tflint_gpu.server import child_main; child_main({os.getpid()})")
         self.process = await asyncio.create_subprocess_exec(
             sys.executable, "-c", code, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
         try:
@@ -243,10 +243,13 @@ class _Child:
         raise RuntimeError(f"{reply[1]}: {reply[2]}")
 
 
-def child_main() -> None:
+def child_main(parent: int = 0) -> None:
     """A child process's work: one job (``("check" | "fix", text, path)``, pickled) read from
     stdin, its outcome (``("ok", value)`` or ``("error", kind, message)``) written to stdout.
-    Whatever the analysis prints goes to stderr."""
+    Whatever the analysis prints goes to stderr. It dies with the server (``parent``)."""
+    from tflint_gpu.engine.run import die_with_parent
+
+    die_with_parent(parent)
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
