@@ -799,7 +799,10 @@ def build_server() -> TflintServer:
                         title=f"tflint-gpu: add `# noqa: {finding.code}` to this line",
                         kind=types.CodeActionKind.QuickFix, diagnostics=[diagnostic],
                         edit=ls.workspace_edit(uri, [noqa])))
-        if _kind_wanted(only, FIX_ALL) or _kind_wanted(only, types.CodeActionKind.SourceFixAll):
+        # A large document's fix-all (a child process, seconds to minutes) only when asked by kind, as
+        # on save: not for every lightbulb request an editor sends as the cursor moves.
+        asked = only is not None or len(checked.text) < LARGE_DOCUMENT
+        if asked and (_kind_wanted(only, FIX_ALL) or _kind_wanted(only, types.CodeActionKind.SourceFixAll)):
             fix_all = await ls.fix_all(uri, checked)
             if fix_all is not None:
                 actions.append(fix_all)
