@@ -582,15 +582,15 @@ def from_environment_yml(text: str, name: str) -> List[Evidence]:
 _QUOTE = r"""\\?["']"""
 # TensorFlow reads the variable when it is imported and takes exactly "1", "true" and "True"
 # (tensorflow/__init__.py; run under TF 2.21: "yes", "on" or "TRUE" leave tf.keras Keras 3).
-_TRUE = r"""(?:\\?["'])?\s*(?-i:(1|true|True))(?![\w.])"""
+_TRUE = r"""(?:\\?["']\s*)?(?-i:(1|true|True))(?![\w.])"""  # after a `\s*` of its own: one run of spaces, one reading
 # Loose (a shell, a .env file, a Dockerfile, prose): `TF_USE_LEGACY_KERAS=1`, `ENV TF_USE_LEGACY_KERAS 1`.
-_LEGACY_SET = re.compile(r"TF_USE_LEGACY_KERAS" + r"(?:" + _QUOTE + r")?\s*(?:\]\s*=|,|:|=|[ \t]+)\s*" + _TRUE,
+_LEGACY_SET = re.compile(r"TF_USE_LEGACY_KERAS" + r"(?:" + _QUOTE + r")?(?:\s*(?:\]\s*=|,|:|=)|[ \t])\s*" + _TRUE,
                          re.IGNORECASE)
 # In Python code and notebooks: the name as a string key set to a true value (`os.environ["..."] = "1"`,
 # `setdefault("...", "1")`, `putenv`, `{"...": "1"}`) or IPython's `%env ...=1`; not a message that
 # mentions `TF_USE_LEGACY_KERAS=True` in its text.
 _LEGACY_CODE = re.compile(r"(?:" + _QUOTE + r"TF_USE_LEGACY_KERAS" + _QUOTE + r"\s*(?:\]\s*=|,|:)\s*"
-                          r"|%(?:set_)?env\s+TF_USE_LEGACY_KERAS\s*=?\s*)" + _TRUE, re.IGNORECASE)
+                          r"|%(?:set_)?env\s+TF_USE_LEGACY_KERAS(?:\s*=)?\s*)" + _TRUE, re.IGNORECASE)
 # In a README: those, and shell commands (`export TF_USE_LEGACY_KERAS=1`, `set ...=1`,
 # `TF_USE_LEGACY_KERAS=1 python train.py`); not a sentence or a table naming the variable.
 _LEGACY_SHELL = re.compile(
