@@ -446,6 +446,24 @@ def test_a_check_of_an_older_version_publishes_nothing(raw):
     assert raw.end() == 0
 
 
+def test_a_burst_of_edits_is_checked_once_at_its_latest_version(raw):
+    """A document checked in the server's own worker thread (under 64 KiB) edited ten times while
+    its first check runs or waits: one publication, of the last version (no stale diagnostics, no
+    queue of old versions)."""
+    import time
+
+    text = SOURCE + _large_document(300)  # 42 KB
+    uri = raw.open(raw.root / "typed.py", text)
+    for version in range(2, 12):
+        text += f"\nx_{version} = {version}\n"
+        raw.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                              "contentChanges": [{"text": text}]})
+    assert raw.wait_published(uri, timeout=600)[2] == 11
+    time.sleep(2.0)
+    assert [p[2] for p in raw.publications(uri)] == [11]
+    assert raw.end() == 0
+
+
 def test_a_closed_large_document_leaves_no_memory_behind(raw):
     """What a document's check took is given back when it closes: the server holds about no more
     after ``didClose`` of a 420 KB document than before it was opened (generous: 60 MiB; a server

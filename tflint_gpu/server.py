@@ -295,7 +295,7 @@ class Protocol(LanguageServerProtocol):
     def structure_message(self, data: Dict[str, Any]):
         if "jsonrpc" not in data:
             return data
-        if "method" in data and not isinstance(data["method"], str) or "id" in data and not _valid_id(data["id"]):
+        if "method" in data and (not isinstance(data["method"], str) or "id" in data and not _valid_id(data["id"])):
             self.error(data.get("id"), INVALID_REQUEST, "Invalid Request: `method` must be a string, "
                                                         "`id` a number or a string")
             return ANSWERED
