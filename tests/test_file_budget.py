@@ -264,7 +264,10 @@ def test_an_interrupted_run_leaves_no_worker_running(tmp_path, how):
         assert len(workers) == 2, "the workers did not start"
         time.sleep(1.0)  # they are spinning on their files now
         process.send_signal(how)
-        process.wait(30)
+        _, err = process.communicate(timeout=30)
+        # One line for Ctrl-C (130); SIGTERM ends the run as it ends any process (128 + 15).
+        assert (process.returncode, err.decode().strip().splitlines()[-1:]) == (
+            (130, ["tflint-gpu: interrupted"]) if how == signal.SIGINT else (143, []))
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(_alive(pid) for pid in workers):
             time.sleep(0.1)

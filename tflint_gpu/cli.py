@@ -147,6 +147,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except config.ConfigError as error:
         print(f"tflint-gpu: error: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: the worker processes are ended (engine.run); no traceback
+        print("tflint-gpu: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
 
