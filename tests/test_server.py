@@ -464,6 +464,31 @@ def test_a_burst_of_edits_is_checked_once_at_its_latest_version(raw):
     assert raw.end() == 0
 
 
+def test_a_save_does_not_start_a_large_documents_check_again(raw):
+    """Saving a document whose check is under way (or done) for the text saved lets that check go
+    on: the same child process publishes, once."""
+    import time
+
+    path = raw.root / "saved.py"
+    uri = raw.open(path, _large_document(8000))
+    children = Path(f"/proc/{raw.process.pid}/task/{raw.process.pid}/children")
+    deadline = time.monotonic() + 120
+    while not children.read_text().split() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first = children.read_text().split()
+    assert first
+    raw.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    time.sleep(1.0)
+    assert children.read_text().split() in (first, [])  # the same child, or it has finished
+    raw.wait_published(uri, timeout=600)
+    time.sleep(1.0)
+    assert len(raw.publications(uri)) == 1
+    raw.notify("textDocument/didSave", {"textDocument": {"uri": uri}})  # checked already: nothing to do
+    time.sleep(1.0)
+    assert not children.read_text().split() and len(raw.publications(uri)) == 1
+    assert raw.end() == 0
+
+
 def test_a_closed_large_document_leaves_no_memory_behind(raw):
     """What a document's check took is given back when it closes: the server holds about no more
     after ``didClose`` of a 420 KB document than before it was opened (generous: 60 MiB; a server

@@ -395,6 +395,15 @@ class TflintServer(LanguageServer):
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    def under_way(self, uri: str) -> bool:
+        """Is the document's current text checked already, or a check of it waiting or running (a
+        save then needs no check of its own: a large document's would start again)?"""
+        checked = self.checked.get(uri)
+        document = self.workspace.text_documents.get(uri)
+        if document is not None and checked is not None and checked.text == document.source:
+            return True
+        return uri in self.waiting or uri in self.running
+
     def forget(self, key: str) -> None:
         """A closed document: its check ended or dropped, nothing of it kept."""
         self.generation[key] = self.generation.get(key, 0) + 1
@@ -732,7 +741,7 @@ def build_server() -> TflintServer:
             ls.reload()  # a configuration, or a module other documents import
         if uri_path(uri).endswith(CONFIG_FILES):
             ls.recheck_all()
-        else:
+        elif not ls.under_way(uri):
             ls.check(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
