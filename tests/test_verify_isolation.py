@@ -116,8 +116,7 @@ def test_verify_device_gpu_inside_a_repository_imports_none_of_its_modules(repos
 
 
 @needs_tensorflow
-def test_verify_device_cpu_imports_nothing_from_the_current_folder_nor_the_examples_folder(repository, tmp_path,
-                                                                                         capsys):
+def test_verify_device_cpu_imports_nothing_from_the_current_folder_nor_the_examples_folder(repository, capsys):
     repo, marker = repository
     root = examples(repo / "examples")  # the repository's own examples, --examples examples
     plant(root / "TFG201", marker)  # beside before.py and after.py too
@@ -125,5 +124,5 @@ def test_verify_device_cpu_imports_nothing_from_the_current_folder_nor_the_examp
                              "--format", "json"))
     assert not marker.exists(), marker.read_text()
     records = json.loads(capsys.readouterr().out)
-    assert [(r["verdict"], r["evidence"]) for r in records] == [("equivalent", records[0]["evidence"])], records
+    assert [r["verdict"] for r in records] == ["equivalent"], records
     assert code == 0
