@@ -603,3 +603,44 @@ class GAN(keras.Model):
          "self.mixed[0](data)": False,  # a layer and a loss: no single kind, so erring toward "not a tensor"
          "self.names[\"g\"](data)": False, "h(data)": True},
     )
+
+
+def test_objects_returned_by_same_module_functions_and_methods():
+    """`self.model = self.build_model()`: the attribute holds what the method always returns
+    (issue 35, attributes set from a method's return); a method that may return something else,
+    or nothing, or a call followed further, decides nothing."""
+    check(
+        PRELUDE
+        + """
+def make_net():
+    return keras.Sequential([layers.Dense(1)])
+
+def maybe_net(flag):
+    if flag:
+        return keras.Sequential([layers.Dense(1)])
+    return None
+
+def relay():
+    return make_net()
+
+class Agent:
+    def __init__(self):
+        self.model = self.build_model()
+        self.other = maybe_net(True)
+        self.far = relay()
+        self.plain = make_net()
+
+    def build_model(self):
+        net = keras.Sequential([layers.Dense(4)])
+        return net
+
+    def act(self, x):
+        probe1 = self.model(x)
+        probe2 = self.plain(x)
+        probe3 = make_net()(x)
+        probe_a = self.other(x)
+        probe_b = self.far(x)
+""",
+        {"self.model(x)": True, "self.plain(x)": True, "make_net()(x)": True,
+         "self.other(x)": False, "self.far(x)": False},
+    )

@@ -22,7 +22,7 @@ from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
 from tflint_gpu.semantic.target import NEWEST, Target
 from tflint_gpu.semantic.tensors import TensorInference
-from tflint_gpu.semantic.values import UNKNOWN, ValueKinds
+from tflint_gpu.semantic.values import KERAS, UNKNOWN, ValueKinds
 
 # A rule, as the engine sees it: a class with ``code``, ``name``, ``message``,
 # ``needs`` and ``node_types``, whose instances have ``visit_<NodeType>(node,
@@ -175,8 +175,8 @@ class RuleContext:
         no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
         made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
         define ``method``, or in Keras's own code."""
-        if self.value_kind(receiver) != UNKNOWN or self.keras_internals:
-            return False
+        if self.value_kind(receiver) not in (UNKNOWN, KERAS) or self.keras_internals:
+            return False  # a Keras object whose class is not told (made by a same-module function) is asked too
         if method and self.graphs.objects.defined(method):
             return False
         migration = self.migration

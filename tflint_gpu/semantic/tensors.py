@@ -368,31 +368,27 @@ class TensorInference:
     def _returns_tensor(self, function: ScopeInfo, seen: Set) -> bool:
         """Does every ``return`` of this same-module function (or lambda) return
         a tensor? Followed one level: no further calls are followed from there."""
-        if _FOLLOWING in seen:
-            return False
-        node = function.node
-        if isinstance(node, cst.Lambda):
-            values: List[cst.BaseExpression] = [node.body]
-        elif isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock):
-            if not bindings.always_returns(node.body.body):
-                return False
-            values = []
-            for inner in walk(node.body, skip=SCOPE_TYPES):
-                if isinstance(inner, (cst.Yield, cst.Await)):
-                    return False
-                if isinstance(inner, cst.Return):
-                    if inner.value is None:
-                        return False
-                    values.append(inner.value)
-            if not values:
-                return False
-        else:
+        values = None if _FOLLOWING in seen else _always_returned(function)
+        if not values:
             return False
         seen.add(_FOLLOWING)
         try:
             return all(self._is_tensor(value, function, seen) for value in values)
         finally:
             seen.discard(_FOLLOWING)
+
+    def _returns_object(self, function: ScopeInfo, seen: Set) -> Optional[str]:
+        """The object kind every ``return`` of this same-module function (or method) returns
+        (``self.model = self.build_model()``), or None; followed one level, as ``_returns_tensor``."""
+        values = None if _FOLLOWING in seen else _always_returned(function)
+        if not values:
+            return None
+        seen.add(_FOLLOWING)
+        try:
+            kinds = {self._object_kind(value, function, seen) for value in values}
+        finally:
+            seen.discard(_FOLLOWING)
+        return kinds.pop() if len(kinds) == 1 else None
 
     def _is_sequence(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set) -> bool:
         """Is ``expr`` a Python list or tuple of tensors?"""
@@ -514,7 +510,8 @@ class TensorInference:
                 cls = scope.lookup_class(func.value)
                 if cls is not None:
                     return self.class_kind(cls)
-            return None
+            target = self._callee(func, scope)
+            return self._returns_object(target, seen) if target is not None else None
         if isinstance(expr, cst.Name):
             return self._name_kind(expr.value, scope, seen)
         if isinstance(expr, cst.Attribute):
@@ -797,6 +794,19 @@ class TensorInference:
 
 # Markers kept in the `seen` set of one inference.
 _FOLLOWING = ("following",)  # inside the returns of a called function: follow no further
+
+
+def _always_returned(function: ScopeInfo) -> Optional[List[cst.BaseExpression]]:
+    """What a same-module function or lambda returns, one expression a ``return``: None unless it
+    always returns a value (a bare ``return``, a ``yield`` or ``await``, a path that falls off
+    the end: not one value)."""
+    node = function.node
+    if isinstance(node, cst.Lambda):
+        return [node.body]
+    if isinstance(node, cst.FunctionDef) and isinstance(node.body, cst.IndentedBlock) \
+            and bindings.always_returns(node.body.body):
+        return _returned_values(function) or None
+    return None
 _COMPREHENSION = "comprehension"  # (marker, name): a comprehension variable, not the function's binding
 _SEQUENCE = "sequence"
 _OBJECT = "object"
