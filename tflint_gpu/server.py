@@ -445,13 +445,15 @@ class TflintServer(LanguageServer):
 
     async def _check(self, key: str) -> None:
         small, large_slots, _ = self.gates()
+        started = False
         try:
             while True:
                 large = self.size(key) >= LARGE_DOCUMENT
                 async with (large_slots if large else small):  # type: ignore[attr-defined]
                     if (self.size(key) >= LARGE_DOCUMENT) != large:
                         continue
-                    self.waiting.discard(key)
+                    self.waiting.discard(key)  # a change from now on starts a check of its own
+                    started = True
                     generation = self.generation.get(key)
                     snapshot = self.snapshot(key)
                     if snapshot is None:
@@ -469,7 +471,8 @@ class TflintServer(LanguageServer):
         except Exception as error:
             self.crashed(uri_path(key), error)
         finally:
-            self.waiting.discard(key)
+            if not started:
+                self.waiting.discard(key)
             if key not in self.waiting and key not in self.running and key not in self.workspace.text_documents \
                     and self.workspace.get_notebook_document(notebook_uri=key) is None:
                 self.generation.pop(key, None)  # closed meanwhile
