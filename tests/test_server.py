@@ -391,6 +391,9 @@ def raw(tmp_path):
     client.kill()
 
 
+PROC = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc (Linux)")
+
+
 def _large_document(functions: int) -> str:
     """Realistic TensorFlow code, ``functions`` defs long (about 140 bytes each)."""
     parts = ["import tensorflow as tf\n"]
@@ -464,6 +467,7 @@ def test_a_burst_of_edits_is_checked_once_at_its_latest_version(raw):
     assert raw.end() == 0
 
 
+@PROC
 def test_a_save_does_not_start_a_large_documents_check_again(raw):
     """Saving a document whose check is under way (or done) for the text saved lets that check go
     on: the same child process publishes, once."""
@@ -489,6 +493,7 @@ def test_a_save_does_not_start_a_large_documents_check_again(raw):
     assert raw.end() == 0
 
 
+@PROC
 def test_a_closed_large_document_leaves_no_memory_behind(raw):
     """What a document's check took is given back when it closes: the server holds about no more
     after ``didClose`` of a 420 KB document than before it was opened (generous: 60 MiB; a server
@@ -540,6 +545,7 @@ def test_a_document_over_its_time_budget_gets_one_diagnostic(raw):
     assert raw.end() == 0
 
 
+@PROC
 def test_a_child_checking_a_document_dies_with_the_server(raw):
     """A server killed while a large document is checked leaves no process behind (the check of
     this 3.6 MB document takes a minute: its process is gone well before)."""
