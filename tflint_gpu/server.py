@@ -707,6 +707,12 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
+def _on_lines(findings: Sequence[Finding], first: int, last: int) -> List[Finding]:
+    """The findings on the 0-based lines ``first`` to ``last`` (a large document has thousands:
+    only these are made diagnostics and compared with the range asked about)."""
+    return [f for f in findings if f.row - 1 <= last and first <= f.end_row - 1]
+
+
 def _kind_wanted(only: Optional[Sequence[str]], kind: str) -> bool:
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
 
@@ -794,7 +800,7 @@ def build_server() -> TflintServer:
         only = params.context.only
         actions: List[types.CodeAction] = []
         if _kind_wanted(only, types.CodeActionKind.QuickFix):
-            for finding in checked.findings:
+            for finding in _on_lines(checked.findings, params.range.start.line, params.range.end.line):
                 diagnostic = ls.diagnostic(checked, finding)
                 if not _overlaps(diagnostic.range, params.range):
                     continue
@@ -827,7 +833,7 @@ def build_server() -> TflintServer:
             return None
         at = types.Range(start=params.position, end=params.position)
         parts = []
-        for finding in checked.findings:
+        for finding in _on_lines(checked.findings, params.position.line, params.position.line):
             diagnostic = ls.diagnostic(checked, finding)
             rule = describe(finding.code)
             if rule is not None and _overlaps(diagnostic.range, at):
