@@ -8,11 +8,11 @@ distribution and dtype, but a different random stream: those fixes are unsafe.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import keyword
+from tflint_gpu.semantic.api import arguments_by_name, keyword
 from tflint_gpu.rules.base import Safety
 
 # numpy creator -> (tf op, positional parameter names of the numpy function)
@@ -118,23 +118,6 @@ def _fits(value: object, dtype: str) -> bool:
     return isinstance(value, float) and category in ("float", "complex")
 
 
-def _args(call: cst.Call, names: Tuple[str, ...]) -> Optional[Dict[str, cst.BaseExpression]]:
-    """Map a call's arguments to parameter names; None if it uses * or unknown keywords."""
-    found: Dict[str, cst.BaseExpression] = {}
-    positional = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional >= len(names):
-                return None
-            found[names[positional]] = arg.value
-            positional += 1
-        else:
-            found[arg.keyword.value] = arg.value
-    return found
-
-
 class _Spelling:
     """TensorFlow names as the file spells them where the rewrite stands."""
 
@@ -191,7 +174,7 @@ def _deterministic(call: cst.Call, qualname: str, ctx, dtype: Optional[str], ext
                    tf: _Spelling) -> Optional[Rewrite]:
     code = ctx.module.code_for_node
     op, names = DETERMINISTIC[qualname]
-    args = _args(call, names + ("dtype",))
+    args = arguments_by_name(call, names + ("dtype",))
     if args is None:
         return None
     np_dtype = tf_dtype_of(args["dtype"], ctx) if "dtype" in args else None
@@ -270,7 +253,7 @@ def _random(call: cst.Call, qualname: str, ctx, dtype: Optional[str], extra: Lis
         shape = _shape_text([code(d) for d in dims]) if dims else None
     else:
         names = {"uniform": ("low", "high", "size"), "normal": ("loc", "scale", "size")}.get(short, ("size",))
-        args = _args(call, names)
+        args = arguments_by_name(call, names)
         if args is None or set(args) - set(names):
             return None
         shape = _size_shape(args["size"], ctx) if "size" in args else None

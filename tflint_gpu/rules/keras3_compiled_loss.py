@@ -4,6 +4,7 @@ from typing import Dict, List, Optional
 
 import libcst as cst
 
+from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.rules.base import CHANGES, IDENTICAL, Fix, Rule, Safety, clean, flagged
 
@@ -118,7 +119,7 @@ class Keras3CompiledLoss(Rule):
         if not keras3_self(node, ctx) or ctx.migration.guarded(node, ctx.scope):
             return
         call = self._called(node, ctx)
-        found = _arguments(call) if call is not None else None
+        found = arguments_by_name(call, _LOSS_PARAMS, known_only=True) if call is not None else None
         term = found.get("regularization_losses") if found is not None else None
         if term is not None and not _dropped(term):
             ctx.report(node.attr, "Keras 3 keeps `compiled_loss()` only as a deprecated shim that ignores "
@@ -411,25 +412,6 @@ def keras3_self(node: cst.Attribute, ctx) -> bool:
         return False
     base = ctx.migration.class_base(cls)
     return base is not None and base.split(".")[-1] in ("Model", "Sequential", "Functional")
-
-
-def _arguments(call: cst.Call) -> Optional[Dict[str, cst.BaseExpression]]:
-    """``compiled_loss``'s arguments by parameter name; None for ``*``/``**`` or one it has no place for."""
-    found: Dict[str, cst.BaseExpression] = {}
-    positional = 0
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            if positional >= len(_LOSS_PARAMS):
-                return None
-            found[_LOSS_PARAMS[positional]] = arg.value
-            positional += 1
-        elif arg.keyword.value in _LOSS_PARAMS and arg.keyword.value not in found:
-            found[arg.keyword.value] = arg.value
-        else:
-            return None
-    return found
 
 
 def _dropped(term: cst.BaseExpression) -> bool:

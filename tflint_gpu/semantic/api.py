@@ -185,6 +185,28 @@ def without_args(call: cst.Call, dropped: Sequence[cst.Arg],
     return call.with_changes(args=args)
 
 
+def arguments_by_name(call: cst.Call, names: Sequence[str],
+                      known_only: bool = False) -> Optional[Dict[str, cst.BaseExpression]]:
+    """``call``'s arguments by parameter name (positional ones take ``names`` in order). None when
+    the call unpacks ``*``/``**`` or has more positional arguments than names; with ``known_only``,
+    also when it passes a keyword ``names`` does not hold or one parameter twice."""
+    found: Dict[str, cst.BaseExpression] = {}
+    positional = 0
+    for arg in call.args:
+        if arg.star:
+            return None
+        if arg.keyword is None:
+            if positional >= len(names):
+                return None
+            found[names[positional]] = arg.value
+            positional += 1
+        elif not known_only or (arg.keyword.value in names and arg.keyword.value not in found):
+            found[arg.keyword.value] = arg.value
+        else:
+            return None
+    return found
+
+
 def named_positionals(call: cst.Call, names: Sequence[str], start: int = 0) -> Optional[Dict[cst.Arg, cst.Arg]]:
     """The positional arguments of ``call`` from ``start`` on, each given the keyword ``names`` has at its
     place (``names[0]`` for the argument at ``start``): {old argument: new one}. None when the call

@@ -138,22 +138,11 @@ class ModelOutputs:
         if made is None:
             return None
         call, where = made
-        qualname = self._qualname(call.func, where)
-        if qualname in _SEQUENTIAL:
-            layers = argument(call, 0, "layers")
-            if layers is not None:
-                value = layers
-                if isinstance(value, (cst.List, cst.Tuple)) and value.elements \
-                        and not isinstance(value.elements[-1], cst.StarredElement):
-                    return self.layer_activation(value.elements[-1].value, where)
-                return None
-            if isinstance(expr, cst.Name):
-                return self._last_added(expr.value, where)
-            return None
-        if qualname in _MODEL:
+        if self._qualname(call.func, where) in _MODEL:  # its outputs may end in an activation function
             outputs = argument(call, 1, "outputs")
             return self.tensor_activation(outputs, where) if outputs is not None else None
-        return None
+        layer = self._final_layer(expr, scope)
+        return self.layer_activation(*layer) if layer is not None else None
 
     def final_width(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[int]:
         """The size of the last axis of a model's output, where exact: the model is
@@ -201,15 +190,6 @@ class ModelOutputs:
             if tensor is not None and isinstance(tensor[0].func, (cst.Call, cst.Name)):
                 return tensor[0].func, tensor[1]
         return None
-
-    def _last_added(self, name: str, scope: ScopeInfo) -> Optional[str]:
-        added = [c for c in scope.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add"
-                 and isinstance(c.func.value, cst.Name) and c.func.value.value == name and len(c.args) == 1]
-        if not added:
-            return None
-        order = scope.flow_order()
-        last = max(added, key=lambda c: order.pre.get(id(c), -1))
-        return self.layer_activation(last.args[0].value, scope)
 
     def tensor_activation(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """How a symbolic tensor of a functional model is made: a layer called on a tensor, or an
