@@ -312,3 +312,42 @@ def test_no_file_of_keras_or_tf_keras_is_over_the_memory_limit():
             checked += 1
     if not checked:
         pytest.skip("neither keras nor tf_keras is installed")
+
+
+def test_a_stopped_budget_leaves_no_signal_behind_for_a_tracer():
+    """After a budget stopped work, a later lint under sys.settrace (coverage, a debugger) runs: the
+    pending stop was cleared with PyThreadState_SetAsyncExc(id, NULL), which left CPython 3.11's
+    'asynchronous exception' signal set, and a traced function's first instruction was retried
+    forever (the full test suite hung in test_growth after this file)."""
+    script = textwrap.dedent("""
+        import sys, time
+        from tflint_gpu.engine import budget as budgets
+        from tflint_gpu.engine.lint import on_large_stack, lint_source
+        from tflint_gpu.rules.base import all_rules
+
+        def spin(seconds):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                pass
+
+        for work in (lambda: on_large_stack(spin, 1000), lambda: spin(1000)):
+            try:
+                with budgets.time_budget(0.5):
+                    work()
+            except budgets.AnalysisTimeout:
+                pass
+        with budgets.time_budget(5):  # ends in time: nothing was sent
+            spin(0.1)
+        lines = [0]
+
+        def local(frame, event, arg):
+            lines[0] += 1
+            return local
+
+        sys.settrace(lambda frame, event, arg: local)
+        lint_source("import tensorflow as tf\\nx = tf.constant(1)\\n", "a.py", list(all_rules()))
+        sys.settrace(None)
+        print("traced", lines[0] > 1000)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "traced True", done.stderr[-2000:]

@@ -55,10 +55,11 @@ except (AttributeError, OSError):  # pragma: no cover - not CPython
     _SET_ASYNC_EXC = None
 
 
-def _inject(ident: int, exception: Optional[type]) -> None:
-    """Raise ``exception`` in thread ``ident`` at its next bytecode check; None clears a pending one."""
+def _inject(ident: int, exception: type) -> None:
+    """Raise ``exception`` in thread ``ident`` at its next check of the evaluation loop (never cleared
+    with NULL: see ``_absorb``)."""
     if _SET_ASYNC_EXC is not None:
-        _SET_ASYNC_EXC(ident, ctypes.py_object(exception) if exception is not None else ctypes.py_object())
+        _SET_ASYNC_EXC(ident, ctypes.py_object(exception))
 
 
 class Budget:
@@ -71,13 +72,15 @@ class Budget:
         self.threads: List[int] = []
         self.expired = False
         self.closed = False
+        self.injected: Optional[int] = None  # the thread the stop was sent to
 
     def expire(self) -> None:  # the watchdog's
         with self.lock:
             if self.closed or self.expired or not self.threads:
                 return
             self.expired = True
-            _inject(self.threads[-1], _Expired)
+            self.injected = self.threads[-1]
+            _inject(self.injected, _Expired)
 
 
 class _Local(threading.local):
@@ -103,15 +106,35 @@ def armed(budget: Optional[Budget]) -> Iterator[None]:
     with budget.lock:
         budget.threads.append(ident)
     _LOCAL.budget = budget
+    raised = False
     try:
         yield
+    except _Expired:
+        raised = True
+        raise
     finally:
         try:
             with budget.lock:
-                _inject(ident, None)  # one injected and not yet raised never reaches later code
-                budget.threads.remove(ident)
+                budget.threads.remove(ident)  # from here on the watchdog sends this thread nothing
+                pending = budget.injected == ident and not raised
+            if pending:
+                _absorb()  # one sent and not yet raised never reaches later code
         finally:
             _LOCAL.budget = previous
+
+
+def _absorb() -> None:
+    """Take a stop sent to this thread that its work ended before raising (the race at the deadline).
+    CPython raises it at the next check of its evaluation loop (a loop's backward jump). Clearing it
+    with ``PyThreadState_SetAsyncExc(id, NULL)`` instead leaves the interpreter's 'asynchronous
+    exception pending' signal set with nothing to raise (CPython 3.11): every later check then takes
+    the slow path, and under ``sys.settrace`` (coverage, debuggers) a function's first instruction
+    is retried forever."""
+    try:
+        for _ in range(1000):
+            pass
+    except _Expired:
+        pass
 
 
 class _Watchdog:
