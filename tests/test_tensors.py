@@ -644,3 +644,50 @@ class Agent:
         {"self.model(x)": True, "self.plain(x)": True, "make_net()(x)": True,
          "self.other(x)": False, "self.far(x)": False},
     )
+
+
+def test_parameters_take_the_objects_their_calls_pass():
+    """A model made in main() and passed on (issue 35, parameters): the parameter is what every call
+    of the module passes in its place or by its name (else its default), through a chain of helpers
+    and methods; not when the calls disagree, unpack *args, or none is seen."""
+    check(
+        PRELUDE
+        + """
+def run(model, x):
+    probe1 = model(x)
+    return relay(model, x)
+
+def relay(net, x, scale=None):
+    probe2 = net(x)
+    return x
+
+def by_name(x, keyword_model=None):
+    probe3 = keyword_model(x)
+
+def mixed(mixed_model, x):
+    probe_a = mixed_model(x)
+
+def unpacked(unpacked_model, x):
+    probe_b = unpacked_model(x)
+
+def never_called(lonely_model, x):
+    probe_c = lonely_model(x)
+
+class Trainer:
+    def fit(self, method_model, x):
+        probe4 = method_model(x)
+
+    def go(self, x):
+        self.fit(keras.Sequential([layers.Dense(1)]), x)
+
+def main(x, args):
+    net = keras.Sequential([layers.Dense(1)])
+    run(net, x)
+    by_name(x, keyword_model=net)
+    mixed(net, x)
+    mixed(lambda v: v, x)
+    unpacked(*args)
+""",
+        {"model(x)": True, "net(x)": True, "keyword_model(x)": True, "method_model(x)": True,
+         "mixed_model(x)": False, "unpacked_model(x)": False, "lonely_model(x)": False},
+    )

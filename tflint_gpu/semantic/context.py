@@ -146,6 +146,7 @@ class GraphAnalysis:
         self._keras_import: Optional[bool] = None
         self._vectorized: List[Tuple[cst.Call, ScopeInfo]] = []
         self._done: set = set()
+        self._call_sites: Optional[Dict[int, List[Tuple[cst.Call, ScopeInfo]]]] = None
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -158,7 +159,24 @@ class GraphAnalysis:
         self.datasets = None
         self._objects = None
         self._uses = None
+        self._call_sites = None
         self.model.release()
+
+    def call_sites(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:
+        """The calls of this module that call ``function`` directly: by a name (``train(model, opt)``,
+        ``step(x)`` for an instance ``step`` of a class whose ``__call__`` it is) or as
+        ``self.<method>(...)``; not through ``functools.partial``. Found once for every function."""
+        if self._call_sites is None:
+            sites: Dict[int, List[Tuple[cst.Call, ScopeInfo]]] = {}
+            for call, scope in self.model.index.get("Call", ()):
+                func = call.func
+                if func.__class__ is cst.Name or (func.__class__ is cst.Attribute and func.value.__class__ is cst.Name
+                                                  and func.value.value == "self"):
+                    target = self.function_scope(func, scope)
+                    if target is not None:
+                        sites.setdefault(id(target), []).append((call, scope))
+            self._call_sites = sites
+        return self._call_sites.get(id(function), [])
 
     def run(self) -> None:
         model = self.model

@@ -584,6 +584,12 @@ def children(node: cst.CSTNode) -> List[cst.CSTNode]:
     return found
 
 
+def all_params(params: cst.Parameters) -> List[cst.Param]:
+    """A def's or lambda's parameters in the order of their ``PARAM`` positions: positional-only,
+    positional, ``*args``, keyword-only, ``**kwargs``."""
+    return _all_params(params)
+
+
 def _all_params(params: cst.Parameters) -> List[cst.Param]:
     result = list(params.posonly_params) + list(params.params)
     if isinstance(params.star_arg, cst.Param):

@@ -610,7 +610,7 @@ class TensorInference:
                 return _NONE  # `ms += [m]`: its elements count as what the scope adds (container_additions)
             return None
         if marker == PARAM:
-            return self._param_kind(value[1], value[2], scope)
+            return self._param_kind(value[1], value[2], scope, seen)
         if marker == OPAQUE and isinstance(value[1], cst.WithItem):
             item = value[1]
             if item.asname is not None and isinstance(item.asname.name, cst.Name):
@@ -681,20 +681,58 @@ class TensorInference:
         finally:
             seen.discard(key)
 
-    def _param_kind(self, param: cst.Param, position: int, function: ScopeInfo) -> Optional[str]:
+    def _param_kind(self, param: cst.Param, position: int, function: ScopeInfo, seen: Set) -> Optional[str]:
         if param.star:
             return None
         cls = function.enclosing_class
-        if position == 0 and cls is not None and isinstance(function.node, cst.FunctionDef):
-            for decorator in function.node.decorators:
-                if isinstance(decorator.decorator, cst.Name) and decorator.decorator.value in (
-                        "staticmethod", "classmethod"):
-                    return None
+        method = cls is not None and isinstance(function.node, cst.FunctionDef) and not any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in function.node.decorators)
+        if position == 0 and method:
+            if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "classmethod"
+                   for d in function.node.decorators):
+                return None
             return self.class_kind(cls)  # self in a method of a Keras model, layer, loss, metric
         annotation = param.annotation
-        if annotation is None or param.default is not None:
+        if annotation is not None and param.default is None:
+            return base_kind(self.resolver.qualname(annotation.annotation, function))
+        return self._passed_kind(param, position - (1 if method else 0), function, seen)
+
+    def _passed_kind(self, param: cst.Param, index: int, function: ScopeInfo, seen: Set) -> Optional[str]:
+        """The kind every call of ``function`` in this module gives the parameter (issue 35: a model or
+        optimizer made in ``main()`` and passed to ``train(model, optimizer)``): the argument in its
+        place or of its name, else its default; through chains of such calls. None when the module
+        has no such call, when one unpacks ``*args``/``**kwargs``, or when they disagree (a call from
+        another module is not seen: what this module passes is what its own calls run with)."""
+        node = function.node
+        if not isinstance(node, cst.FunctionDef):
             return None
-        return base_kind(self.resolver.qualname(annotation.annotation, function))
+        sites = self.graphs.call_sites(function)
+        if not sites:
+            return None
+        positional = len(node.params.posonly_params) + len(node.params.params)
+        name = param.name.value
+        kinds = []
+        for call, where in sites:
+            given = None
+            place = 0
+            for arg in call.args:
+                if arg.star:
+                    return None
+                if arg.keyword is None:
+                    if place == index and index < positional:
+                        given = arg.value
+                    place += 1
+                elif arg.keyword.value == name:
+                    given = arg.value
+            if given is None:
+                given, where = param.default, function.parent or function
+                if given is None:
+                    continue  # a call that does not run (a TypeError), or fills it otherwise
+            if isinstance(given, cst.Name) and given.value == "None":
+                kinds.append(_NONE)
+                continue
+            kinds.append(self._object_kind(given, where, seen))
+        return _common(kinds)
 
     def class_kind(self, cls: ScopeInfo, _depth: int = 0) -> Optional[str]:
         """The kind of an instance of a same-module class, from its bases."""
