@@ -97,8 +97,9 @@ class DatasetMapWithoutParallelism(Rule):
     ```
 
     ## Fix safety
-    The fix adds `num_parallel_calls=tf.data.AUTOTUNE`. The order of the
-    elements is kept (`deterministic` defaults to True).
+    The fix adds `num_parallel_calls=tf.data.AUTOTUNE` (`tf.data.experimental.AUTOTUNE`
+    where the project's target is older than TF 2.4, which has only that name). The
+    order of the elements is kept (`deterministic` defaults to True).
 
     * `interleave`: safe when its function resolves, uses no random op, no
       `shuffle` and no Python (`tf.py_function`), and `cycle_length` is given

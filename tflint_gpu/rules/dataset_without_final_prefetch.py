@@ -67,7 +67,8 @@ class DatasetWithoutFinalPrefetch(Rule):
 
     ## Fix safety
     Safe: `prefetch` does not change the elements or their order. It appends
-    `.prefetch(tf.data.AUTOTUNE)` to the last stage only, never after an
+    `.prefetch(tf.data.AUTOTUNE)` (`tf.data.experimental.AUTOTUNE` where the target is
+    older than TF 2.4) to the last stage only, never after an
     intermediate one (a prefetch followed by more stages is TFG302's
     finding); in a parenthesised chain written one call per line, on a line
     of its own inside the parentheses. No fix where no name can spell

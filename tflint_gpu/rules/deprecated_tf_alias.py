@@ -49,7 +49,11 @@ class DeprecatedTfAlias(Rule):
     the fallback branch of a TensorFlow version test (`else:` of `if
     TF_VERSION >= (2, 4):`) or of an `except AttributeError:` is code for
     releases without the current name (`tf.data.AUTOTUNE` came in TF 2.4):
-    not reported.
+    not reported. Nor is an alias whose current name the project's target
+    lacks (`tf.data.AUTOTUNE` before TF 2.4, `reduce_retracing=` before 2.9,
+    `jit_compile=` before 2.5: the first releases are derived by
+    `scripts/derive_api_since.py`, each release installed and asked): there
+    the old name is the only one, and the fix would break the import.
 
     ## Why is this bad?
     The old names are deprecated and will go, as `lr=` and
@@ -141,6 +145,8 @@ class DeprecatedTfAlias(Rule):
                 or ctx.migration.except_fallback(node, ctx.scope):
             return  # code for releases without the current name, on purpose
         new = _ALIASES[qualname]
+        if not ctx.target_has(new):
+            return  # the project's TensorFlow has no current name yet (tf.data.AUTOTUNE came in 2.4)
         fix = None
         if isinstance(node.value, cst.Attribute) and node.value.attr.value == "experimental":
             fix = Fix(f"Use `{short_name(new)}`", Safety.SAFE, {node: node.with_changes(value=node.value.value)})
@@ -163,7 +169,7 @@ class DeprecatedTfAlias(Rule):
         if target not in _ALIAS_MODULES:
             return
         names = [dotted_name(alias.name) for alias in node.names]
-        aliased = [n for n in names if f"{target}.{n}" in _ALIASES]
+        aliased = [n for n in names if f"{target}.{n}" in _ALIASES and ctx.target_has(_ALIASES[f"{target}.{n}"])]
         if not aliased:
             return
         fix = None
@@ -185,7 +191,7 @@ class DeprecatedTfAlias(Rule):
 
     def _function(self, node: cst.Call, ctx) -> None:
         compile_arg = keyword(node, "experimental_compile")
-        if compile_arg is not None:
+        if compile_arg is not None and ctx.target_has("tensorflow.function(jit_compile=)"):
             if keyword(node, "jit_compile") is not None:
                 ctx.report(compile_arg, "`tf.function` given both `experimental_compile=` and `jit_compile=` "
                                         "raises ValueError: drop `experimental_compile=`")
@@ -194,7 +200,7 @@ class DeprecatedTfAlias(Rule):
                 ctx.report(compile_arg, "`experimental_compile=` is deprecated: `tf.function` calls it "
                                         "`jit_compile=`", fix)
         relax = keyword(node, "experimental_relax_shapes")
-        if relax is not None:
+        if relax is not None and ctx.target_has("tensorflow.function(reduce_retracing=)"):
             fix = None
             if _is_bool(relax.value) and keyword(node, "reduce_retracing") is None:
                 fix = Fix("Rename to `reduce_retracing=`", Safety.SAFE,

@@ -13,6 +13,7 @@ from typing import Container, Iterator, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.findings import Fix
+from tflint_gpu.semantic import api_since
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
 from tflint_gpu.semantic.model import SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
@@ -99,8 +100,14 @@ class RuleContext:
         is bound to something else here (a parameter or local named ``tf``).
         ``scope``: where the expression will stand (default: the current one);
         ``exact``: only an import of ``module`` itself will do (see
-        ``Resolver.module_alias``)."""
+        ``Resolver.module_alias``). A TensorFlow name the target lacks is spelled as the target
+        has it (``tf.data.experimental.AUTOTUNE`` before TF 2.4), or None (``semantic.api_since``)."""
         scope = scope or self.scope
+        if module == "tensorflow":
+            spelled = api_since.spelling(self.target, f"{module}.{attribute}")
+            if spelled is None:
+                return None
+            attribute = spelled[len(module) + 1:]
         alias = self.resolver.module_alias(module, scope, exact)
         imports: Tuple[str, ...] = ()
         if alias is None and not exact:
@@ -118,6 +125,11 @@ class RuleContext:
                 return None
             imports = (f"import {module} as {alias}" if alias != module else f"import {module}",)
         return cst.parse_expression(f"{alias}.{attribute}"), imports
+
+    def target_has(self, name: str) -> bool:
+        """Does the target TensorFlow have ``name`` (``tensorflow.data.AUTOTUNE``, or a keyword as
+        ``tensorflow.function(reduce_retracing=)``)? A fix writes only names it has."""
+        return api_since.available(self.target, name)
 
     def binding(self, name: str, at: Optional[cst.CSTNode] = None,
                 scope: Optional[ScopeInfo] = None) -> Optional[Binding]:
