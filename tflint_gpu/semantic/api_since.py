@@ -19,11 +19,20 @@ FALLBACKS = {
 }
 
 
+def _version(text: str) -> Tuple[int, int]:
+    major, minor = text.split(".")[:2]
+    return int(major), int(minor)
+
+
 @lru_cache(maxsize=1)
-def _table() -> Dict[str, Optional[Tuple[int, int]]]:
+def _data() -> Tuple[Dict[str, Optional[Tuple[int, int]]], Tuple[int, int]]:
     data = json.loads((Path(__file__).parent / "data" / "tf_api_since.json").read_text(encoding="utf-8"))
-    return {name: tuple(int(p) for p in version.split(".")[:2]) if version else None  # type: ignore[misc]
-            for name, version in data["since"].items()}
+    since_table = {name: _version(version) if version else None for name, version in data["since"].items()}
+    return since_table, min(_version(v) for v in data["derived_from"])
+
+
+def _table() -> Dict[str, Optional[Tuple[int, int]]]:
+    return _data()[0]
 
 
 def since(name: str) -> Optional[Tuple[int, int]]:
@@ -33,9 +42,12 @@ def since(name: str) -> Optional[Tuple[int, int]]:
 
 
 def available(target, name: str) -> bool:
-    """Can a fix write ``name`` for ``target`` (a ``semantic.target.Target``; None: the newest)?"""
+    """Can a fix write ``name`` for ``target`` (a ``semantic.target.Target``; None: the newest)? A
+    name the oldest release asked already has is not judged for an older target (not asked)."""
     first = since(name)
-    return first is None or target is None or target.tf is None or target.tf >= first
+    if first is None or first <= _data()[1] or target is None or target.tf is None:
+        return True
+    return target.tf >= first
 
 
 def spelling(target, name: str) -> Optional[str]:
