@@ -144,7 +144,7 @@ def _parses(path: Path) -> bool:
     try:
         ast.parse(path.read_bytes())
         return True
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # what CPython refuses, as the tool reads it
         return False
 
 

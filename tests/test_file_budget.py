@@ -351,3 +351,14 @@ def test_a_stopped_budget_leaves_no_signal_behind_for_a_tracer():
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "traced True", done.stderr[-2000:]
+
+
+def test_a_large_file_that_names_no_framework_is_not_refused(project, run_cli):
+    """The token cap bounds an analysis; a text that names neither TensorFlow nor Keras is never
+    analysed (the prefilter), so a vendored get-pip.py (a million tokens of base85) is not an
+    error (it was: exit 1 on a repository that ships one)."""
+    write(project, "a.py", SAMPLE)
+    write(project, "get_pip.py", "DATA = [" + "1, " * 300_000 + "]\n")  # 600,000 tokens, no framework
+    code, out, err = run_cli("--jobs", "1", ".")
+    assert "tokens" not in err
+    assert code == 1 and "a.py:9:16: TFG101" in out  # a.py's finding

@@ -42,7 +42,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from tflint_gpu.engine.budget import AnalysisTimeout, time_budget
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import add_noqa, fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse_problem, using_target
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, mentions_framework, parse_problem, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
@@ -254,8 +254,10 @@ def _process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool
 
 def over_token_limit(source: str, path: str) -> Optional[str]:
     """The one line of a text with more than ``MAX_FILE_TOKENS`` tokens (its analysis would
-    take too much memory), else None."""
-    if len(source) <= MAX_FILE_TOKENS:
+    take too much memory), else None. A text that names neither TensorFlow nor Keras is not
+    analysed (``lint.prefilter``), so it is not refused: a vendored get-pip.py (a 2 MB base85
+    blob, a million tokens) is read and passed as before."""
+    if len(source) <= MAX_FILE_TOKENS or not mentions_framework(source):
         return None
     tokens = _TOKEN.subn("", source)[1]
     if tokens <= MAX_FILE_TOKENS:
