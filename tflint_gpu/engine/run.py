@@ -514,6 +514,18 @@ def _ending_workers(pool: ProcessPoolExecutor):
             handler = None
     try:
         yield pool
+    except _Terminated as stop:
+        # SIGTERM ends the process as it ends any: the workers first, then at once. Leaving by the
+        # interpreter's exit instead ran concurrent.futures' exit hook, whose wake-up of the pool's
+        # manager thread could meet a pipe the shutdown had closed and print a traceback
+        # (OSError: Bad file descriptor; seen once in a CI run under load).
+        _kill_workers(pool)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # pragma: no cover - a closed stream
+                pass
+        os._exit(stop.code if isinstance(stop.code, int) else 143)
     except BaseException:
         _kill_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
