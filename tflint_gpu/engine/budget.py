@@ -13,8 +13,8 @@ LibCST's native code or a regular expression in C runs to its end first (the
 command line's main process also ends a worker far over the budget: ``engine.run``).
 The exception injected is a BaseException, so no ``except Exception`` of the
 analysis swallows it. Arming and disarming a thread happen under the budget's
-lock, with any exception still pending cleared at disarming: one never reaches
-a thread after its job is over.
+lock, and a stop sent to a thread whose work ended first is taken and dropped
+there at disarming (``_absorb``): one never reaches a thread after its job is over.
 """
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ from typing import Any, Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic import bindings
-from tflint_gpu.semantic.api import exact_argument
+from tflint_gpu.semantic.api import arguments_by_name, exact_argument
 from tflint_gpu.semantic.context import GraphAnalysis
 from tflint_gpu.semantic.model import (AUGMENTED, ITERATED, OPAQUE, PARAM, SCOPE_TYPES, UNPACKED, ScopeInfo, assigned,
                                      returns, walk)
@@ -695,13 +695,14 @@ class TensorInference:
         annotation = param.annotation
         if annotation is not None and param.default is None:
             return base_kind(self.resolver.qualname(annotation.annotation, function))
-        return self._passed_kind(param, position - (1 if method else 0), function, seen)
+        return self._passed_kind(param, 1 if method else 0, function, seen)
 
-    def _passed_kind(self, param: cst.Param, index: int, function: ScopeInfo, seen: Set) -> Optional[str]:
+    def _passed_kind(self, param: cst.Param, shift: int, function: ScopeInfo, seen: Set) -> Optional[str]:
         """The kind every call of ``function`` in this module gives the parameter (issue 35: a model or
         optimizer made in ``main()`` and passed to ``train(model, optimizer)``): the argument in its
         place or of its name, else its default; through chains of such calls. None when the module
-        has no such call, when one unpacks ``*args``/``**kwargs``, or when they disagree (a call from
+        has no such call, when one unpacks ``*args``/``**kwargs`` or passes more than it takes, or when
+        they disagree (``shift``: the leading parameters a call fills itself, ``self``; a call from
         another module is not seen: what this module passes is what its own calls run with)."""
         node = function.node
         if not isinstance(node, cst.FunctionDef):
@@ -709,21 +710,14 @@ class TensorInference:
         sites = self.graphs.call_sites(function)
         if not sites:
             return None
-        positional = len(node.params.posonly_params) + len(node.params.params)
-        name = param.name.value
+        positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
+        names = positional[shift:]  # what a call's positional arguments fill (after self)
         kinds = []
         for call, where in sites:
-            given = None
-            place = 0
-            for arg in call.args:
-                if arg.star:
-                    return None
-                if arg.keyword is None:
-                    if place == index and index < positional:
-                        given = arg.value
-                    place += 1
-                elif arg.keyword.value == name:
-                    given = arg.value
+            passed = arguments_by_name(call, names)
+            if passed is None:
+                return None  # *args / **kwargs, or more than it takes: not told
+            given = passed.get(param.name.value)
             if given is None:
                 given, where = param.default, function.parent or function
                 if given is None:
