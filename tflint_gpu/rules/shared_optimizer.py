@@ -31,7 +31,10 @@ class SharedOptimizer(Rule):
     Reported at the second call. Also one optimizer handed to `compile` again
     after layers were unfrozen in that code (`layer.trainable = True`; the
     freeze-then-fine-tune recipe): it was built at the first `fit` for the
-    variables trainable then.
+    variables trainable then. And a Keras optimizer made in a parameter's
+    default (`def compile(self, optimizer=keras.optimizers.Adam())`): Python
+    evaluates a default once, when the `def` runs, so every model compiled
+    with the defaults shares that one optimizer.
 
     ## Why is this bad?
     Since TF 2.11, `tf.keras.optimizers.Adam` and the others are the optimizers
@@ -61,7 +64,8 @@ class SharedOptimizer(Rule):
     ```
 
     ## Fix safety
-    No fix: making a second optimizer means choosing its name and settings,
+    No fix: making a second optimizer means choosing its name and settings
+    (for a default: `None`, and an optimizer made in the body when it is),
     and a model's training then no longer shares the step count. Not
     flagged: the same model's variables in both calls, an optimizer built
     with `build(...)`, TF 1 optimizers (`tf.compat.v1.train.*`) and
@@ -71,7 +75,10 @@ class SharedOptimizer(Rule):
     ## Measured effect
     TF 2.21 CPU, Keras 3.15 and tf_keras 2.21: the errors above on the second
     `apply_gradients` (examples/TFG602: fixes-error). With one optimizer per
-    model both steps run. TF 2.10 and older do not install on this Python;
+    model both steps run. A default optimizer, run by hand (Keras 3.15): two
+    instances of a model whose `compile(optimizer=keras.optimizers.Adam())`
+    passes it to `super().compile`: the same object, and the second's `fit`
+    raises the ValueError. TF 2.10 and older do not install on this Python;
     the boundary is TF 2.11's release note ("tf.keras.optimizers.Optimizer
     now points to the new Keras optimizer"), not measured here.
     """
@@ -80,7 +87,7 @@ class SharedOptimizer(Rule):
     name = "shared-optimizer"
     message = "One optimizer updates the variables of two models"
     needs = (("apply_gradients", "minimize", "compile"),)
-    reads_index = ("Call", "Assign")
+    reads_index = ("Call", "Assign", "FunctionDef")
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         if not ctx.target.at_least(NEW_OPTIMIZERS_TF):
@@ -107,6 +114,7 @@ class SharedOptimizer(Rule):
             keys, shown = owners
             calls.setdefault(id(origin[0]), []).append((call, scope, frozenset(keys), shown))
         self._recompiled(ctx)
+        self._defaults(ctx)
         for key, uses in calls.items():  # each in source order (the walk's index keeps it)
             if key in built or len(uses) < 2:
                 continue
@@ -119,6 +127,22 @@ class SharedOptimizer(Rule):
                                f"(ValueError: Unknown variable); give {shown} an optimizer of its own")
                     break
 
+
+    def _defaults(self, ctx) -> None:
+        """A Keras optimizer made in a parameter's default: Python evaluates a default once, when the
+        ``def`` runs, so every call that takes it (every model compiled with the defaults) gets the
+        same optimizer, built for the first model's variables."""
+        for function, scope in ctx.model.index.get("FunctionDef", ()):
+            params = function.params
+            found = [param for param in (*params.posonly_params, *params.params, *params.kwonly_params)
+                     if isinstance(param.default, cst.Call) and _keras_optimizer((param.default, scope), ctx)]
+            if found:  # one finding a def, at its first such default
+                names = ", ".join(f"`{param.name.value}`" for param in found)
+                ctx.report(found[0].default,
+                           f"This optimizer is made once, when the `def` runs, and shared by every call of "
+                           f"`{function.name.value}` that takes the default ({names}): from TF 2.11 (Keras 3 "
+                           f"and tf_keras) the second model it trains raises ValueError: Unknown variable; "
+                           f"default to None and make the optimizer in the body")
 
     def _recompiled(self, ctx) -> None:
         """``model.compile(optimizer=opt)`` again with the same optimizer after layers were unfrozen
@@ -196,7 +220,8 @@ def _keras_optimizer(origin: Tuple[cst.CSTNode, ScopeInfo], ctx) -> bool:
     if not isinstance(node, cst.Call):
         return False
     qualname = ctx.qualname(node.func, scope)
-    if qualname is None or not qualname.startswith("keras.optimizers.") or ".legacy." in qualname:
+    if qualname is None or not qualname.startswith("keras.optimizers.") or ".legacy." in qualname \
+            or ".schedules." in qualname:
         return False
     last = qualname.rsplit(".", 1)[1]
     return last[:1].isupper() and last not in ("Optimizer", "LossScaleOptimizer") or last == "get"
@@ -345,6 +370,40 @@ SharedOptimizer.cases = [
         """,
         note="the same model twice; one optimizer per model; an optimizer built for both; variables that "
              "cannot be told",
+    ),
+    flagged(
+        """
+        import keras
+
+        class Gan(keras.Model):
+            def compile(self,
+                        generator_optimizer=keras.optimizers.Adam(),
+                        discriminator_optimizer=keras.optimizers.Adam(learning_rate=1e-3, beta_1=0.5),
+                        **kwargs):
+                super().compile(**kwargs)
+                self.generator_optimizer = generator_optimizer
+                self.discriminator_optimizer = discriminator_optimizer
+
+        def fine_tune(model, optimizer=keras.optimizers.get("adam"), schedule=None, loss="mse"):
+            model.compile(optimizer=optimizer, loss=loss)
+        """,
+        at=[(5, 37, "This optimizer is made once, when the `def` runs, and shared by every call of `compile` "
+                    "that takes the default (`generator_optimizer`, `discriminator_optimizer`)"),
+            (12, 32, "This optimizer is made once, when the `def` runs")],
+        note="KhawajaAbaid/teras gans/gain.py:44 and ctgan.py:36: a second model compiled with the default "
+             "raises ValueError: Unknown variable at its first step (measured, Keras 3.15)",
+    ),
+    clean(
+        """
+        import keras
+
+        class Gan(keras.Model):
+            def compile(self, generator_optimizer=None, discriminator_optimizer="adam",
+                        schedule=keras.optimizers.schedules.ExponentialDecay(1e-3, 100, 0.9), **kwargs):
+                super().compile(**kwargs)
+                self.generator_optimizer = generator_optimizer or keras.optimizers.Adam()
+        """,
+        note="a None or string default (a new optimizer per call), a schedule (no variables)",
     ),
     clean(
         """
