@@ -116,7 +116,9 @@ class RemovedApiName(Rule):
     * names Keras 3 keeps only as stubs that raise when made:
       `tf.keras.optimizers.legacy.Adam()` (`ImportError`), also in the `if
       hasattr(tf.keras.optimizers, "legacy"):` branch TF 2.11-2.15 code takes
-      (Keras 3 has the attribute).
+      (Keras 3 has the attribute), and made through a name (`cls =
+      keras.optimizers.legacy.Adam if sys.platform == "darwin" else
+      keras.optimizers.Adam`, then `cls(learning_rate=lr)`).
 
     `tf.keras` and `keras` differ: TensorFlow 2.21's `tf.keras` still has
     `preprocessing.text` and the legacy backend functions; the table records
@@ -347,7 +349,7 @@ class RemovedApiName(Rule):
             removal = _lookup(_normal(raw, root, spelling), spelling, "attribute")
             if removal is None:
                 continue
-            if removal.stub and not self._called(part, ctx):
+            if removal.stub and not ctx.graphs.uses.value_called(part, ctx.scope):
                 return  # a stub raises only when made: a reference (isinstance, a base) works
             if self._guarded(part, ctx, "attribute", raw, removal.stub) or isinstance(
                     next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
@@ -359,11 +361,6 @@ class RemovedApiName(Rule):
             ctx.report(chain[target] if fixed is not None else part,
                        _message(message_raw, message_removal, spelling), fixed)
             return
-
-    @staticmethod
-    def _called(part: cst.Attribute, ctx) -> bool:
-        parent = next(iter(ctx.scope.ancestors(part)), None)
-        return isinstance(parent, cst.Call) and parent.func is part
 
     @staticmethod
     def _chain(node: cst.Attribute) -> List[cst.Attribute]:
@@ -529,6 +526,24 @@ class RemovedApiName(Rule):
                  "made (executed by the derivation): the TF 2.11-2.15 idiom breaks; a try catching ImportError, a "
                  "reference (isinstance, tensorflow/addons' KerasLegacyOptimizer) are fine; tf.compat.v2 has "
                  "enable_v2_behavior (not read against tf's names)",
+        ),
+        flagged(
+            """
+            import sys
+            from tensorflow import keras
+
+            def train(classifier, schedule):
+                optimizer_cls = keras.optimizers.legacy.Adam if sys.platform == "darwin" else keras.optimizers.Adam
+                classifier.compile(optimizer=optimizer_cls(learning_rate=schedule), loss="mse")
+                base = keras.optimizers.legacy.Optimizer if sys.platform == "darwin" else keras.optimizers.Optimizer
+                kind = keras.optimizers.legacy.SGD
+                kind = keras.optimizers.SGD
+                return isinstance(classifier.optimizer, base), kind()
+            """,
+            at=[(5, 21, "Keras 3's `tf.keras.optimizers.legacy.Adam` raises ImportError when made")],
+            note="kahst/BirdNET-Analyzer model.py:732: the class chosen by a conditional expression is made "
+                 "through the name (ImportError under Keras 3.15, run by hand); a class only given to isinstance, "
+                 "or rebound before the call, is not made",
         ),
         clean(
             """

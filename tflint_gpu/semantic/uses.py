@@ -358,6 +358,35 @@ class Uses:
             return self.uses_of(bound[0], binding.scope) if binding is not None and binding.kind == ASSIGNED else []
         return self.uses(function) or []
 
+    def value_called(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is the object ``expr`` (code of ``scope``) evaluates to called: ``expr(...)`` itself, or
+        ``expr`` is the value of an assignment to a name (or a branch of the conditional expression that
+        is: ``cls = A if c else B``) and a call of that name in its scope is reached by this
+        assignment (``cls(...)``)?"""
+        child: cst.CSTNode = expr
+        for parent in scope.ancestors(expr):
+            if isinstance(parent, cst.Call):
+                return parent.func is child
+            if isinstance(parent, cst.IfExp) and child is not parent.test:
+                child = parent
+                continue
+            if isinstance(parent, (cst.Assign, cst.AnnAssign)) and parent.value is child:
+                targets = [t.target for t in parent.targets] if isinstance(parent, cst.Assign) else [parent.target]
+                return any(isinstance(target, cst.Name) and self._name_calls_value(target.value, child, scope)
+                           for target in targets)
+            return False
+        return False
+
+    def _name_calls_value(self, name: str, value: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``name`` (bound in ``scope``) called somewhere ``value``, one of its assigned values, reaches?"""
+        for use in self.uses_of(name, scope):
+            if use.kind != "call":
+                continue
+            found = lookup(name, use.scope, use.name if use.scope is scope else None)
+            if found is not None and any(v is value for v in found.values):
+                return True
+        return False
+
     def error_expected(self, function: ScopeInfo) -> bool:
         """Is a call of the function where a TensorFlow runtime error is expected?"""
         for use in self.uses(function) or ():
