@@ -59,6 +59,9 @@ ALSO: Dict[str, Tuple[str, ...]] = {
     "removed-keras-argument": ("TFG9",),
     "deprecated-tf-alias": ("TFG918",),  # a deprecated argument (`from_generator(output_types=)`)
     "predict-in-loop": ("TFG407",),  # an eager `model(x)` per item, not `predict`
+    # `get_scaled_loss` on a LossScaleOptimizer object: TFG902 reads it from the derived table
+    # (TFG909 reports it on a model's `optimizer`, whose class cannot be read).
+    "keras3-optimizer-api": ("TFG902",),
 }
 
 

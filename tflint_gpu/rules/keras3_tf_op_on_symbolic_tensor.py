@@ -205,6 +205,115 @@ class Keras3TfOpOnSymbolicTensor(Rule):
             import numpy as np
             import tensorflow as tf
 
+
+            class Registration:
+                def __init__(self):
+                    self._inputs = None
+                    self._model = self.build_model()
+
+                def build_model(self):
+                    raise NotImplementedError
+
+                def build_inputs(self):
+                    return dict(image=tf.keras.Input((4,), name="image"))
+
+                def stack(self, image, label=None):
+                    images = []
+                    images.append(tf.expand_dims(image, axis=2))
+                    if label is not None:
+                        images.append(tf.expand_dims(label, axis=2))
+                    return tf.concat(images, axis=2)
+
+                def log_stats(self, tensor):
+                    return tf.reduce_mean(tensor, axis=1)
+
+
+            class Stacked(Registration):
+                def build_model(self):
+                    self._inputs = self.build_inputs()
+                    image = self._inputs["image"]
+                    self.log_stats(image)
+                    stacked = self.stack(image)
+                    return tf.keras.Model(inputs=self._inputs, outputs=tf.keras.layers.Flatten()(stacked))
+
+
+            class Checked(Registration):
+                def describe(self, tensor):
+                    if isinstance(tensor, tf.Tensor):
+                        return tf.reduce_mean(tensor)
+                    return None
+
+                def build_model(self):
+                    inputs = tf.keras.Input((4,))
+                    self.describe(inputs)
+                    return tf.keras.Model(inputs, inputs)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+
+            class Registration:
+                def __init__(self):
+                    self._inputs = None
+                    self._model = self.build_model()
+
+                def build_model(self):
+                    raise NotImplementedError
+
+                def build_inputs(self):
+                    return dict(image=tf.keras.Input((4,), name="image"))
+
+                def stack(self, image, label=None):
+                    images = []
+                    images.append(keras.ops.expand_dims(image, axis=2))
+                    if label is not None:
+                        images.append(tf.expand_dims(label, axis=2))
+                    return keras.ops.concatenate(images, axis=2)
+
+                def log_stats(self, tensor):
+                    return keras.ops.mean(tensor, axis=1)
+
+
+            class Stacked(Registration):
+                def build_model(self):
+                    self._inputs = self.build_inputs()
+                    image = self._inputs["image"]
+                    self.log_stats(image)
+                    stacked = self.stack(image)
+                    return tf.keras.Model(inputs=self._inputs, outputs=tf.keras.layers.Flatten()(stacked))
+
+
+            class Checked(Registration):
+                def describe(self, tensor):
+                    if isinstance(tensor, tf.Tensor):
+                        return tf.reduce_mean(tensor)
+                    return None
+
+                def build_model(self):
+                    inputs = tf.keras.Input((4,))
+                    self.describe(inputs)
+                    return tf.keras.Model(inputs, inputs)
+            """,
+            at=[(18, 23, "A Keras 3 KerasTensor cannot be passed to `tf.expand_dims`"),
+                (21, 16, "A Keras 3 KerasTensor cannot be passed to `tf.concat`"),
+                (24, 16, "A Keras 3 KerasTensor cannot be passed to `tf.reduce_mean`")],
+            run="""
+            model = Stacked()._model
+            y = model.predict({"image": np.ones((2, 4), np.float32)}, verbose=0)
+            """,
+            effect=FIXES_ERROR,
+            note="issue 35 (DeepReg's RegistrationModel): a dict of Inputs a method returns, kept in self._inputs "
+                 "and read by key in a subclass; methods of the base class given a KerasTensor by a call of "
+                 "the module (one is enough: that call raises), a list filled with one; not the parameter "
+                 "only its default fills (label), nor a method that tells tensors apart (isinstance)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
             inputs = tf.keras.Input((4, 6))
             left, right = tf.split(inputs, 2, axis=-1)
             h = tf.keras.layers.Dense(3)(left)

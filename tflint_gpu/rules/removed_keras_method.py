@@ -26,7 +26,8 @@ def _table_members() -> frozenset:
     global _TABLE_MEMBERS
     if _TABLE_MEMBERS is None:
         _TABLE_MEMBERS = frozenset(e["member"] for e in _table().entries()
-                                   if e["kind"] == "member" and (e.get("outcome") or {}).get("breaks"))
+                                   if e["kind"] == "member" and (e.get("outcome") or {}).get("breaks")) \
+            | _table().raising_members()
     return _TABLE_MEMBERS
 
 
@@ -228,6 +229,12 @@ class RemovedKerasMethod(Rule):
                 and getattr(parent, "target", None) is node:
             return  # setting it makes a plain attribute (reading it back works)
         short = cls.rsplit(".", 1)[1]
+        if removal.error == "NotImplementedError":
+            # kept only to raise (`add_metric`)
+            _report(ctx, node.attr, f"Keras 3 `{short}.{member}()` only raises NotImplementedError: pass the "
+                                    f"metric to `compile(metrics=...)` or update a `keras.metrics.Metric` "
+                                    f"made in `__init__`")
+            return
         message = f"Keras 3 `{short}` has no `{member}` ({removal.error})"
         fix = None
         if removal.replacement:
@@ -426,6 +433,80 @@ class RemovedKerasMethod(Rule):
                 (19, 12, "Keras 3 `Adam` has no `lr` (AttributeError): use `learning_rate` (not the same")],
             note="members from the derived migration table (executed on Keras 3 instances); a functional model "
                  "keeps output_shape (the table records it for Model: not reported); no exact rewrite",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            class Registration(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self._model = None
+                    self._model = self.build_model()
+
+                def build_model(self):
+                    \"\"\"Each subclass builds the functional model.\"\"\"
+
+                def log(self, tensor):
+                    self._model.add_metric(tensor, name="mean", aggregation="mean")
+
+
+            class Dense(Registration):
+                def build_model(self):
+                    inputs = tf.keras.Input((3,))
+                    return tf.keras.Model(inputs=inputs, outputs=tf.keras.layers.Dense(1)(inputs))
+
+
+            class Trainer:
+                def __init__(self, optimizer, mixed):
+                    self.optimizer = optimizer
+                    if mixed:
+                        self.optimizer = tf.keras.mixed_precision.LossScaleOptimizer(self.optimizer)
+
+                def step(self, loss):
+                    return self.optimizer.get_scaled_loss(loss)
+            """,
+            at=[(14, 21, "Keras 3 `Model.add_metric()` only raises NotImplementedError"),
+                (30, 31, "Keras 3 `LossScaleOptimizer` has no `get_scaled_loss` (AttributeError)")],
+            note="issue 35 (DeepReg, TensorFlowTTS): the object is what the module's defs make: every override of "
+                 "build_model returns a functional Model (the abstract one returns nothing), so self._model is "
+                 "one; self.optimizer may be a parameter or a LossScaleOptimizer, and get_scaled_loss is read "
+                 "because it is the latter (Keras 3.15, run by hand: NotImplementedError, AttributeError)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+
+            class Own:
+                def get_scaled_loss(self, loss):
+                    return loss
+
+
+            class Trainer:
+                def __init__(self, optimizer, mixed):
+                    self.optimizer = optimizer
+                    if mixed:
+                        self.optimizer = Own()
+
+                def step(self, loss):
+                    return self.optimizer.get_scaled_loss(loss)
+
+
+            class Mixed:
+                def __init__(self, mixed):
+                    self.model = tf.keras.Model() if mixed else load()
+
+                def log(self, tensor):
+                    self.model.add_metric(tensor)
+
+
+            def load():
+                return make()
+            """,
+            note="no Keras class among what may have made the object, or one source the module cannot tell "
+                 "(load() returns what make() returns: unknown) for a member any Model has",
         ),
         clean(
             """

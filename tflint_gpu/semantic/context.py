@@ -140,6 +140,7 @@ class GraphAnalysis:
         self.datasets = DatasetInference(self)
         self._bases: Dict[int, List[str]] = {}
         self._objects = None
+        self._flow = None
         self._uses = None
         self._other_backend: Optional[bool] = None
         self._module_flavour: Optional[str] = None
@@ -158,6 +159,7 @@ class GraphAnalysis:
         """Break the cycles between this analysis and the inferences that ask it (``ModuleModel.release``)."""
         self.datasets = None
         self._objects = None
+        self._flow = None
         self._uses = None
         self._call_sites = None
         self.model.release()
@@ -165,15 +167,23 @@ class GraphAnalysis:
     def call_sites(self, function: ScopeInfo) -> List[Tuple[cst.Call, ScopeInfo]]:
         """The calls of this module that call ``function`` directly: by a name (``train(model, opt)``,
         ``step(x)`` for an instance ``step`` of a class whose ``__call__`` it is) or as
-        ``self.<method>(...)``; not through ``functools.partial``. Found once for every function."""
+        ``self.<method>(...)`` (in the method's class, and in a same-module subclass that inherits it:
+        every definition the call may run); not through ``functools.partial``. Found once for every
+        function."""
         if self._call_sites is None:
             sites: Dict[int, List[Tuple[cst.Call, ScopeInfo]]] = {}
             for call, scope in self.model.index.get("Call", ()):
                 func = call.func
-                if func.__class__ is cst.Name or (func.__class__ is cst.Attribute and func.value.__class__ is cst.Name
-                                                  and func.value.value == "self"):
+                if func.__class__ is cst.Name:
                     target = self.function_scope(func, scope)
                     if target is not None:
+                        sites.setdefault(id(target), []).append((call, scope))
+                elif func.__class__ is cst.Attribute and func.value.__class__ is cst.Name \
+                        and func.value.value == "self":
+                    cls = scope.method_class()
+                    if cls is None:
+                        continue
+                    for target in self.objects.methods(cls, func.attr.value):
                         sites.setdefault(id(target), []).append((call, scope))
             self._call_sites = sites
         return self._call_sites.get(id(function), [])
@@ -756,6 +766,16 @@ class GraphAnalysis:
         if self._objects is None:
             self._objects = Objects(self)
         return self._objects
+
+    @property
+    def flow(self):
+        """Where values come from through the module's functions, methods and objects
+        (``semantic.flow.Flow``), built on first use."""
+        if self._flow is None:
+            from tflint_gpu.semantic.flow import Flow
+
+            self._flow = Flow(self)
+        return self._flow
 
     @staticmethod
     def describe(scope: ScopeInfo) -> str:

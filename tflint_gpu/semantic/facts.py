@@ -39,6 +39,9 @@ _CLASS_ALIASES = {"keras.models.Model": "keras.Model", "keras.models.Sequential"
                   "keras.Optimizer": "keras.optimizers.Optimizer"}
 
 
+_LOSS_SCALE = "keras.mixed_precision.LossScaleOptimizer"
+
+
 @dataclass
 class Report:
     rule: RuleClass
@@ -363,15 +366,33 @@ class RuleContext:
             if name is not None and not self.target.keras3:
                 return None
             if name is None:
-                if migration.object_flavour(receiver, self.scope) != KERAS3:
-                    return None
-                name = migration.object_class(receiver, self.scope)
+                if migration.object_flavour(receiver, self.scope) == KERAS3:
+                    name = migration.object_class(receiver, self.scope)
+            if name is None and member is not None:
+                name = self._possible_class(receiver, member)
         if name is None:
             return None
         from tflint_gpu.semantic.migration_table import table
 
         name = _CLASS_ALIASES.get(name, name)
         return name if table().known_class(name) else None
+
+    def _possible_class(self, receiver: cst.BaseExpression, member: str) -> Optional[str]:
+        """``keras.mixed_precision.LossScaleOptimizer`` when one of the calls that may have made
+        ``receiver`` made one and ``member`` is one of Keras 2's LossScaleOptimizer's own members that
+        Keras 3's lacks (``get_scaled_loss``: no other class of Keras or TensorFlow has it): the code
+        reads it because the object is that optimizer (``self.opt.get_scaled_loss(...)``, ``self.opt``
+        bound to a parameter and, when mixed precision is on, to ``LossScaleOptimizer(self.opt)``)."""
+        from tflint_gpu.semantic.migration_table import table
+
+        removal = table().removed_member(_LOSS_SCALE, member)
+        if removal is None or removal.qualname != _LOSS_SCALE:
+            return None
+        for name in self.migration.possible_classes(receiver, self.scope):
+            # Keras 2.4's experimental spelling is the class Keras 2 later kept as `mixed_precision.X`
+            if name.replace("keras.mixed_precision.experimental.", "keras.mixed_precision.") == _LOSS_SCALE:
+                return _LOSS_SCALE
+        return None
 
     def keras3_callables(self, node: cst.Call, methods: Optional[Container[str]] = None) -> List[str]:
         """The migration table's names for what ``node`` calls under Keras 3: ``keras.layers.Dense``

@@ -148,6 +148,37 @@ class Migration:
         once and ``self.x`` attributes bound once in the class's family (a
         ``None`` binding aside, nothing appended or augmented); with ``params``, a
         parameter it was bound from stops the walk too (``(cst.Param, scope)``)."""
+        found = self._single_origin(expr, scope, depth, params)
+        if depth == 0 and not params:
+            if found is None:
+                found = self._flow_origin(expr, scope)
+            elif isinstance(found[0], cst.Call) and self.graphs.flow.functions(*found):
+                # made by a def of the module (`self.build_model()`): what its returns make
+                found = self._flow_origin(*found) or found
+        return found
+
+    def _flow_origin(self, expr: cst.BaseExpression, scope: ScopeInfo):
+        """The first call of the sources ``semantic.flow`` gives ``expr`` when every one is a call of the
+        same class or function (``self.model = self.build_model()`` where each override returns
+        ``tf.keras.Model(...)``), and nothing else may reach it (``None`` aside)."""
+        if not isinstance(expr, (cst.Name, cst.Attribute, cst.Subscript, cst.Call)):
+            return None
+        found = self.graphs.flow.sources(expr, scope)
+        values = found.values()
+        if found.unknown or not values or not all(isinstance(v, cst.Call) for v, _ in values):
+            return None
+        makers = set()
+        for call, where in values:
+            qualname = self.resolver.qualname(call.func, where)
+            if qualname is None and isinstance(call.func, cst.Name):
+                cls = where.lookup_class(call.func.value)
+                qualname = ("class", id(cls)) if cls is not None else None
+            if qualname is None:
+                return None
+            makers.add((qualname, self._call_flavour(call, where)))
+        return values[0] if len(makers) == 1 else None
+
+    def _single_origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int, params: bool):
         if depth > _DEPTH:
             return None
         if isinstance(expr, cst.Call):
@@ -350,7 +381,9 @@ class Migration:
         origin = self._origin(expr, scope)
         if origin is None:
             return None
-        call, where = origin
+        return self._call_class(*origin)
+
+    def _call_class(self, call: cst.Call, where: ScopeInfo) -> Optional[str]:
         qualname = self.resolver.qualname(call.func, where)
         if qualname is not None:
             if qualname in _MODEL_FACTORIES:
@@ -361,6 +394,20 @@ class Migration:
             if cls is not None:
                 return self.class_base(cls)
         return None
+
+    def possible_classes(self, expr: cst.BaseExpression, scope: ScopeInfo) -> List[str]:
+        """The Keras 3 classes of the calls that may have made ``expr`` (``semantic.flow``: every
+        binding of ``self.opt``, one of them ``LossScaleOptimizer(self.opt)`` and another a parameter),
+        when others may have made it too: what ``object_class`` cannot tell, as possibilities."""
+        if self.legacy_env:
+            return []
+        found = []
+        for value, where in self.graphs.flow.sources(expr, scope).values():
+            if isinstance(value, cst.Call) and self._call_flavour(value, where) == KERAS3:
+                made = self._call_class(value, where)
+                if made is not None and made not in found:
+                    found.append(made)
+        return found
 
     def class_base(self, cls: ScopeInfo) -> Optional[str]:
         """The nearest Keras base class (normalized) of a same-module class."""

@@ -76,6 +76,7 @@ class MigrationTable:
         self._positionals: Dict[str, dict] = {}  # callable -> its first positional parameter that moved
         self._positional_members: Optional[FrozenSet[str]] = None
         self._tf_positionals: Dict[str, List[dict]] = {}  # TF function -> its `name`/`keepdims` traps
+        self._raising: Dict[Tuple[str, str], dict] = {}  # (class, method) -> the outcome of any call of it
         self._safe_modes: Dict[Tuple[str, str], dict] = {}  # (callable, Keras flavour) -> its executed safe_mode
         for entry in data.get("entries", ()):
             kind = entry["kind"]
@@ -89,6 +90,12 @@ class MigrationTable:
                     self._node_api[entry["member"]] = entry["qualname"]
             elif kind == "keyword":
                 self._keywords[(entry["qualname"], entry["keyword"])] = entry
+                outcome = entry.get("outcome") or {}
+                if outcome.get("breaks") and outcome.get("with_or_without") \
+                        and outcome.get("error") == "NotImplementedError":
+                    # a method Keras 3 keeps only to raise, whatever it is given (`add_metric`)
+                    owner, _, member = entry["qualname"].rpartition(".")
+                    self._raising[(owner, member)] = outcome
             elif kind == "tf_name":
                 self._tf_names[entry["qualname"]] = entry
             elif kind == "positional":
@@ -156,6 +163,9 @@ class MigrationTable:
         for owner in [cls] + list(self.classes.get(cls, ())):
             entry = self._members.get((owner, member))
             if entry is None:
+                raising = self._raising.get((owner, member))
+                if raising is not None:
+                    return Removal("member", owner, raising["error"], raising["message"], None, False, "")
                 continue
             outcome = entry.get("outcome") or {}
             if not outcome.get("breaks"):
@@ -164,6 +174,10 @@ class MigrationTable:
             return Removal("member", owner, outcome["error"], outcome["message"], replacement.get("member"),
                            bool(replacement.get("exact")), replacement.get("why", ""))
         return None
+
+    def raising_members(self) -> FrozenSet[str]:
+        """Names of the methods Keras 3 keeps only to raise NotImplementedError (``add_metric``)."""
+        return frozenset(member for _, member in self._raising)
 
     def node_api_class(self, member: str) -> Optional[str]:
         """The Keras 2 class whose layer-node API ``member`` is (a member taking ``node_index``, such as

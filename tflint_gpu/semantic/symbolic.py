@@ -174,7 +174,20 @@ class SymbolicTensors:
             return any(self._holds(e.value, scope, seen, depth + 1, direct) for e in expr.elements)
         if direct and isinstance(expr, cst.Call) and self.resolver.qualname(expr.func, scope) in RAISES:
             return False
+        if isinstance(expr, cst.Name) and self._filled_with_symbolic(expr, scope, seen, depth):
+            return True
         return self._symbolic(expr, scope, seen, depth)
+
+    def _filled_with_symbolic(self, expr: cst.Name, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        """A list bound once to a display and filled by ``append``/``extend`` where one element put in
+        is symbolic: ``images = []; images.append(tf.expand_dims(x, 4)); tf.concat(images, 4)``."""
+        found = lookup(expr.value, scope, expr if id(expr) in scope.flow_order().pre else None)
+        if found is None or found.kind != ASSIGNED or found.writers or len(found.own_values) != 1 \
+                or not isinstance(found.own_values[0], cst.List):
+            return False
+        added = self.graphs.objects.container_additions(found.scope, expr.value)
+        return any(how == "add" and isinstance(value, cst.BaseExpression)
+                   and self._holds(value, found.scope, seen, depth + 1) for how, value, _ in added)
 
     def _symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
         key = (id(expr), id(scope))
@@ -201,7 +214,7 @@ class SymbolicTensors:
             return not isinstance(expr.operator, cst.Not) and self._symbolic(expr.expression, scope, seen, depth + 1)
         if isinstance(expr, cst.Subscript):
             return self._symbolic(expr.value, scope, seen, depth + 1) or self._list_of_symbolic(
-                expr.value, scope, seen, depth + 1)
+                expr.value, scope, seen, depth + 1) or self._item(expr, scope, seen, depth)
         if isinstance(expr, cst.Attribute):
             return self._attribute(expr, scope)
         if isinstance(expr, cst.Name):
@@ -282,6 +295,18 @@ class SymbolicTensors:
                 return self._parameter(value[1], value[2], scope, seen, depth)
         return False
 
+    def _item(self, expr: cst.Subscript, scope: ScopeInfo, seen: Set, depth: int) -> bool:
+        """``inputs["image"]`` of a dict (or list) every source of which holds a symbolic tensor
+        there: ``self._inputs = self.build_inputs()`` where ``build_inputs`` returns
+        ``dict(image=keras.Input(...), ...)`` (``semantic.flow``)."""
+        if not (isinstance(expr.value, (cst.Name, cst.Attribute, cst.Call, cst.Subscript))):
+            return False
+        found = self.graphs.flow.sources(expr, scope)
+        values = found.values()
+        if found.unknown or not values or any(value is expr for value, _ in values):
+            return False
+        return all(self._symbolic(value, where, seen, depth + 1) for value, where in values)
+
     def _list_of_symbolic(self, expr: cst.BaseExpression, scope: ScopeInfo, seen: Set, depth: int) -> bool:
         """Is ``expr`` a list/tuple display (or a name bound once to one) of symbolic tensors?"""
         if isinstance(expr, (cst.List, cst.Tuple)):
@@ -321,9 +346,14 @@ class SymbolicTensors:
 
     def _parameter(self, param: cst.Param, position: int, function: ScopeInfo, seen: Set, depth: int) -> bool:
         """Does every call of this same-module function pass a symbolic tensor for ``param`` (one
-        call is enough for a building block's input: its other calls may feed it its own output)?"""
-        if function.enclosing_class is not None or not isinstance(function.node, cst.FunctionDef):
+        call is enough for a building block's input: its other calls may feed it its own output)?
+        For a method, one call of the module that passes one is enough (``self.log_stats(inputs["x"])``
+        while building the model): what the method does to it runs on a KerasTensor there, unless
+        the method tells tensors apart (``is_keras_tensor``, ``isinstance``)."""
+        if not isinstance(function.node, cst.FunctionDef):
             return False
+        if function.enclosing_class is not None:
+            return self._method_parameter(param, function, seen, depth)
         calls = self._calls_of(function)
         if not calls:
             return self._building_block(param, function)
@@ -338,6 +368,20 @@ class SymbolicTensors:
         finally:
             seen.discard(key)
         return all(given) or (any(given) and self._building_block(param, function))
+
+    def _method_parameter(self, param: cst.Param, function: ScopeInfo, seen: Set, depth: int) -> bool:
+        passed = self.graphs.flow.passed(function, param)
+        if not passed or _tells_tensors_apart(function, self.graphs.model.source):
+            return False
+        key = ("param", id(param))
+        if key in seen:
+            self._cuts += 1
+            return False
+        seen.add(key)
+        try:
+            return any(self._holds(given, where, seen, depth + 1) for given, where in passed)
+        finally:
+            seen.discard(key)
 
     def _keras3_file(self) -> bool:
         """Is the Keras this file uses (if it names one) Keras 3: a module that builds through
@@ -425,6 +469,16 @@ class SymbolicTensors:
                     if target is not None:
                         self._calls.setdefault(id(target), []).append((call, where))
         return self._calls.get(id(function), [])
+
+
+_TELLING_APART = ("is_keras_tensor", "KerasTensor", "isinstance", "is_tensor", "is_symbolic")
+
+
+def _tells_tensors_apart(function: ScopeInfo, source: str) -> bool:
+    """Does the def's text name a check that tells a KerasTensor from a tensor?"""
+    node = function.node
+    text = cst.Module(body=[]).code_for_node(node)
+    return any(name in text for name in _TELLING_APART)
 
 
 def _argument_for(call: cst.Call, param: cst.Param, position: int) -> Optional[cst.BaseExpression]:
