@@ -66,8 +66,16 @@ class Keras3TfOpOnSymbolicTensor(Rule):
     block(inputs)`), a parameter of a building block (a def that hands it
     to a layer, `Conv2D(8, 3)(x)`, or to another project module's block,
     and that runs in no graph), and the output of another project module's
-    block (`common.conv_block(inputs, 64)`, through the project index). The
-    engine fact is `semantic.symbolic`.
+    block (`common.conv_block(inputs, 64)`, through the project index).
+    Through a module's classes too (`semantic.flow`): an item of a dict or
+    list a method returns or an attribute holds (`self._inputs =
+    self.build_inputs()` returning `dict(image=keras.Input(...))`, then
+    `self._inputs["image"]` in a subclass), a list filled with one
+    (`images.append(...)`; `tf.concat(images, 4)`), and a parameter of a
+    method one call of the module passes one to (`self.log_stats(image)`
+    while building the model: that call raises), unless the method tells
+    tensors apart (`isinstance`, `is_keras_tensor`). The engine fact is
+    `semantic.symbolic`.
 
     Only the TensorFlow functions measured to raise on a KerasTensor are
     reported: `scripts/derive_symbolic_ops.py` calls every public function

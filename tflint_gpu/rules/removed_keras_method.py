@@ -102,9 +102,17 @@ class RemovedKerasMethod(Rule):
       (`scripts/derive_migration.py`) records as removed from a Keras class
       and raising when read on a Keras 3 instance: `layer.add_update(...)`,
       `layer.output_shape`, `metric.get_weights()`,
-      `LossScaleOptimizer.get_scaled_loss`, `optimizer.lr`..., on an object
-      made by a Keras 3 call or on `self` in a Keras 3 subclass that neither
-      defines nor assigns the member (the table also records where a subclass
+      `LossScaleOptimizer.get_scaled_loss`, `optimizer.lr`..., and the
+      methods Keras 3 keeps only to raise `NotImplementedError`
+      (`model.add_metric(...)`), on an object made by a Keras 3 call (also
+      through the module's defs: `self._model = self.build_model()` where
+      every override returns `keras.Model(...)`) or on `self` in a Keras 3
+      subclass that neither defines nor assigns the member; a
+      LossScaleOptimizer's own members (`get_scaled_loss`,
+      `get_unscaled_gradients`) also on an object one binding of which is a
+      `LossScaleOptimizer(...)` (`self.opt = optimizer`, then, when mixed
+      precision is on, `self.opt = LossScaleOptimizer(self.opt)`): no other
+      class has them (the table also records where a subclass
       keeps a base's removed member: a functional `Model`'s `output_shape`, an
       RNN's `stateful`, not reported). Assignments (`layer.updates = []`) are
       not reported; a file reaching `keras.src` is not read against the table.
