@@ -95,6 +95,9 @@ class RemovedKerasMethod(Rule):
     * `model.fit_generator(...)`, `evaluate_generator(...)`,
       `predict_generator(...)` on a Keras model, or on an object of unknown
       kind in a file that uses Keras 3 only;
+    * `model.add_loss(x)` on a functional model (made by `keras.Model(inputs,
+      outputs)`, through names, attributes and the module's defs): Keras 3's
+      `Functional.add_loss` raises `NotImplementedError` whatever it is given;
     * `tf.keras.backend.learning_phase()` and `set_learning_phase(...)`;
     * `tf.keras.mixed_precision.experimental.*` (calls and imports; also gone
       from tf_keras 2.21);
@@ -262,6 +265,12 @@ class RemovedKerasMethod(Rule):
                 return
             if method in _GENERATORS:
                 self._generator(node, func, method, ctx)
+                return
+            if method == "add_loss" and len(node.args) == 1 and not ctx.keras_internals \
+                    and ctx.migration.is_functional_model(func.value, ctx.scope) \
+                    and ctx.migration.object_flavour(func.value, ctx.scope) == KERAS3:
+                _report(ctx, func.attr, "Keras 3 functional models' `add_loss()` raises NotImplementedError: add "
+                                        "the loss in a layer's `call()` (`self.add_loss(...)`) or in `compile(loss=...)`")
                 return
         qualname = ctx.call_name(node)
         if qualname is None:
@@ -481,6 +490,31 @@ class RemovedKerasMethod(Rule):
                  "build_model returns a functional Model (the abstract one returns nothing), so self._model is "
                  "one; self.optimizer may be a parameter or a LossScaleOptimizer, and get_scaled_loss is read "
                  "because it is the latter (Keras 3.15, run by hand: NotImplementedError, AttributeError)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            inp = tf.keras.Input((3,))
+            model = tf.keras.Model(inputs=inp, outputs=tf.keras.layers.Dense(1)(inp))
+            model.add_loss(tf.constant(1.0))
+            twin = tf.keras.Model(inp, inp)
+            twin.add_loss(1.0)
+
+
+            class Net(tf.keras.Model):
+                def call(self, x):
+                    self.add_loss(tf.reduce_mean(x))
+                    return x
+
+
+            net = Net()
+            """,
+            at=[(5, 7, "Keras 3 functional models' `add_loss()` raises NotImplementedError"),
+                (7, 6, "Keras 3 functional models' `add_loss()` raises NotImplementedError")],
+            note="issue 35 (DeepReg network.py:225, self._model.add_loss on the functional model build_model "
+                 "returns): Keras 3.15's Functional.add_loss raises NotImplementedError whatever it is given "
+                 "(run by hand; tf_keras 2.21 adds it); a subclass's own add_loss in call() is Keras 3's way",
         ),
         clean(
             """

@@ -14,8 +14,9 @@ import libcst as cst
 
 from tflint_gpu.findings import Fix
 from tflint_gpu.semantic import api_since
+from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
-from tflint_gpu.semantic.model import SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
+from tflint_gpu.semantic.model import DEF, IMPORT, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.repetition import Repetition
@@ -471,6 +472,60 @@ class RuleContext:
     def model_outputs(self):
         """How a Keras model the file builds makes its output (softmax, sigmoid, linear) and
         which losses take probabilities: an ``semantic.model_outputs.ModelOutputs``."""
+    def path_handoffs(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, str, Optional[cst.BaseExpression],
+                                                          Tuple[str, ...], str]]:
+        """The saves and loads of a model that the project def ``call`` calls makes, unchanged, at a
+        path an argument of ``call`` gives (``utils.save_weights(net, d + "g-{}.h5".format(n))`` where
+        ``def save_weights(model, filepath): model.save_weights(filepath)``): per save, (the path
+        argument, the method or the absolute dotted function the def calls, the argument that is its
+        receiver or saved model (None for ``load_model``), the other keywords the def's call passes,
+        the def as ``call`` names it). A def of this module or of another project module
+        (``semantic.project.ProjectIndex.saves``); empty without a project."""
+        project = self.resolver.project
+        func = call.func
+        known = None
+        if isinstance(func, cst.Name):
+            found = lookup(func.value, self.scope, func)
+            if found is not None and found.kind == DEF and found.scope.parent is None:
+                known = self._own_saves().get(func.value)
+            elif found is None or found.kind != IMPORT:
+                return []
+        if known is None and project is not None and isinstance(func, (cst.Name, cst.Attribute)):
+            qualname = self.resolver.raw_qualname(func, self.scope)
+            if qualname is not None and qualname.split(".", 1)[0] not in ("tensorflow", "keras", "tf_keras"):
+                known = project.saves(qualname)
+        if known is None:
+            return []
+        positional, saves = known
+        given = arguments_by_name(call, positional)
+        if given is None:
+            return []
+        written = cst.Module([]).code_for_node(func)
+        found_saves = []
+        for path, what, receiver, keywords in saves:
+            if path in given and (not receiver or receiver in given):
+                found_saves.append((given[path], what, given.get(receiver) if receiver else None, keywords, written))
+        return found_saves
+
+    def _own_saves(self):
+        """``Summary.saves`` of this file's own defs: from the summary the project index has of this
+        text (made with the index, not again), else (no project: a file checked alone) made once here."""
+        found = getattr(self, "_saves", None)
+        if found is None:
+            from tflint_gpu.semantic.project import summarize_source
+
+            project = self.resolver.project
+            summary = project.own_summary(self.model.source) if project is not None else None
+            if summary is None and project is not None and project.module is not None and not project.own_notebook:
+                summary = project.index.summary(project.module, project.deps)
+            if summary is None and project is None:
+                try:
+                    summary = summarize_source(self.model.source)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    summary = None
+            found = self._saves = summary.saves if summary is not None else {}
+        return found
+
         facts = getattr(self, "_model_outputs", None)
         if facts is None:
             from tflint_gpu.semantic.model_outputs import ModelOutputs

@@ -143,6 +143,27 @@ class Migration:
         node name the same object (each time that code runs)."""
         return self._origin(expr, scope, params=True)
 
+    def made_by(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[Tuple[cst.Call, ScopeInfo]]:
+        """(call, scope) of the call that made the object ``expr`` names, through names, ``self.x``
+        attributes and the module's defs (``semantic.flow``), or None when the file does not tell."""
+        found = self._origin(expr, scope)
+        return found if found is not None and isinstance(found[0], cst.Call) else None
+
+    def is_functional_model(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Was ``expr`` made by ``keras.Model(inputs, outputs)`` (a functional model, also as
+        ``inputs=``/``outputs=``)?"""
+        made = self.made_by(expr, scope)
+        if made is None:
+            return False
+        call, where = made
+        if self._call_class(call, where) != "keras.Model" or self.resolver.qualname(call.func, where) \
+                not in ("keras.Model", "keras.models.Model"):
+            return False
+        positional = [a for a in call.args if a.keyword is None and not a.star]
+        keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+        return len(positional) >= 2 or (len(positional) == 1 and "outputs" in keywords) \
+            or {"inputs", "outputs"} <= keywords
+
     def _origin(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0, params: bool = False):
         """(call, scope) that made the object ``expr`` names, following names bound
         once and ``self.x`` attributes bound once in the class's family (a
