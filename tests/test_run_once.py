@@ -111,6 +111,24 @@ def test_a_conditional_expression_that_keeps_the_state_otherwise_is_lazy():
     assert facts.lazy() == {"made": True, "other": False, "kept_other": False, "local": False}
 
 
+def test_a_block_that_fills_an_empty_container_it_tests_is_lazy():
+    # issue 35: `if not state: state.append(tf.Variable(...))` in a tf.function leaves one variable
+    # after 3 calls (TF 2.21, run by hand): the create-once idiom
+    facts = layer("""
+        if not self.slots:
+            self.slots.append(probe_appended())
+        if not self.cache:
+            self.cache["w"] = probe_stored()
+        if not self.seen:
+            self.other.append(1)
+            probe_fills_another()
+        local = []
+        if not local:
+            local.append(probe_local_list())
+    """)
+    assert facts.lazy() == {"appended": True, "stored": True, "fills_another": False, "local_list": False}
+
+
 def test_look_alike_guards_are_not_lazy():
     facts = layer("""
         if self.e < 10:

@@ -313,6 +313,23 @@ def _zero_rate(node: cst.Call) -> bool:
 
 
 LayerCreatedInGraph.cases = [
+    clean(
+        """
+        import tensorflow as tf
+
+        state = []
+
+
+        @tf.function
+        def step(x):
+            if not state:
+                state.append(tf.Variable(tf.zeros_like(x)))
+            state[0].assign_add(x)
+            return state[0]
+        """,
+        note="issue 35: the create-once idiom (the block fills the module-level list its test asks is "
+             "empty; 3 calls leave one variable, TF 2.21, run by hand)",
+    ),
     flagged(
         """
         import tensorflow as tf

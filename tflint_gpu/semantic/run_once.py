@@ -12,7 +12,9 @@ lazy blocks (``in_lazy_block(node, function)``, ``lazy_blocks(function)``)
     call (an attribute of the method's first parameter; a name bound at
     module level or in an eager enclosing function, or declared ``global``;
     an attribute or constant-key item of such a name) and the body sets ``E``
-    itself or calls a same-module function that, or whose callees, set it
+    itself, fills it (``E.append(v)``, ``extend``, ``add``, ``update``,
+    ``E[k] = v``: ``if not state: state.append(tf.Variable(...))``, the
+    create-once idiom), or calls a same-module function that, or whose callees, set it
     (``self._build(x)`` setting ``self._built = True``; ``self.build(...)``
     sets ``self.built``, as Keras does when ``build`` returns). After the
     first run the test fails, so the block runs once per object or program.
@@ -223,9 +225,12 @@ class RunOnce:
         helpers: List[ScopeInfo] = []
         for node in bindings.assignments_and_calls(body):
             if not isinstance(node, cst.Call):
-                if sets_state(node, key, function, module):
+                if sets_state(node, key, function, module) or _fills_state(node, key, function, module):
                     return True
                 continue
+            if isinstance(node.func, cst.Attribute) and node.func.attr.value in _FILLING \
+                    and state_key(node.func.value, function, module) == key:
+                return True  # `if not cache: cache.append(tf.Variable(...))`: no longer empty
             if key == SELF + ".built" and state_key(node.func, function, module) == SELF + ".build":
                 return True  # Keras sets `built` when `build` returns
             helper = self.graphs.function_scope(node.func, function)
@@ -356,6 +361,18 @@ def outlives_call(key: str, function: ScopeInfo) -> bool:
     if scope is None:
         return root in function.globals
     return scope is not function and outlives_trace(scope)
+
+
+# Methods that put something into a container (a test `not E` then fails).
+_FILLING = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "appendleft", "extendleft"})
+
+
+def _fills_state(node: cst.CSTNode, key: str, function: ScopeInfo, module: cst.Module) -> bool:
+    """``node`` is ``E[k] = v`` for the state ``key`` names (a dict or list no longer empty)."""
+    if not isinstance(node, cst.Assign):
+        return False
+    return any(isinstance(t.target, cst.Subscript) and state_key(t.target.value, function, module) == key
+               for t in node.targets)
 
 
 def sets_state(node: cst.CSTNode, key: str, function: ScopeInfo, module: cst.Module) -> bool:
