@@ -44,7 +44,10 @@ class Keras3PositionalArgumentMoved(Rule):
     signature, as Python does when the call runs (88 callables, those of
     `keras.applications` and `keras.datasets` included). Calls are those of
     Keras 3 objects and names (through `keras` or `tf.keras` under Keras 3),
-    and `compile` on a model made elsewhere (a parameter, another library's
+    the Keras 3 base's constructor a subclass calls (`super().__init__(lr,
+    beta_1, beta_2, epsilon, amsgrad, name)` in a subclass of `Adam`, whose
+    sixth parameter is `weight_decay` in Keras 3; a `**kwargs` fills no
+    positional parameter), and `compile` on a model made elsewhere (a parameter, another library's
     factory such as `segmentation_models.Unet`) in a file using Keras 3;
     `add_weight` is TFG916's.
 
@@ -98,9 +101,9 @@ class Keras3PositionalArgumentMoved(Rule):
     def visit_Call(self, node: cst.Call, ctx) -> None:
         positional = 0
         for arg in node.args:
-            if arg.star:
+            if arg.star == "*":
                 return
-            if arg.keyword is None:
+            if arg.keyword is None and not arg.star:  # (``**kwargs`` fills no positional parameter)
                 positional += 1
         if positional == 0:
             return
@@ -125,7 +128,7 @@ class Keras3PositionalArgumentMoved(Rule):
         position = entry["position"]
         what = short_name(entry["qualname"]).rsplit(".", 1)[-1] if entry["callable"] == "method" \
             else short_name(entry["qualname"])
-        arg = [a for a in node.args if a.keyword is None][position]
+        arg = [a for a in node.args if a.keyword is None and not a.star][position]
         if entry.get("keras3") is None:
             message = (f"Keras 3's `{what}` takes no {ordinal(position)} positional argument (Keras 2's "
                        f"`{entry['keras2']}`): TypeError")
@@ -232,6 +235,48 @@ Keras3PositionalArgumentMoved.cases = [
         at=[(4, 86, "Keras 3's `fit` takes no 17th positional argument (Keras 2's `max_queue_size`): "
                     "TypeError")],
         note="a parameter Keras 3 dropped: no fix",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        class AdamWeightDecay(tf.keras.optimizers.Adam):
+            def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, amsgrad=False,
+                         name="AdamWeightDecay", **kwargs):
+                super(AdamWeightDecay, self).__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad, name, **kwargs)
+        """,
+        at=[(6, 87, "the fifth positional argument of `keras.optimizers.Adam` is `amsgrad` in Keras 3")],
+        note="TensorSpeech/TensorFlowTTS adamweightdecay.py:93, written for TF 2.7's Adam (amsgrad, name): Keras "
+             "3's sixth parameter is weight_decay, so weight_decay='AdamWeightDecay' and the first "
+             "apply_gradients raises (Cast string to float, Keras 3.15, run by hand); the constructor a "
+             "super().__init__ runs is the Keras base's",
+    ),
+    clean(
+        """
+        import keras
+        import tf_keras
+
+        class Base(keras.optimizers.Adam):
+            def __init__(self, learning_rate, beta_1, beta_2, epsilon, amsgrad, name, **kwargs):
+                super().__init__(learning_rate, beta_1, beta_2, epsilon, amsgrad=amsgrad, name=name, **kwargs)
+
+            def apply_gradients(self, grads_and_vars, **kwargs):
+                return super().apply_gradients(grads_and_vars, **kwargs)
+
+        class Child(Base):
+            def __init__(self):
+                super().__init__(0.1, 0.9, 0.99, 1e-7, False, "child")
+
+        class Old(tf_keras.optimizers.Adam):
+            def __init__(self):
+                super().__init__(0.1, 0.9, 0.99, 1e-7, False, True)
+
+        class Other(keras.optimizers.Adam):
+            def __init__(self, *args):
+                super().__init__(*args)
+        """,
+        note="four positional arguments, then keywords and **kwargs (no positional argument); a same-module "
+             "base's own __init__; a Keras 2 base; *args",
     ),
     clean(
         """

@@ -412,15 +412,45 @@ class RuleContext:
             return [qualname] if qualname else []
         if isinstance(func, cst.Attribute):
             method = func.attr.value
+            base = self._super_class(func.value, method)
+            if base is not None and method == "__init__":  # super().__init__(...): the base's constructor
+                return [base] if methods is None or base.rsplit(".", 1)[1] in methods else []
             if methods is not None and method not in methods:
                 return []
-            cls = self.keras3_class(func.value, method)
+            cls = base if base is not None else self.keras3_class(func.value, method)
             if cls is None:
                 return []
             from tflint_gpu.semantic.migration_table import table
 
             return [f"{c}.{method}" for c in [cls] + list(table().bases_of(cls))]
         return []
+
+    def _super_class(self, receiver: cst.BaseExpression, member: str) -> Optional[str]:
+        """The Keras 3 class (the table's name) whose ``member`` ``super().member`` or ``super(C,
+        self).member`` runs, in a method of class ``C`` deriving from it when no same-module base of
+        ``C`` defines ``member``; else None."""
+        if not (isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Name)
+                and receiver.func.value == "super" and lookup("super", self.scope) is None):
+            return None
+        cls = self.scope.method_class()
+        if cls is None:
+            return None
+        args = receiver.args
+        if args and not (len(args) == 2 and isinstance(args[0].value, cst.Name) and args[0].value.value == cls.name
+                         and not args[0].star and not args[1].star):
+            return None  # super(Other, obj): another class's next base
+        migration = self.migration
+        if any(member in base.defs for base in migration.graphs.objects.mro(cls)[1:]):
+            return None
+        if migration.graphs.keras_flavour(cls) != KERAS3 or migration.legacy_env:
+            return None
+        name = migration.class_base(cls)
+        if name is None:
+            return None
+        from tflint_gpu.semantic.migration_table import table
+
+        name = _CLASS_ALIASES.get(name, name)
+        return name if table().known_class(name) else None
 
     @property
     def symbolic(self):
