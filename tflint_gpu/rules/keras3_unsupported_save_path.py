@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import libcst as cst
@@ -15,6 +16,8 @@ _CHECKPOINT = "keras.callbacks.ModelCheckpoint"
 # Endings that name a TensorFlow SavedModel directory or checkpoint, never a Keras 3 file.
 _TF_SUFFIXES = (".ckpt", ".tf", ".pb", ".savedmodel", ".model", ".index")
 _MODEL_FILES = (".keras", ".h5", ".hdf5")
+# A file name's suffix: a dot, a letter, letters and digits, at its end.
+_SUFFIX = re.compile(r"\.[a-z][a-z0-9]*$")
 # Keywords of Model.save/save_weights/load_weights in Keras 2 and 3.
 _KERAS_KEYWORDS = frozenset({"filepath", "overwrite", "include_optimizer", "signatures", "options", "save_traces",
                              "zipped", "skip_mismatch", "by_name", "max_shard_size"})
@@ -24,7 +27,8 @@ def _tf_format(ending: str) -> Optional[str]:
     """What a path ending names when Keras 3 cannot read or write it: "a SavedModel
     directory" (no suffix: a directory or a checkpoint prefix; or a TF suffix)."""
     last = ending.rstrip("/").rsplit("/", 1)[-1].lower()
-    if ending.endswith("/") or "." not in last:
+    if ending.endswith("/") or not _SUFFIX.search(last):
+        # no suffix: a name whose last dot is a version's ("Model_V2.4_FP32") has none either
         return "a SavedModel directory or checkpoint prefix"
     if last.endswith(_TF_SUFFIXES):
         return f"a `{last[last.rindex('.'):]}` TensorFlow path"
@@ -37,8 +41,11 @@ class Keras3UnsupportedSavePath(Rule):
     ## What it does
     Finds, in Keras 3 code (`keras`, or `tf.keras` under TensorFlow 2.16+),
     saving and loading calls whose path is known (a literal, `os.path.join`,
-    `+`, an f-string, `pathlib` `/`, through names) to name a TensorFlow
-    SavedModel directory or checkpoint instead of a Keras file:
+    `+`, an f-string, `%` or `.format()` text after the last field, `pathlib`
+    `/`, through names, a constant of another module of the project such as
+    `cfg.PB_MODEL` or `from settings import EXPORT_DIR` that no module
+    reassigns, a name read under `if path.endswith(".ckpt"):`) to name a
+    TensorFlow SavedModel directory or checkpoint instead of a Keras file:
 
     * `model.save(path)`, `keras.models.save_model(model, path)` with a path
       that has no suffix, ends in `/`, or ends in `.ckpt`, `.tf`, `.pb`...;
@@ -48,7 +55,18 @@ class Keras3UnsupportedSavePath(Rule):
     * `model.load_weights(path)` on a checkpoint path (no suffix, `.ckpt`);
     * `keras.callbacks.ModelCheckpoint(path)`: with `save_weights_only=True`,
       a path not ending in `.weights.h5`; without, one not ending in `.keras`
-      or `.h5` (`{epoch:02d}.hdf5` too).
+      or `.h5` (`{epoch:02d}.hdf5` too);
+    * a call of a function of the project (this module or another) that hands
+      its parameter unchanged to one of the calls above, reported at the
+      call that gives the path: `utils.save_weights(self.generator, d +
+      "generator-{}.h5".format(step))` where `utils.py` has `def
+      save_weights(model, filepath): model.save_weights(filepath)`. The
+      model is the argument given for the function's receiver parameter, and
+      must be a Keras 3 model there; a function that reads the path's suffix
+      (`path.endswith(".keras")` in an `if`) or rebinds it is not followed.
+
+    A path's last part whose last dot is not a suffix's (`Model_V2.4`,
+    `ckpt-1000` after `w.`) has no suffix.
 
     The model's Keras is that of the call that made it, else the file's; a
     receiver made by a non-Keras call (`tf.train.Checkpoint(...).save(prefix)`,
@@ -98,7 +116,10 @@ class Keras3UnsupportedSavePath(Rule):
     `load_model`).
 
     ## Measured effect
-    TensorFlow 2.21, Keras 3.15, CPU: the ValueErrors above; `save("m.keras")`,
+    TensorFlow 2.21, Keras 3.15, CPU: the ValueErrors above (also
+    `save_weights(d + "/generator-{}.h5".format(5))`,
+    `load_model(".../BirdNET_GLOBAL_6K_V2.4_Model")` and `save("model_v2.4_final")`,
+    `load_weights(".../weights-epoch2.ckpt")`); `save("m.keras")`,
     `save("m.h5")`, `save("m.hdf5")`, `save_weights("w.weights.h5")`,
     `load_weights` of `.keras`/`.weights.h5`, `ModelCheckpoint("cp.keras")`,
     `ModelCheckpoint("cp-{epoch:02d}.h5")` and `ModelCheckpoint("w.weights.h5",
@@ -121,8 +142,10 @@ class Keras3UnsupportedSavePath(Rule):
             if qualname in _SAVE_FUNCTIONS or qualname in _LOAD_FUNCTIONS or qualname == _CHECKPOINT:
                 if ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
                     self._function(node, qualname, ctx)
-            return
-        if not isinstance(node.func, cst.Attribute):
+                return
+        for path, what, receiver, keywords, helper in ctx.path_handoffs(node):
+            self._handed(ctx, path, what, receiver, keywords, helper)
+        if qualname is not None or not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
         if method not in ("save", "save_weights", "load_weights") or keyword(node, "save_format") is not None:
@@ -135,20 +158,54 @@ class Keras3UnsupportedSavePath(Rule):
         ending = ctx.path_ending(path)
         if ending is None or not self._keras3_model(node.func.value, ctx, method):
             return
+        message = self._method_message(method, ending, ctx)
+        if message is not None:
+            self._report(ctx, path, message)
+
+    def _method_message(self, method: str, ending: str, ctx) -> Optional[str]:
+        """What Keras 3's ``model.<method>(path)`` raises on a path ending in ``ending``, if it raises."""
         if method == "save":
             what = _tf_format(ending)
             if what is not None:
-                self._report(ctx, path, f"Keras 3 `save()` raises ValueError on {what}: end the path in `.keras` "
-                                        f"(or `.h5`), or write a SavedModel with `model.export(path)`")
+                return (f"Keras 3 `save()` raises ValueError on {what}: end the path in `.keras` "
+                        f"(or `.h5`), or write a SavedModel with `model.export(path)`")
         elif method == "save_weights":
             if not ending.endswith((".weights.h5", ".weights.json")):
-                self._report(ctx, path, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
-                                        "`.weights.h5` (no TF checkpoints)")
+                return "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF checkpoints)"
         else:
             what = self._loaded_format(ending, ctx)
             if what is not None:
-                self._report(ctx, path, f"Keras 3 `load_weights()` raises ValueError on {what}: it reads "
-                                        f"`.weights.h5`, `.keras` and `.h5` files only")
+                return (f"Keras 3 `load_weights()` raises ValueError on {what}: it reads "
+                        f"`.weights.h5`, `.keras` and `.h5` files only")
+        return None
+
+    def _handed(self, ctx, path: cst.BaseExpression, what: str, receiver: Optional[cst.BaseExpression],
+                keywords, helper: str) -> None:
+        """A path handed to a project def that saves or loads a model at it, unchanged (``ctx.path_handoffs``)."""
+        if "save_format" in keywords or any(k not in _KERAS_KEYWORDS and k != "compile" for k in keywords):
+            return
+        ending = ctx.path_ending(path)
+        if ending is None:
+            return
+        if "." not in what:  # model.save(path) / save_weights / load_weights on the receiver parameter
+            if receiver is None or not self._keras3_model(receiver, ctx, what):
+                return
+            message = self._method_message(what, ending, ctx)
+            call = f"`{what}()`"
+        else:
+            if what.startswith("tf_keras.") or ctx.migration.legacy_env or not ctx.target.keras3:
+                return
+            if receiver is not None and not self._keras3_model(receiver, ctx):
+                return
+            save = what.endswith("save_model")
+            found = _tf_format(ending) if save else self._loaded_format(ending, ctx)
+            message = None if found is None else (
+                f"Keras 3 `{'save_model' if save else 'load_model'}()` raises ValueError on {found}: it "
+                f"{'writes' if save else 'reads'} `.keras` and `.h5` files")
+            call = f"`{what.rsplit('.', 1)[-1]}()`"
+        if message is not None:
+            self._report(ctx, path, f"{message.split(':', 1)[0]}: `{helper}` passes this path to {call} "
+                                    f"unchanged{':' + message.split(':', 1)[1] if ':' in message else ''}")
 
     def _function(self, node: cst.Call, qualname: str, ctx) -> None:
         if keyword(node, "save_format") is not None:
@@ -302,6 +359,88 @@ class Keras3UnsupportedSavePath(Rule):
             note="Keras 3 code already migrated (sharded .weights.json too); export/TFSMLayer; tf.train.Checkpoint, "
                  "np.save, a project's store and index objects are no models (tensorflow/similarity indexer.py); an "
                  "unknown path; save_format= is TFG901's",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            def save_weights(model, filepath):
+                \"\"\"model.save_weights(filepath), to GCS buckets too.\"\"\"
+                if not filepath.startswith("gs://"):
+                    model.save_weights(filepath)
+
+
+            def restore(path):
+                return tf.keras.models.load_model(path, compile=False)
+
+
+            class Trainer:
+                def save_checkpoint(self):
+                    save_weights(self._generator, self.saved_path + "generator-{}.h5".format(self.steps))
+                    save_weights(self._generator, self.saved_path + "generator-%d.weights.h5" % self.steps)
+                    save_weights(self._generator, filepath="generator-{:06d}.weights.h5".format(self.steps))
+                    return restore(self.saved_path + "/export")
+
+                def load(self, model, ckpt_path):
+                    if ckpt_path.endswith(".ckpt"):
+                        model.load_weights(ckpt_path).expect_partial()
+                    else:
+                        model.load_weights(ckpt_path)
+            """,
+            at=[(16, 39, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                         "checkpoints): `save_weights` passes this path to `save_weights()` unchanged"),
+                (19, 24, "Keras 3 `load_model()` raises ValueError on a SavedModel directory or checkpoint prefix: "
+                         "`restore` passes this path to `load_model()`"),
+                (23, 32, "Keras 3 `load_weights()` raises ValueError on a `.ckpt` TensorFlow path")],
+            note="a helper that saves at its parameter's path (TensorSpeech/TensorFlowTTS base_trainer.py:597 through "
+                 "utils/utils.py save_weights); the path under `if ckpt_path.endswith('.ckpt'):` (DeepReg "
+                 "predict.py:287); .format() and % endings",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+
+            def save(model, path):
+                if path.endswith(".keras"):
+                    model.save(path)
+                else:
+                    tf.saved_model.save(model, path)
+
+
+            def export(model, path):
+                path = path + ".keras"
+                model.save(path)
+
+
+            def save_index(index, path):
+                index.save(path, compression=True)
+
+
+            def dump(obj, path):
+                tf.saved_model.save(obj, path)
+
+
+            def restore(model, ckpt):
+                if not ckpt.endswith(".ckpt"):
+                    model.load_weights(ckpt)
+                if ckpt.endswith(".ckpt"):
+                    ckpt = ckpt[:-5] + ".weights.h5"
+                    model.load_weights(ckpt)
+
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            save(model, "export/model")
+            export(model, "export/model")
+            save_index(store, "index_dir")
+            dump(model, "export/sm")
+            name = "{}".format(model.name)
+            model.save_weights("w-{}.weights.h5".format(3))
+            model.save("model_{}.keras".format(name))
+            """,
+            note="helpers that read the suffix or rebind the path, another save() signature, tf.saved_model; a "
+                 "name read where the test is false or after the name is rebound; .format() ending in a Keras file",
         ),
         clean(
             """

@@ -39,14 +39,14 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
 """
 from __future__ import annotations
 
-import re
 
 from typing import Any, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ASSIGNED, ITERATED, PARAM, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ITERATED, PARAM, ScopeInfo, lookup
 from tflint_gpu.semantic.names import normalize
+from tflint_gpu.semantic.path_text import format_tail, percent_tail
 
 KERAS3 = "keras3"
 TF_KERAS = "tf_keras"
@@ -577,17 +577,15 @@ def is_metric_class(qualname: Optional[str]) -> bool:
 _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
 
 
-# A %-conversion of printf-style formatting (``%03d``, ``%.3f``, ``%(name)s``, ``%%`` too).
-_PERCENT = re.compile(r"%(?:\([^()]*\))?[-#0 +]*(?:\*|[1-9]\d*)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa%]")
-
-
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
     part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
-    ``a / "x"`` (pathlib), of an f-string ending in text, or of ``"...%d.h5" % x``; the argument of
-    ``str(...)``/``os.fspath(...)``; through a name (the one binding that
-    reaches the read, where the name is local; else a name bound once). None
-    when it cannot be told."""
+    ``a / "x"`` (pathlib), of an f-string ending in text, of ``"...%d.h5" % x`` or of
+    ``"...{}.h5".format(x)``; the argument of ``str(...)``/``os.fspath(...)``; through a
+    name (the one binding that reaches the read, where the name is local; else a name
+    bound once); a constant of another project module (``from settings import EXPORT_DIR``,
+    ``cfg.PB_MODEL``: ``semantic.project.ProjectIndex.constant``); a name read in the body of
+    ``if name.endswith(".ckpt"):`` (that text). None when it cannot be told."""
     if expr is None or depth > _DEPTH:
         return None
     if isinstance(expr, cst.SimpleString):
@@ -604,11 +602,14 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
             and isinstance(expr.left, cst.SimpleString):
         # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
         value = expr.left.evaluated_value
-        if not isinstance(value, str):
-            return None
-        tail = _PERCENT.split(value)[-1]
-        return tail or None
+        return percent_tail(value) if isinstance(value, str) else None
     if isinstance(expr, cst.Call) and expr.args:
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            # "generator-{}.h5".format(step): the text after the last replacement field
+            value = func.value.evaluated_value
+            return format_tail(value) if isinstance(value, str) else None
         qualname = resolver.qualname(expr.func, scope)
         if qualname in _PATH_JOINS:
             last = expr.args[-1]
@@ -620,9 +621,51 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
             return path_ending(only.value, scope, resolver, depth + 1)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)
-        if found is None or found.kind != ASSIGNED or expr.value in found.scope.globals:
-            return None
-        value = found.single_value
-        if isinstance(value, cst.BaseExpression):
-            return path_ending(value, found.scope, resolver, depth + 1)
+        if found is not None and found.kind == IMPORT:
+            return _project_constant(expr, scope, resolver)
+        if found is not None and found.kind == ASSIGNED and expr.value not in found.scope.globals:
+            value = found.single_value
+            if isinstance(value, cst.BaseExpression):
+                return path_ending(value, found.scope, resolver, depth + 1)
+        return _tested_ending(expr, found, scope) if found is not None else None
+    if isinstance(expr, cst.Attribute):
+        return _project_constant(expr, scope, resolver)
+    return None
+
+
+def _project_constant(expr: cst.BaseExpression, scope: ScopeInfo, resolver) -> Optional[str]:
+    """``ProjectFile.constant`` of the name ``expr`` reads (``settings.EXPORT_DIR``), when the file has a project."""
+    project = resolver.project
+    if project is None:
+        return None
+    qualname = resolver.raw_qualname(expr, scope)
+    return project.constant(qualname) if qualname is not None and "." in qualname else None
+
+
+def _tested_ending(name: cst.Name, found, scope: ScopeInfo) -> Optional[str]:
+    """The text of ``if name.endswith("text"):`` (alone, or one operand of an ``and``) around the
+    read ``name`` (in its body, in the same scope), the name bound there as it is at the read."""
+    child: cst.CSTNode = name
+    for parent in scope.ancestors(name):
+        if isinstance(parent, cst.If) and child is parent.body:
+            tests = [parent.test]
+            while tests:
+                test = tests.pop()
+                if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+                    tests.extend((test.left, test.right))
+                    continue
+                if not (isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute)
+                        and test.func.attr.value == "endswith" and isinstance(test.func.value, cst.Name)
+                        and test.func.value.value == name.value and len(test.args) == 1
+                        and test.args[0].keyword is None and not test.args[0].star
+                        and isinstance(test.args[0].value, cst.SimpleString)):
+                    continue
+                there = lookup(name.value, scope, test.func.value)
+                if there is None or there.kind != found.kind or there.scope is not found.scope \
+                        or [id(v) for v in there.own_values] != [id(v) for v in found.own_values]:
+                    continue
+                text = test.args[0].value.evaluated_value
+                if isinstance(text, str) and text:
+                    return text
+        child = parent
     return None

@@ -61,6 +61,8 @@ import sys
 import warnings
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
+from tflint_gpu.semantic.path_text import format_tail, percent_tail
+
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
@@ -74,19 +76,29 @@ CALLED, PARAMETER = "call", "param"
 Returned = Tuple[str, Any, Tuple[str, ...]]
 Hand = Tuple[str, int, int]  # (dotted callee as written, argument position, parameter position)
 MAYBE = "?"
+# What a top-level constant of a module is known to end with, as a path: (TEXT, its last characters)
+# | (REFERENCE, a dotted name as written whose head the module imports: another module's constant).
+TEXT, REFERENCE = "text", "ref"
+Constant = Tuple[str, str]
+# A call of a def that saves or loads a model at a path its parameter gives unchanged:
+# (path parameter, method name or dotted function called, receiver parameter or "", keywords passed).
+Save = Tuple[str, str, str, Tuple[str, ...]]
 
 
 class Summary:
     """What one module binds at top level, from its ``ast``. Plain data (JSON
     and pickle), compared by ``digest``."""
 
-    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "_digest")
+    __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
+                 "writes", "saves", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
                  loop_calls: Sequence[Tuple[int, str]] = (),
                  returns: Optional[Dict[str, Sequence["Returned"]]] = None,
-                 builds: Optional[Dict[str, Tuple[Sequence[int], Sequence[int], Sequence[Hand]]]] = None) -> None:
+                 builds: Optional[Dict[str, Tuple[Sequence[int], Sequence[int], Sequence[Hand]]]] = None,
+                 constants: Optional[Dict[str, Constant]] = None, writes: Iterable[str] = (),
+                 saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -101,6 +113,13 @@ class Summary:
         # parameter to)
         self.builds: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...], Tuple[Hand, ...]]] = {
             k: (tuple(v[0]), tuple(v[1]), tuple(tuple(h) for h in v[2])) for k, v in (builds or {}).items()}
+        # top-level name bound once (not rebound through ``global``) -> what it ends with as a path
+        self.constants: Dict[str, Constant] = {k: (v[0], v[1]) for k, v in (constants or {}).items()}
+        # names of the attributes assigned on a plain name anywhere (``cfg.MODEL_PATH = ...``), sorted
+        self.writes: Tuple[str, ...] = tuple(sorted(set(writes)))
+        # top-level def -> (its positional parameters, the saves and loads it makes at a parameter's path)
+        self.saves: Dict[str, Tuple[Tuple[str, ...], Tuple[Save, ...]]] = {
+            k: (tuple(v[0]), tuple((c[0], c[1], c[2], tuple(c[3])) for c in v[1])) for k, v in (saves or {}).items()}
         self._digest: Optional[str] = None
 
     @property
@@ -117,13 +136,17 @@ class Summary:
                 "imported": [list(i) for i in self.imported], "framework": self.framework,
                 "loop_calls": [list(c) for c in self.loop_calls],
                 "returns": {k: [[r[0], r[1], list(r[2])] for r in v] for k, v in self.returns.items()},
-                "builds": {k: [list(v[0]), list(v[1]), [list(h) for h in v[2]]] for k, v in self.builds.items()}}
+                "builds": {k: [list(v[0]), list(v[1]), [list(h) for h in v[2]]] for k, v in self.builds.items()},
+                "constants": {k: list(v) for k, v in self.constants.items()}, "writes": list(self.writes),
+                "saves": {k: [list(v[0]), [[c[0], c[1], c[2], list(c[3])] for c in v[1]]]
+                          for k, v in self.saves.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
-                                                        "loop_calls", "returns", "builds"}:
+                                                        "loop_calls", "returns", "builds", "constants", "writes",
+                                                        "saves"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -177,8 +200,24 @@ class Summary:
                     and _is_int(h[2]) for h in v[2])
                 for v in builds.values()):
             raise ValueError("summary")
+        constants, writes, saves = data["constants"], data["writes"], data["saves"]
+        if not isinstance(constants, dict) or not all(
+                isinstance(v, list) and len(v) == 2 and v[0] in (TEXT, REFERENCE) and isinstance(v[1], str)
+                for v in constants.values()):
+            raise ValueError("summary")
+        if not isinstance(writes, list) or not all(isinstance(w, str) for w in writes):
+            raise ValueError("summary")
+        if not isinstance(saves, dict) or not all(
+                isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and isinstance(v[1], list)
+                and all(isinstance(p, str) for p in v[0]) and all(
+                    isinstance(c, list) and len(c) == 4 and all(isinstance(f, str) for f in c[:3])
+                    and isinstance(c[3], list) and all(isinstance(k, str) for k in c[3]) for c in v[1])
+                for v in saves.values()):
+            raise ValueError("summary")
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
-                   {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()})
+                   {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
+                   {k: (v[0], v[1]) for k, v in constants.items()}, writes,
+                   {k: (v[0], v[1]) for k, v in saves.items()})
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -225,6 +264,9 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
     returns: Dict[str, List[Returned]] = {}
     state = {"all": None, "framework": False}
     walked: Dict[int, List[List[ast.AST]]] = {}
+    candidates: Dict[str, ast.AST] = {}  # top-level name -> the value of its (last) plain assignment
+    writes: Set[str] = set()  # attributes assigned on a plain name (``cfg.X = ...``)
+    declared: Set[str] = set()  # names a def declares ``global``
 
     def own_nodes(function: ast.FunctionDef) -> List[List[ast.AST]]:
         """``_own_nodes``, once per def (``_returns`` and ``_builds`` both read them)."""
@@ -280,11 +322,31 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
             for element in target.elts:
                 bind_targets(element.value if isinstance(element, ast.Starred) else element, None)
 
+    def note_writes(statement: ast.AST) -> None:
+        """The attributes ``statement`` assigns on a plain name, the names it declares global."""
+        if isinstance(statement, ast.Assign):
+            targets = statement.targets
+        elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+            targets = [statement.target]
+        else:
+            if isinstance(statement, ast.Global):
+                declared.update(statement.names)
+            return
+        for target in targets:
+            for node in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+                node = node.value if isinstance(node, ast.Starred) else node
+                if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.value.id not in ("self", "cls"):
+                    writes.add(node.attr)
+
     def nested(statements: Iterable[ast.stmt]) -> None:
-        """Imports inside defs, classes and their blocks: named, not bound at top level."""
+        """Imports inside defs, classes and their blocks: named, not bound at top level (and the
+        attributes assigned there, ``note_writes``)."""
         for statement in statements:
             if isinstance(statement, (ast.Import, ast.ImportFrom)):
                 note_import(statement, False)
+            elif not imports_only:
+                note_writes(statement)
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 block = getattr(statement, field, None)
                 if isinstance(block, list):
@@ -312,10 +374,17 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                     if isinstance(target, ast.Name) and target.id == "__all__":
                         state["all"] = _strings(statement.value)
                     bind_targets(target, statement.value)
+                if len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                    candidates[statement.targets[0].id] = statement.value
+                note_writes(statement)
             elif isinstance(statement, ast.AnnAssign):
                 if statement.value is not None:
                     bind_targets(statement.target, statement.value)
+                    if isinstance(statement.target, ast.Name):
+                        candidates[statement.target.id] = statement.value
+                note_writes(statement)
             elif isinstance(statement, ast.AugAssign):
+                note_writes(statement)
                 if isinstance(statement.target, ast.Name):
                     if statement.target.id == "__all__" and state["all"] is not None:
                         more = _strings(statement.value)
@@ -349,8 +418,147 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
     if imports_only:
         return Summary(bound, stars, state["all"], list(imported), state["framework"])
     returns = {name: value for name, value in returns.items() if bound.get(name) == (DEF,)}
+    single = {name: value for name, value in candidates.items()
+              if assigned.get(name) == 1 and bound.get(name, (IMPORT,))[0] in (ALIAS, OTHER) and name not in declared}
+    constants = {}
+    for name, value in single.items():
+        found = _path_value(value, bound, single)
+        if found is not None:
+            constants[name] = found
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
-                   returns, _builds(tree, bound, own_nodes))
+                   returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes))
+
+
+_PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
+_PATH_TEXT = 100  # how many last characters of a constant's text a summary keeps
+
+
+def _imported(dotted: str, bound: Dict[str, tuple]) -> Optional[str]:
+    """``dotted`` with its head read as the absolute import that binds it (``tf.keras.models.load_model``
+    -> ``tensorflow.keras.models.load_model``), or None when no absolute import binds its head."""
+    head, dot, rest = dotted.partition(".")
+    value = bound.get(head)
+    if value is None or value[0] != IMPORT or value[1]:
+        return None
+    return value[2] + dot + rest
+
+
+def _path_value(node: ast.AST, bound: Dict[str, tuple], constants: Dict[str, ast.AST],
+                depth: int = 0) -> Optional[Constant]:
+    """What a module's constant ``node`` ends with as a path: (TEXT, its last characters) for a
+    string, the last part of ``os.path.join(...)``/``pathlib.Path(...)``, of ``a + "x"``, ``a / "x"``,
+    an f-string ending in text, ``"...%d.h5" % x``, ``"...{}.h5".format(x)``, through ``str(...)`` and
+    the module's other ``constants``; (REFERENCE, dotted) for a name the module imports, or an
+    attribute of one; None otherwise (as ``semantic.migration.path_ending`` reads a file's own)."""
+    if depth > 8:
+        return None
+    text: Optional[str] = None
+    if isinstance(node, ast.Constant):
+        text = node.value if isinstance(node.value, str) else None
+    elif isinstance(node, ast.JoinedStr):
+        last = node.values[-1] if node.values else None
+        text = last.value if isinstance(last, ast.Constant) and isinstance(last.value, str) else None
+    elif isinstance(node, ast.BinOp):
+        if isinstance(node.op, (ast.Add, ast.Div)):
+            return _path_value(node.right, bound, constants, depth + 1)
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            text = percent_tail(node.left.value)
+    elif isinstance(node, ast.Call):
+        func = node.func
+        if node.keywords or not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+            return None
+        if isinstance(func, ast.Attribute) and func.attr == "format":
+            template = func.value
+            text = format_tail(template.value) if isinstance(template, ast.Constant) \
+                and isinstance(template.value, str) else None
+        else:
+            dotted = _dotted(func)
+            target = _imported(dotted, bound) if dotted is not None else None
+            if target in _PATH_JOINS:
+                return _path_value(node.args[-1], bound, constants, depth + 1)
+            if len(node.args) == 1 and (target == "os.fspath" or (dotted == "str" and "str" not in bound)):
+                return _path_value(node.args[0], bound, constants, depth + 1)
+    elif isinstance(node, ast.Name):
+        if node.id in constants:
+            return _path_value(constants[node.id], bound, constants, depth + 1)
+        return (REFERENCE, node.id) if bound.get(node.id, (OTHER,))[0] == IMPORT else None
+    elif isinstance(node, ast.Attribute):
+        dotted = _dotted(node)
+        if dotted is not None and bound.get(dotted.partition(".")[0], (OTHER,))[0] == IMPORT:
+            return (REFERENCE, dotted)
+    if not text or "\n" in text:
+        return None
+    return (TEXT, text[-_PATH_TEXT:])
+
+
+_SAVE_METHODS = frozenset({"save", "save_weights", "load_weights"})
+_SAVE_FUNCTIONS = ("models.load_model", "saving.load_model", "models.save_model", "saving.save_model")
+
+
+def _saves(tree: ast.Module, bound: Dict[str, tuple],
+           own_nodes: Callable[[ast.FunctionDef], List[List[ast.AST]]]) -> Dict[str, Tuple[List[str], List[Save]]]:
+    """For each top-level def (the last binding of its name), the calls in its own code that save or
+    load a model at the path one of its parameters gives, unchanged: ``model.save_weights(filepath)``,
+    ``model.save(path)``, ``model.load_weights(path)`` on a parameter, ``keras.models.load_model(path)``,
+    ``keras.models.save_model(model, path)`` (the function named through the module's absolute
+    imports). A parameter the def assigns, or whose suffix an ``if``/``while`` test reads
+    (``path.endswith(...)``, ``os.path.splitext(path)``, ``path.suffix``), gives none."""
+    found: Dict[str, Tuple[List[str], List[Save]]] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.FunctionDef) or bound.get(statement.name) != (DEF,):
+            continue
+        arguments = statement.args
+        positional = [a.arg for a in arguments.posonlyargs + arguments.args]
+        params = set(positional) | {a.arg for a in arguments.kwonlyargs}
+        if not params:
+            continue
+        nodes = [node for nodes in own_nodes(statement) for node in nodes]
+        calls = [node for node in nodes if node.__class__ is ast.Call and (
+            (isinstance(node.func, ast.Attribute) and (node.func.attr in _SAVE_METHODS
+                                                       or node.func.attr in ("load_model", "save_model")))
+            or (isinstance(node.func, ast.Name) and node.func.id in ("load_model", "save_model")))]
+        if not calls:
+            continue
+        unchanged = set(params)
+        for node in nodes:
+            if node.__class__ is ast.Name and not isinstance(node.ctx, ast.Load):
+                unchanged.discard(node.id)
+            elif isinstance(node, (ast.If, ast.IfExp, ast.While)):
+                for part in _nodes(node.test):
+                    if isinstance(part, ast.Attribute) and part.attr in ("endswith", "suffix", "suffixes") \
+                            and isinstance(part.value, ast.Name):
+                        unchanged.discard(part.value.id)
+                    elif isinstance(part, ast.Call) and isinstance(part.func, (ast.Attribute, ast.Name)) \
+                            and (_dotted(part.func) or "").endswith("splitext"):
+                        unchanged.difference_update(a.id for a in part.args if isinstance(a, ast.Name))
+        made: List[Save] = []
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                continue
+            named = {k.arg: k.value for k in call.keywords}
+            func = call.func
+            receiver: Optional[ast.AST] = None
+            if isinstance(func, ast.Attribute) and func.attr in _SAVE_METHODS and isinstance(func.value, ast.Name):
+                what, receiver = func.attr, func.value
+                path = call.args[0] if call.args else named.get("filepath")
+            else:
+                dotted = _dotted(func)
+                what = _imported(dotted, bound) if dotted is not None else None
+                if what is None or what.split(".", 1)[0] not in FRAMEWORKS or not what.endswith(_SAVE_FUNCTIONS):
+                    continue
+                if what.endswith("save_model"):
+                    receiver = call.args[0] if call.args else named.get("model")
+                    path = call.args[1] if len(call.args) > 1 else named.get("filepath")
+                else:
+                    path = call.args[0] if call.args else named.get("filepath")
+            if receiver is not None and not (isinstance(receiver, ast.Name) and receiver.id in unchanged):
+                continue
+            if isinstance(path, ast.Name) and path.id in unchanged and (receiver is None or path.id != receiver.id):
+                made.append((path.id, what, receiver.id if receiver is not None else "",
+                             tuple(k for k in named if k not in ("filepath", "model"))))
+        if made:
+            found[statement.name] = (positional, made)
+    return found
 
 
 def _builds(tree: ast.Module, bound: Dict[str, tuple],
@@ -829,6 +1037,8 @@ def content_digest(data: bytes) -> str:
 FILE, PACKAGE, NAMESPACE = "f", "p", "n"
 # The ``deps`` entry of a file that asked which of its defs other modules call in a loop.
 LOOP_CALLERS = "~loop-callers:"
+# The ``deps`` entry of a file that asked whether a checked module assigns an attribute of this name.
+WRITES = "~writes:"
 _Loader = Callable[[str], Optional[Summary]]
 
 
@@ -875,6 +1085,7 @@ class ProjectIndex:
         self.checked: Tuple[str, ...] = tuple(sorted(self.summaries))
         self._callers: Dict[str, Dict[str, Tuple[str, ...]]] = {}  # module -> its ``loop_callers``
         self._by_name: Optional[Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = None
+        self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self.by_text = by_text
@@ -957,6 +1168,8 @@ class ProjectIndex:
         digest of ``loop_callers(module)``)."""
         if name.startswith(LOOP_CALLERS):
             return self.callers_digest(name[len(LOOP_CALLERS):])
+        if name.startswith(WRITES):
+            return self._written(name[len(WRITES):])
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
@@ -995,6 +1208,48 @@ class ProjectIndex:
                         callers.setdefault(name, set()).add(importer)
         memo = self._callers[module] = {name: tuple(sorted(users)) for name, users in callers.items()}
         return memo
+
+    def _written(self, name: str) -> str:
+        """"1" when a checked module assigns an attribute ``name`` on a plain name (``cfg.name = x``,
+        ``Summary.writes``), else "-"."""
+        if self._writes is None:
+            self._writes = set()
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                if summary is not None:
+                    self._writes.update(summary.writes)
+        return "1" if name in self._writes else "-"
+
+    def constant(self, absolute: str, deps: Set[Tuple[str, str]], depth: int = 0) -> Optional[str]:
+        """What the top-level constant ``absolute`` of a project module (``pkg.config.EXPORT_DIR``,
+        bound once, ``Summary.constants``) ends with as a path, followed through the modules it
+        imports it from; None when that is not known, or when a checked module assigns an
+        attribute of its name on a name (``cfg.EXPORT_DIR = args.out``: the value may be another)."""
+        if depth > MAX_DEPTH:
+            return None
+        module, _, name = absolute.rpartition(".")
+        located = self.locate(module) if module else None
+        if located is None or located[0] == NAMESPACE:
+            return None
+        summary = self.summary(module, deps)
+        value = summary.constants.get(name) if summary is not None else None
+        if value is None:
+            return None
+        written = self._written(name)
+        deps.add((WRITES + name, written))
+        if written != "-":
+            return None
+        if value[0] == TEXT:
+            return value[1]
+        meant = self.qualify(module, value[1], deps)
+        return self.constant(meant[1], deps, depth + 1) if meant is not None and meant[0] == "project" else None
+
+    def saves(self, absolute: str, deps: Set[Tuple[str, str]]
+              ) -> Optional[Tuple[Tuple[str, ...], Tuple[Save, ...]]]:
+        """The positional parameters of the project def ``absolute`` and the saves and loads it makes
+        at a path one of its parameters gives (``Summary.saves``); None when it makes none."""
+        module, name, summary = self._def_summary(absolute, deps)
+        return summary.saves.get(name) if summary is not None else None
 
     def callers_digest(self, module: str) -> str:
         """A digest of ``loop_callers(module)`` (what the findings cache keys on)."""
@@ -1425,6 +1680,17 @@ class ProjectFile:
         """``ProjectIndex.builds`` for the project def a call names in this file (as ``returns``)."""
         absolute = self._project_def(qualname)
         return self.index.builds(absolute, self.deps) if absolute is not None else None
+
+    def constant(self, qualname: str) -> Optional[str]:
+        """``ProjectIndex.constant`` for the project name ``qualname`` (as this file's resolver gives
+        it: ``cfg.PB_MODEL`` read as ``pkg.config.PB_MODEL``)."""
+        absolute = self._project_def(qualname)
+        return self.index.constant(absolute, self.deps) if absolute is not None else None
+
+    def saves(self, qualname: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Save, ...]]]:
+        """``ProjectIndex.saves`` for the project def a call names in this file (as ``returns``)."""
+        absolute = self._project_def(qualname)
+        return self.index.saves(absolute, self.deps) if absolute is not None else None
 
     def _project_def(self, qualname: str) -> Optional[str]:
         """The absolute name of the project object ``qualname`` (as this file's resolver gives it)

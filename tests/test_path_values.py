@@ -1,0 +1,299 @@
+"""What a path is known to end with: ``.format()`` and ``%`` templates, an ``endswith`` test around
+the read, constants of other project modules, and project functions that save or load a model at
+the path their parameter gives (``semantic.migration.path_ending``, ``semantic.project``)."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import libcst as cst
+import pytest
+
+from tflint_gpu.engine.lint import analyse, lint_source
+from tflint_gpu.rules.base import all_rules
+from tflint_gpu.semantic.path_text import format_tail, percent_tail
+from tflint_gpu.semantic.project import (REFERENCE, TEXT, WRITES, ProjectFile, ProjectIndex, Summary,
+                                         dependencies_valid, load_summary, summarize_source)
+
+TFG908 = [r for r in all_rules() if r.code == "TFG908"]
+
+
+def test_template_tails():
+    assert format_tail("generator-{}.h5") == ".h5"
+    assert format_tail("{:06d}.weights.h5") == ".weights.h5"
+    assert format_tail("{a:{b}}c.ckpt") == "c.ckpt"
+    assert format_tail("ckpt/{}") is None  # ends with a field
+    assert format_tail("{") is None  # no valid template
+    assert format_tail("plain.h5") == "plain.h5"
+    assert percent_tail("ep%03d-loss%.3f.h5") == ".h5"
+    assert percent_tail("%(name)s.ckpt") == ".ckpt"
+    assert percent_tail("model_%s") is None
+
+
+def _ending_of_last_call(source: str):
+    """The ``path_ending`` of the first argument of the last call of ``target(...)`` in ``source``."""
+    ctx = analyse(cst.parse_module(textwrap.dedent(source)), [])
+    call, scope = [(c, s) for c, s in ctx.model.index.get("Call", ())
+                   if isinstance(c.func, cst.Name) and c.func.value == "target"][-1]
+    return ctx.path_ending(call.args[0].value, scope)
+
+
+@pytest.mark.parametrize("source,ending", [
+    ('target("generator-{}.h5".format(step))', ".h5"),
+    ('target(d + "model-{}.weights.h5".format(step))', ".weights.h5"),
+    ('target("w_{}_{}".format(a, b))', None),
+    ('target("w-%d.h5" % step)', ".h5"),
+    ('def f(p):\n    if p.endswith(".ckpt"):\n        target(p)\n', ".ckpt"),
+    ('def f(p, ok):\n    if ok and p.endswith(".ckpt"):\n        target(p)\n', ".ckpt"),
+    ('def f(p):\n    if p.endswith(".ckpt"):\n        pass\n    else:\n        target(p)\n', None),
+    ('def f(p):\n    if not p.endswith(".ckpt"):\n        target(p)\n', None),
+    ('def f(p):\n    if p.endswith(".ckpt") or p.endswith(".h5"):\n        target(p)\n', None),
+    ('def f(p, q):\n    if q.endswith(".ckpt"):\n        target(p)\n', None),
+    ('def f(p):\n    if p.endswith((".ckpt", ".tf")):\n        target(p)\n', None),
+    ('def f(p, q):\n    if p.endswith(".ckpt"):\n        p = q\n        target(p)\n', None),
+])
+def test_path_ending_reads_templates_and_endswith_tests(source, ending):
+    assert _ending_of_last_call(source) == ending
+
+
+def test_the_summary_keeps_path_constants_and_attribute_writes():
+    summary = summarize_source(textwrap.dedent('''\
+        import os
+        import pkg.config as cfg
+        from pathlib import Path
+        from . import settings
+
+        SCRIPT_DIR = os.path.abspath(os.path.dirname(__file__))
+        PB_MODEL: str = os.path.join(SCRIPT_DIR, "checkpoints/V2.4/Model")
+        WEIGHTS = Path("out") / "w.ckpt"
+        FORMATTED = "gen-{}.h5".format(3)
+        PERCENT = "gen-%d" % 3
+        ALIAS = PB_MODEL
+        REF = cfg.PB_MODEL
+        OTHER = settings.EXPORT_DIR + "/model"
+        TWICE = "a.h5"
+        TWICE = "b.h5"
+        CHANGED = "c.h5"
+        DOC = """line
+        more"""
+        NUMBER = 3
+
+        def configure(args):
+            global CHANGED
+            CHANGED = args.path
+            cfg.MODEL_PATH = args.model
+            args.lr, self.x = 1, 2
+    '''))
+    assert summary.constants == {
+        "PB_MODEL": (TEXT, "checkpoints/V2.4/Model"), "WEIGHTS": (TEXT, "w.ckpt"), "FORMATTED": (TEXT, ".h5"),
+        "ALIAS": (TEXT, "checkpoints/V2.4/Model"), "REF": (REFERENCE, "cfg.PB_MODEL"), "OTHER": (TEXT, "/model")}
+    assert summary.writes == ("MODEL_PATH", "lr")
+    again = Summary.from_json(json.loads(json.dumps(summary.to_json())))
+    assert (again.constants, again.writes, again.saves) == (summary.constants, summary.writes, summary.saves)
+    with pytest.raises(ValueError):
+        Summary.from_json({**summary.to_json(), "constants": {"X": ["text", 3]}})
+
+
+def test_the_summary_keeps_the_defs_that_save_at_a_parameters_path():
+    summary = summarize_source(textwrap.dedent('''\
+        import os
+        import tensorflow as tf
+        from keras.saving import save_model
+
+        def save_weights(model, filepath):
+            if not _gfile(filepath):
+                model.save_weights(filepath)
+                return
+            _, ext = os.path.splitext(filepath)
+
+        def restore(path, *, verbose=False):
+            return tf.keras.models.load_model(path, compile=False)
+
+        def export(net, out):
+            save_model(net, filepath=out)
+
+        def by_suffix(model, path):
+            if path.endswith(".keras"):
+                model.save(path)
+
+        def rebound(model, path):
+            path = path + ".keras"
+            model.save(path)
+
+        def own_model(path):
+            model = make()
+            model.save(path)
+
+        def not_keras(path):
+            tf.saved_model.save(obj, path)
+    '''))
+    assert summary.saves == {
+        "save_weights": (("model", "filepath"), (("filepath", "save_weights", "model", ()),)),
+        "restore": (("path",), (("path", "tensorflow.keras.models.load_model", "", ("compile",)),)),
+        "export": (("net", "out"), (("out", "keras.saving.save_model", "net", ()),)),
+    }
+
+
+def make(root, files):
+    paths = []
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+        paths.append(str(path))
+    return paths
+
+
+def findings(root, name, checked=()):
+    """TFG908's findings in ``name``, the index built with the summaries of ``checked`` (the run's files)."""
+    index = ProjectIndex(str(root), {str(root / c): load_summary(str(root / c)) for c in checked})
+    path = str(root / name)
+    view = ProjectFile(index, path)
+    result = lint_source((root / name).read_text(), path, TFG908, project=view)
+    return [(f.row, f.col + 1, f.message) for f in result.findings], view
+
+
+CONFIG = {
+    "pkg/__init__.py": "",
+    "pkg/config.py": '''\
+        import os
+        SCRIPT_DIR = os.path.abspath(os.path.dirname(__file__))
+        PB_MODEL: str = os.path.join(SCRIPT_DIR, "checkpoints/V2.4/BirdNET_GLOBAL_6K_V2.4_Model")
+        MODEL_PATH: str = os.path.join(SCRIPT_DIR, "checkpoints/V2.4/BirdNET_GLOBAL_6K_V2.4_Model_FP32.tflite")
+        KERAS_MODEL = "model.keras"
+    ''',
+    "settings.py": '''\
+        from pkg.config import PB_MODEL as EXPORT_DIR
+    ''',
+    "pkg/model.py": '''\
+        import os
+        import pkg.config as cfg
+        from settings import EXPORT_DIR
+
+        SCRIPT_DIR = os.path.dirname(__file__)
+
+        def load():
+            import tensorflow as tf
+            a = tf.keras.models.load_model(os.path.join(SCRIPT_DIR, cfg.PB_MODEL), compile=False)
+            b = tf.keras.models.load_model(EXPORT_DIR)
+            c = tf.keras.models.load_model(cfg.KERAS_MODEL)
+            if cfg.MODEL_PATH.endswith(".tflite"):
+                return None
+            return tf.keras.models.load_model(cfg.MODEL_PATH)
+    ''',
+}
+
+
+def test_a_constant_of_another_module_is_a_known_path(tmp_path):
+    make(tmp_path, CONFIG)
+    got, view = findings(tmp_path, "pkg/model.py")
+    assert [(row, col) for row, col, _ in got] == [(9, 36), (10, 36)]
+    assert got[0][2].startswith("Keras 3 `load_model()` raises ValueError on a SavedModel directory")
+    assert view.constant("pkg.config.PB_MODEL") == "checkpoints/V2.4/BirdNET_GLOBAL_6K_V2.4_Model"
+    assert view.constant("settings.EXPORT_DIR") == "checkpoints/V2.4/BirdNET_GLOBAL_6K_V2.4_Model"
+    assert view.constant("pkg.config.SCRIPT_DIR") is None  # os.path.dirname(...): not known
+    assert (WRITES + "PB_MODEL", "-") in view.deps and any(d[0] == "pkg.config" for d in view.deps)
+    # Read alone, the file knows nothing of its project's constants.
+    alone = lint_source((tmp_path / "pkg/model.py").read_text(), str(tmp_path / "pkg/model.py"), TFG908)
+    assert alone.findings == []
+
+
+def test_a_constant_another_module_reassigns_is_not_known(tmp_path):
+    make(tmp_path, {**CONFIG, "pkg/analyze.py": '''\
+        import pkg.config as cfg
+
+        def main(args):
+            cfg.PB_MODEL = args.model
+    '''})
+    got, view = findings(tmp_path, "pkg/model.py", checked=["pkg/analyze.py", "pkg/model.py", "pkg/config.py"])
+    assert got == []
+    key = view.dependency_key()
+    assert dependencies_valid(view.index, key)
+    # That module dropping its assignment changes the answer: the cached result is invalid.
+    (tmp_path / "pkg/analyze.py").write_text("import pkg.config as cfg\n")
+    fresh = ProjectIndex(str(tmp_path), {str(tmp_path / c): load_summary(str(tmp_path / c))
+                                         for c in ["pkg/analyze.py", "pkg/model.py", "pkg/config.py"]})
+    assert not dependencies_valid(fresh, key)
+    assert [(row, col) for row, col, _ in findings(tmp_path, "pkg/model.py",
+                                                    checked=["pkg/analyze.py", "pkg/model.py"])[0]] == [(9, 36), (10, 36)]
+
+
+def test_changing_the_constant_invalidates_the_cached_result(tmp_path):
+    make(tmp_path, CONFIG)
+    _, view = findings(tmp_path, "pkg/model.py")
+    key = view.dependency_key()
+    (tmp_path / "pkg/config.py").write_text(
+        (tmp_path / "pkg/config.py").read_text().replace('V2.4_Model")', 'V2.4_Model.keras")'))
+    assert not dependencies_valid(ProjectIndex(str(tmp_path)), key)
+    assert [(row, col) for row, col, _ in findings(tmp_path, "pkg/model.py")[0]] == []
+
+
+SAVING = {
+    "tts/__init__.py": "",
+    "tts/utils/__init__.py": "",
+    "tts/utils/utils.py": '''\
+        import os
+        import tempfile
+        import tensorflow as tf
+
+        def save_weights(model, filepath):
+            """Same as model.save_weights(filepath), to GCS buckets too."""
+            if not filepath.startswith("gs://"):
+                model.save_weights(filepath)
+                return
+            _, ext = os.path.splitext(filepath)
+            with tempfile.NamedTemporaryFile(suffix=ext) as temp_file:
+                model.save_weights(temp_file.name)
+
+        def load_weights(model, filepath):
+            model.load_weights(filepath)
+
+        def export(model, path):
+            if path.endswith(".keras"):
+                model.save(path)
+            else:
+                tf.saved_model.save(model, path)
+    ''',
+    "tts/trainer.py": '''\
+        import tensorflow as tf
+        from tts.utils import utils
+
+        class Trainer:
+            def __init__(self, generator, saved_path):
+                self._generator = generator
+                self.saved_path = saved_path
+                self.ckpt = tf.train.Checkpoint(generator=generator)
+
+            def save_checkpoint(self, steps):
+                utils.save_weights(
+                    self._generator,
+                    self.saved_path + "generator-{}.h5".format(steps)
+                )
+                utils.save_weights(self._generator, self.saved_path + "generator-{}.weights.h5".format(steps))
+                utils.load_weights(self._generator, self.saved_path + "generator-{}.h5".format(steps))
+                utils.save_weights(self.ckpt, self.saved_path + "ckpt-{}".format(steps))
+                utils.export(self._generator, self.saved_path + "export")
+                utils.save_weights(self._generator, self.saved_path)
+    ''',
+}
+
+
+def test_a_path_handed_to_a_function_of_another_module_that_saves_it(tmp_path):
+    make(tmp_path, SAVING)
+    got, view = findings(tmp_path, "tts/trainer.py")
+    assert [(row, col) for row, col, _ in got] == [(13, 13)]
+    assert got[0][2].startswith("Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`")
+    assert "`utils.save_weights` passes this path to `save_weights()`" in got[0][2]
+    assert view.saves("tts.utils.utils.save_weights") == (
+        ("model", "filepath"), (("filepath", "save_weights", "model", ()),))
+    assert any(d[0] == "tts.utils.utils" for d in view.deps)
+
+
+def test_changing_the_saving_function_invalidates_the_cached_result(tmp_path):
+    make(tmp_path, SAVING)
+    _, view = findings(tmp_path, "tts/trainer.py")
+    key = view.dependency_key()
+    utils = tmp_path / "tts/utils/utils.py"
+    utils.write_text(utils.read_text().replace("model.save_weights(filepath)", "model.save_weights(filepath + '.weights.h5')"))
+    assert not dependencies_valid(ProjectIndex(str(tmp_path)), key)
+    assert findings(tmp_path, "tts/trainer.py")[0] == []

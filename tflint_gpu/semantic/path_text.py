@@ -1,0 +1,32 @@
+"""What a string template is known to end with once it is filled in: the text after its last
+replacement field, for printf-style ``%`` formatting (``"ep%03d-loss%.3f.h5" % (...)``) and
+``str.format`` (``"generator-{}.h5".format(step)``). Plain functions of the template's text,
+shared by the file's path reading (``semantic.migration.path_ending``) and the project index's
+(``semantic.project``), which read LibCST and CPython's ``ast`` respectively."""
+from __future__ import annotations
+
+import re
+import string
+from typing import Optional
+
+# A %-conversion of printf-style formatting (``%03d``, ``%.3f``, ``%(name)s``, ``%%`` too).
+_PERCENT = re.compile(r"%(?:\([^()]*\))?[-#0 +]*(?:\*|[1-9]\d*)?(?:\.(?:\*|\d+))?[hlL]?[diouxXeEfFgGcrsa%]")
+_FORMATTER = string.Formatter()
+
+
+def percent_tail(template: str) -> Optional[str]:
+    """The text after the last conversion of a ``%`` template (None when it ends with one)."""
+    return _PERCENT.split(template)[-1] or None
+
+
+def format_tail(template: str) -> Optional[str]:
+    """The text after the last replacement field of a ``str.format`` template, its ``{{``/``}}``
+    read as braces (None when it ends with a field or is no valid template)."""
+    try:
+        parts = list(_FORMATTER.parse(template))
+    except ValueError:
+        return None
+    if not parts:
+        return None
+    literal, field, _, _ = parts[-1]
+    return literal if field is None and literal else None
