@@ -472,36 +472,6 @@ class RuleContext:
 
         return path_ending(expr, scope or self.scope, self.resolver)
 
-    # -- mixed precision (semantic/precision.py) -----------------------------
-    @property
-    def precision(self):
-        """Mixed precision facts of this file (the mixed global policy it sets,
-        the last layers of the models it trains, loss scaling, optimizer kinds),
-        built on first use: an ``semantic.precision.PrecisionFacts``."""
-        facts = getattr(self, "_precision", None)
-        if facts is None:
-            from tflint_gpu.semantic.precision import PrecisionFacts
-
-            facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
-        return facts
-
-    # -- test code (semantic/testcode.py) ------------------------------------
-    @property
-    def in_test_module(self) -> bool:
-        """Is this file a test suite (test functions and a test framework):
-        ``semantic.testcode.is_test_module``."""
-        found = getattr(self, "_test_module", None)
-        if found is None:
-            from tflint_gpu.semantic.testcode import is_test_module
-
-            found = self._test_module = is_test_module(self.model, self.resolver)
-        return found
-
-    # -- Keras model outputs and losses (semantic/model_outputs.py) ------------
-    @property
-    def model_outputs(self):
-        """How a Keras model the file builds makes its output (softmax, sigmoid, linear) and
-        which losses take probabilities: an ``semantic.model_outputs.ModelOutputs``."""
     def path_handoffs(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, str, Optional[cst.BaseExpression],
                                                           Tuple[str, ...], str]]:
         """The saves and loads of a model that the project def ``call`` calls makes, unchanged, at a
@@ -556,6 +526,36 @@ class RuleContext:
             found = self._saves = summary.saves if summary is not None else {}
         return found
 
+    # -- mixed precision (semantic/precision.py) -----------------------------
+    @property
+    def precision(self):
+        """Mixed precision facts of this file (the mixed global policy it sets,
+        the last layers of the models it trains, loss scaling, optimizer kinds),
+        built on first use: an ``semantic.precision.PrecisionFacts``."""
+        facts = getattr(self, "_precision", None)
+        if facts is None:
+            from tflint_gpu.semantic.precision import PrecisionFacts
+
+            facts = self._precision = PrecisionFacts(self.model, self.resolver, self.graphs)
+        return facts
+
+    # -- test code (semantic/testcode.py) ------------------------------------
+    @property
+    def in_test_module(self) -> bool:
+        """Is this file a test suite (test functions and a test framework):
+        ``semantic.testcode.is_test_module``."""
+        found = getattr(self, "_test_module", None)
+        if found is None:
+            from tflint_gpu.semantic.testcode import is_test_module
+
+            found = self._test_module = is_test_module(self.model, self.resolver)
+        return found
+
+    # -- Keras model outputs and losses (semantic/model_outputs.py) ------------
+    @property
+    def model_outputs(self):
+        """How a Keras model the file builds makes its output (softmax, sigmoid, linear) and
+        which losses take probabilities: an ``semantic.model_outputs.ModelOutputs``."""
         facts = getattr(self, "_model_outputs", None)
         if facts is None:
             from tflint_gpu.semantic.model_outputs import ModelOutputs
