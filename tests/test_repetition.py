@@ -576,3 +576,47 @@ def test_a_method_called_in_a_loop_through_an_object_of_the_modules_own_class_re
     # train through ``self.actor`` (bound once, to an Actor) in a loop, and through
     # ``self.critic`` (the Critic the one ``Agent(...)`` call passes); act runs once.
     assert got == {"actor_train": PYTHON, "critic_train": PYTHON, "actor_act": ONCE}
+
+
+def test_sometimes_an_interval_here_in_the_loop_or_in_every_caller():
+    rep, calls = repetition("""
+        def train(ds, model):
+            for step, batch in enumerate(ds):
+                probe_every_step()
+                if step % 100 == 0:
+                    probe_interval_in_loop()
+                    preview()
+                log()
+
+        def preview():
+            probe_through_a_conditioned_caller()
+
+        def log():
+            probe_through_an_unconditioned_caller()
+
+        class Callback:
+            def on_train_batch_end(self, batch, logs=None):
+                if batch % self.every == 0:
+                    self.show()
+                    probe_interval_in_method()
+                self.show()
+                self.other()
+
+            def show(self):
+                probe_one_caller_unconditioned()
+
+            def other(self):
+                if self.enabled:
+                    self.deep()
+
+            def deep(self):
+                probe_two_callers_up()
+
+        def orphan():
+            probe_never_called()
+    """)
+    got = {text[len("probe_"):].split("(", 1)[0]: rep.sometimes(node, scope)
+           for text, (node, scope) in calls.items() if text.startswith("probe_")}
+    assert got == {"every_step": False, "interval_in_loop": True, "through_a_conditioned_caller": True,
+                   "through_an_unconditioned_caller": False, "interval_in_method": True,
+                   "one_caller_unconditioned": False, "two_callers_up": True, "never_called": False}

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from tflint_gpu.semantic.api import keyword
-from tflint_gpu.semantic.bindings import bound_names, is_builtin, mentions, target_names, under_condition
+from tflint_gpu.semantic.bindings import bound_names, is_builtin, mentions, target_names
 from tflint_gpu.semantic.loops import few_iterations, heavy_iteration
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
@@ -25,7 +25,11 @@ class EagerModelCallInLoop(Rule):
     `train_step`); a call while a `tf.GradientTape` records (directly, or in a
     function called, up to three calls deep, inside the tape's block: a
     training step, which TFG405 reports); a call with `training=True`; a
-    call under an `if` in the loop (a logging interval, a first iteration);
+    call under an `if` in the loop (a logging interval, a first iteration),
+    or, in a function run repeatedly with no loop of its own (a callback's
+    `on_train_batch_end`), under an `if` of it or reached only through calls
+    made under one (`if batch % self.every == 0: self.preview()`: the
+    interval is in the caller; `semantic.repetition.sometimes`);
     a loop of at most 10 iterations (`range(9)`, `ds.take(1)`, a list
     display of 10 elements); a loop that
     binds the model itself (`for model in models:`, one call per model); a
@@ -99,10 +103,10 @@ class EagerModelCallInLoop(Rule):
         why = ctx.runs_repeatedly(node, scope)
         if why is None:
             return
+        if ctx.repetition.sometimes(node, scope):
+            return  # every few steps (`if step % 100 == 0:`, here or in every caller), or once
         loop = ctx.eager.loop_around(node, scope)
         if loop is not None:
-            if under_condition(node, loop, scope):
-                return  # every few steps (`if step % 100 == 0:`), or once
             if few_iterations(loop, scope, ctx.repetition):
                 return  # a handful of iterations (`range(9)` to plot a grid, `ds.take(1)`)
             bound = bound_names(loop.body) | (target_names(loop.target) if isinstance(loop, cst.For) else set())
@@ -123,6 +127,32 @@ class EagerModelCallInLoop(Rule):
                          f"dispatched one by one; call it through a `tf.function` made once")
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            class Preview(tf.keras.callbacks.Callback):
+                def __init__(self, images, every=100):
+                    super().__init__()
+                    self.images = images
+                    self.every = every
+
+                def on_train_batch_end(self, batch, logs=None):
+                    if batch % self.every == 0:
+                        self.show()
+                    self.log()
+
+                def show(self):
+                    print(self.model(self.images, training=False).shape)
+
+                def log(self):
+                    print(self.model(self.images).shape)
+            """,
+            at=[(19, 15, "`self.model(...)` runs the Keras model eagerly at every iteration")],
+            note="issue 35: the interval is in the caller (show runs only when batch % every == 0); log runs "
+                 "at every batch",
+        ),
         flagged(
             """
             import tensorflow as tf

@@ -372,6 +372,19 @@ def under_condition(node: cst.CSTNode, outer: cst.CSTNode, scope: ScopeInfo, kin
     return False
 
 
+def loop_around(node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
+    """The innermost ``for``/``while`` of ``scope``'s own body whose body (or a ``while`` test)
+    holds ``node``."""
+    child = node
+    for parent in scope.ancestors(node):
+        if isinstance(parent, cst.For) and child is parent.body:
+            return parent
+        if isinstance(parent, cst.While) and child in (parent.body, parent.test):
+            return parent
+        child = parent
+    return None
+
+
 def redefined_outside(name: str, scope: ScopeInfo) -> bool:
     """Does ``scope`` read ``name`` from an enclosing scope that defines it more than once (a
     notebook redefining a helper in a later cell)? Which def runs then depends on when ``scope``

@@ -302,15 +302,8 @@ class EagerFacts:
 
     def loop_around(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
         """The innermost ``for``/``while`` of ``scope``'s own body whose body
-        (or a ``while`` test) holds ``node``."""
-        child = node
-        for parent in scope.ancestors(node):
-            if isinstance(parent, cst.For) and child is parent.body:
-                return parent
-            if isinstance(parent, cst.While) and child in (parent.body, parent.test):
-                return parent
-            child = parent
-        return None
+        (or a ``while`` test) holds ``node`` (``bindings.loop_around``)."""
+        return bindings.loop_around(node, scope)
 
     # -- would tracing change it? -----------------------------------------
     def graph_hazards(self, function: ScopeInfo) -> List[Tuple[cst.CSTNode, str]]:

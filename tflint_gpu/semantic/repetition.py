@@ -149,6 +149,25 @@ class Repetition:
             return loop[1]
         return self.scope_per_call(scope)
 
+    def sometimes(self, node: cst.CSTNode, scope: ScopeInfo, _depth: int = 0) -> bool:
+        """Does ``node`` run on only some of the runs of the code around it: under an ``if`` between it
+        and the loop around it (``if step % 100 == 0:``), or, with no loop around it in its function,
+        under an ``if`` of that function, or in a function every call of which in the module is itself
+        run only sometimes (``on_train_batch_end`` calls ``self.preview()`` only ``if batch %
+        self.every == 0``: the interval is in the caller)? Three callers deep."""
+        from tflint_gpu.semantic.bindings import loop_around, under_condition
+
+        loop = loop_around(node, scope)
+        if loop is not None:
+            return under_condition(node, loop, scope)
+        if under_condition(node, scope.node, scope):
+            return True
+        function = scope.function()
+        if function is None or function is not scope or _depth >= 3 or function.graph is not None:
+            return False
+        sites = self.graphs.call_sites(function)
+        return bool(sites) and all(self.sometimes(call, caller, _depth + 1) for call, caller in sites)
+
     def scope_python_repeats(self, scope: ScopeInfo) -> Optional[str]:
         """Why the whole body of ``scope`` executes many times in Python, or None."""
         if scope.kind == "module":
