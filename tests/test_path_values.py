@@ -297,3 +297,128 @@ def test_changing_the_saving_function_invalidates_the_cached_result(tmp_path):
     utils.write_text(utils.read_text().replace("model.save_weights(filepath)", "model.save_weights(filepath + '.weights.h5')"))
     assert not dependencies_valid(ProjectIndex(str(tmp_path)), key)
     assert findings(tmp_path, "tts/trainer.py")[0] == []
+
+
+def test_the_summary_keeps_the_defaults_of_command_line_flags():
+    summary = summarize_source(textwrap.dedent('''\
+        import argparse
+        from absl import flags
+        import tensorflow as tf
+
+        DEFAULT = "out/model.ckpt"
+        flags.DEFINE_string("weights", "./checkpoints/yolov3.tf", "path to weights")
+        flags.DEFINE_integer("size", 416, "image size")
+        tf.compat.v1.flags.DEFINE_string(name="out", default=DEFAULT, help="output")
+        other.DEFINE_string("not_a_flag", "x.h5", "an object of another library")
+
+        def parse():
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--ckpt-path", type=str, default="log/save/ckpt-1")
+            parser.add_argument("-o", "--output_dir", default=DEFAULT)
+            parser.add_argument("--m", dest="model_path", default="m.h5")
+            parser.add_argument("--twice", default="a.h5")
+            parser.add_argument("--twice", default="b.h5")
+            parser.add_argument("--resume", action="store_true")
+            parser.add_argument("file")
+            return parser.parse_args()
+    '''))
+    assert summary.flags == {
+        "absl:weights": (TEXT, "./checkpoints/yolov3.tf"), "absl:size": ("", ""), "absl:out": (TEXT, "out/model.ckpt"),
+        "argparse:ckpt_path": (TEXT, "log/save/ckpt-1"), "argparse:output_dir": (TEXT, "out/model.ckpt"),
+        "argparse:model_path": (TEXT, "m.h5"), "argparse:twice": ("", ""), "argparse:resume": ("", ""),
+        "argparse:file": ("", "")}
+    assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).flags == summary.flags
+
+
+FLAGGED = '''\
+    import argparse
+
+    import tensorflow as tf
+    from absl import app, flags
+    from absl.flags import FLAGS
+
+    flags.DEFINE_string("weights", "./checkpoints/yolov3.tf", "path to weights file")
+    flags.DEFINE_string("output", "./checkpoints/yolov3.weights.h5", "path to output")
+    flags.DEFINE_string("unknown", None, "no default")
+
+
+    class Config:
+        save_dir = "runs/exp/saved_model"
+
+
+    def main(_argv):
+        model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        model.load_weights(FLAGS.weights)
+        model.save_weights(FLAGS.output)
+        model.save_weights(FLAGS.unknown)
+        model.save(Config().save_dir)
+
+
+    def train(args):
+        model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+        model.save(args.save_dir)
+        model.save(args.export)
+        model.save(args.twice)
+        model.save(args.undefined)
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--save-dir", default="runs/exp/saved_model")
+        parser.add_argument("--export", default="runs/exp/model.keras")
+        parser.add_argument("--twice", default="runs/a")
+        parser.add_argument("--twice", default="runs/b.keras")
+        options = parser.parse_args()
+        train(options)
+        tf.keras.models.load_model(options.save_dir)
+        app.run(main)
+'''
+
+
+def test_the_default_of_a_flag_is_a_possible_path():
+    ctx = analyse(cst.parse_module(textwrap.dedent(FLAGGED)), [])
+    ends = {}
+    for call, scope in ctx.model.index.get("Call", ()):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("load_weights", "save_weights", "save",
+                                                                             "load_model"):
+            ends[ctx.module.code_for_node(call.args[0].value)] = ctx.path_ending(call.args[0].value, scope)
+    assert ends == {"FLAGS.weights": "./checkpoints/yolov3.tf", "FLAGS.output": "./checkpoints/yolov3.weights.h5",
+                    "FLAGS.unknown": None, "Config().save_dir": None, "args.save_dir": "runs/exp/saved_model",
+                    "args.export": "runs/exp/model.keras", "args.twice": None, "args.undefined": None,
+                    "options.save_dir": "runs/exp/saved_model"}
+
+
+def test_a_flag_defined_in_another_module_of_the_run(tmp_path):
+    make(tmp_path, {
+        "train.py": '''\
+            import argparse
+            from trainer import fit
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--out", default="runs/saved_model")
+            fit(parser.parse_args())
+        ''',
+        "trainer.py": '''\
+            import tensorflow as tf
+
+            def fit(args):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.save(args.out)
+        ''',
+        "other.py": '''\
+            import argparse
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--out", default="runs/model.keras")
+        ''',
+    })
+    got, view = findings(tmp_path, "trainer.py", checked=["train.py", "trainer.py"])
+    assert [(row, col) for row, col, _ in got] == [(5, 16)]
+    assert got[0][2].startswith("Keras 3 `save()` raises ValueError on a SavedModel directory")
+    key = view.dependency_key()
+    # A second checked module defining --out with another default: the default is not known.
+    index = ProjectIndex(str(tmp_path), {str(tmp_path / c): load_summary(str(tmp_path / c))
+                                         for c in ["train.py", "trainer.py", "other.py"]})
+    assert not dependencies_valid(index, key)
+    assert findings(tmp_path, "trainer.py", checked=["train.py", "trainer.py", "other.py"])[0] == []
+    # Read alone, the flag is nobody's.
+    assert findings(tmp_path, "trainer.py")[0] == []

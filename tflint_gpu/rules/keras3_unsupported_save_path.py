@@ -44,8 +44,12 @@ class Keras3UnsupportedSavePath(Rule):
     `+`, an f-string, `%` or `.format()` text after the last field, `pathlib`
     `/`, through names, a constant of another module of the project such as
     `cfg.PB_MODEL` or `from settings import EXPORT_DIR` that no module
-    reassigns, a name read under `if path.endswith(".ckpt"):`) to name a
-    TensorFlow SavedModel directory or checkpoint instead of a Keras file:
+    reassigns, a name read under `if path.endswith(".ckpt"):`, the default of
+    a command-line flag read as `FLAGS.name` (absl) or `args.name` (argparse,
+    `args` a parameter or `parser.parse_args()`'s result) where every module
+    of the run that defines the flag gives it that ending, the reading
+    module's own definition first) to name a TensorFlow SavedModel directory
+    or checkpoint instead of a Keras file:
 
     * `model.save(path)`, `keras.models.save_model(model, path)` with a path
       that has no suffix, ends in `/`, or ends in `.ckpt`, `.tf`, `.pb`...;
@@ -441,6 +445,83 @@ class Keras3UnsupportedSavePath(Rule):
             """,
             note="helpers that read the suffix or rebind the path, another save() signature, tf.saved_model; a "
                  "name read where the test is false or after the name is rebound; .format() ending in a Keras file",
+        ),
+        flagged(
+            """
+            import argparse
+
+            import tensorflow as tf
+            from absl import app, flags
+
+            FLAGS = flags.FLAGS
+            flags.DEFINE_string("weights_path", "checkpoints/yolov3.h5", "where the weights go")
+            flags.DEFINE_string("pretrained", "./checkpoints/yolov3.tf", "weights to start from")
+
+
+            def main(_argv):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.load_weights(FLAGS.pretrained)
+                model.fit(x, y, callbacks=[tf.keras.callbacks.ModelCheckpoint(FLAGS.weights_path, save_weights_only=True)])
+
+
+            def export(args):
+                model = tf.keras.models.load_model(args.checkpoint)
+                model.save(args.export_dir)
+
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--checkpoint", default="runs/best.keras")
+                parser.add_argument("--export-dir", default="runs/export")
+                export(parser.parse_args())
+                app.run(main)
+            """,
+            at=[(13, 24, "Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path"),
+                (14, 67, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless the path ends "
+                         "in `.weights.h5`"),
+                (19, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory")],
+            note="the defaults of absl flags (FLAGS.x) and argparse arguments (args.x, args a parameter or "
+                 "parse_args()'s result) are possible paths (zzh8829/yolov3-tf2 detect.py, train.py)",
+        ),
+        clean(
+            """
+            import argparse
+
+            import tensorflow as tf
+            from absl import app, flags
+
+            FLAGS = flags.FLAGS
+            flags.DEFINE_string("weights_path", "checkpoints/yolov3.weights.h5", "where the weights go")
+            flags.DEFINE_string("pretrained", None, "weights to start from")
+
+
+            class Settings:
+                export_dir = "runs/export"
+
+
+            def main(_argv):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.load_weights(FLAGS.pretrained)
+                model.fit(x, y, callbacks=[tf.keras.callbacks.ModelCheckpoint(FLAGS.weights_path, save_weights_only=True)])
+                model.save(Settings().export_dir)
+
+
+            def export(args):
+                model = tf.keras.models.load_model(args.checkpoint)
+                model.save(args.export_dir)
+
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--checkpoint", default="runs/best.keras")
+                parser.add_argument("--export-dir", default="runs/export.keras")
+                parser.add_argument("--output", default="runs/export")
+                parser.add_argument("--output", default="runs/export.keras")
+                export(parser.parse_args())
+                app.run(main)
+            """,
+            note="flag defaults that are Keras files or unknown (None), an argument defined twice with two "
+                 "defaults, a class attribute named like an argument",
         ),
         clean(
             """

@@ -470,7 +470,17 @@ class RuleContext:
         ``semantic.migration.path_ending``."""
         from tflint_gpu.semantic.migration import path_ending
 
-        return path_ending(expr, scope or self.scope, self.resolver)
+        return path_ending(expr, scope or self.scope, self.resolver, flag=self._flag_default)
+
+    def _flag_default(self, key: str) -> Optional[str]:
+        """What the default of command-line flag ``key`` ends with (``ProjectFile.flag_default``; a file
+        checked alone: its own definitions)."""
+        project = self.resolver.project
+        own = self._own_summary()
+        if project is not None:
+            return project.flag_default(key, own)
+        value = own.flags.get(key) if own is not None else None
+        return value[1] if value is not None and value[0] == "text" else None
 
     def path_handoffs(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, str, Optional[cst.BaseExpression],
                                                           Tuple[str, ...], str]]:
@@ -487,7 +497,8 @@ class RuleContext:
         if isinstance(func, cst.Name):
             found = lookup(func.value, self.scope, func)
             if found is not None and found.kind == DEF and found.scope.parent is None:
-                known = self._own_saves().get(func.value)
+                own = self._own_summary()
+                known = own.saves.get(func.value) if own is not None else None
             elif found is None or found.kind != IMPORT:
                 return []
         if known is None and project is not None and isinstance(func, (cst.Name, cst.Attribute)):
@@ -507,11 +518,12 @@ class RuleContext:
                 found_saves.append((given[path], what, given.get(receiver) if receiver else None, keywords, written))
         return found_saves
 
-    def _own_saves(self):
-        """``Summary.saves`` of this file's own defs: from the summary the project index has of this
-        text (made with the index, not again), else (no project: a file checked alone) made once here."""
-        found = getattr(self, "_saves", None)
-        if found is None:
+    def _own_summary(self):
+        """The project summary of this file (``semantic.project.Summary``: its defs' saves, its flags):
+        the one the project index has of this text (made with the index, not again), else (no project:
+        a file checked alone) made once here; None when it does not compile."""
+        found = getattr(self, "_summary", False)
+        if found is False:
             from tflint_gpu.semantic.project import summarize_source
 
             project = self.resolver.project
@@ -523,7 +535,7 @@ class RuleContext:
                     summary = summarize_source(self.model.source)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     summary = None
-            found = self._saves = summary.saves if summary is not None else {}
+            found = self._summary = summary
         return found
 
     # -- mixed precision (semantic/precision.py) -----------------------------

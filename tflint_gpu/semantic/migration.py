@@ -40,7 +40,7 @@ Keras 3 or under Keras 2 (``tf_keras``), which still accepts much of it:
 from __future__ import annotations
 
 
-from typing import Any, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -577,7 +577,8 @@ def is_metric_class(qualname: Optional[str]) -> bool:
 _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
 
 
-def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0) -> Optional[str]:
+def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0,
+                flag: Optional[Callable[[str], Optional[str]]] = None) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
     part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
     ``a / "x"`` (pathlib), of an f-string ending in text, of ``"...%d.h5" % x`` or of
@@ -585,19 +586,22 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     name (the one binding that reaches the read, where the name is local; else a name
     bound once); a constant of another project module (``from settings import EXPORT_DIR``,
     ``cfg.PB_MODEL``: ``semantic.project.ProjectIndex.constant``); a name read in the body of
-    ``if name.endswith(".ckpt"):`` (that text). None when it cannot be told."""
+    ``if name.endswith(".ckpt"):`` (that text); with ``flag`` (a flag's key -> its default's
+    ending: ``semantic.project.ProjectFile.flag_default``), the default of a command-line flag read
+    as ``FLAGS.name`` (absl) or ``args.name`` (``args`` a parameter or bound from
+    ``parser.parse_args()``). None when it cannot be told."""
     if expr is None or depth > _DEPTH:
         return None
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(expr, cst.ConcatenatedString):
-        return path_ending(expr.right, scope, resolver, depth + 1)
+        return path_ending(expr.right, scope, resolver, depth + 1, flag)
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-        return path_ending(expr.right, scope, resolver, depth + 1)
+        return path_ending(expr.right, scope, resolver, depth + 1, flag)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
             and isinstance(expr.left, cst.SimpleString):
         # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
@@ -613,12 +617,12 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         qualname = resolver.qualname(expr.func, scope)
         if qualname in _PATH_JOINS:
             last = expr.args[-1]
-            return None if last.star else path_ending(last.value, scope, resolver, depth + 1)
+            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, flag)
         only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
             else None
         if only is not None and (qualname == "os.fspath" or (
                 isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
-            return path_ending(only.value, scope, resolver, depth + 1)
+            return path_ending(only.value, scope, resolver, depth + 1, flag)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)
         if found is not None and found.kind == IMPORT:
@@ -626,10 +630,35 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         if found is not None and found.kind == ASSIGNED and expr.value not in found.scope.globals:
             value = found.single_value
             if isinstance(value, cst.BaseExpression):
-                return path_ending(value, found.scope, resolver, depth + 1)
+                return path_ending(value, found.scope, resolver, depth + 1, flag)
         return _tested_ending(expr, found, scope) if found is not None else None
     if isinstance(expr, cst.Attribute):
-        return _project_constant(expr, scope, resolver)
+        found = _project_constant(expr, scope, resolver)
+        if found is None and flag is not None and isinstance(expr.value, cst.Name):
+            namespace = _flag_reader(expr.value, scope, resolver)
+            if namespace is not None:
+                return flag(namespace + expr.attr.value)
+        return found
+    return None
+
+
+def _flag_reader(base: cst.Name, scope: ScopeInfo, resolver) -> Optional[str]:
+    """The flags ``base.x`` reads: ``ABSL`` for absl's ``FLAGS`` (TensorFlow's too), ``ARGPARSE`` for
+    a parameter, or a name bound once from ``parser.parse_args()``/``parse_known_args()[0]``; else None."""
+    from tflint_gpu.semantic.project import ABSL, ARGPARSE
+
+    qualname = resolver.raw_qualname(base, scope)
+    if qualname is not None:
+        return ABSL if qualname.endswith("flags.FLAGS") else None
+    found = lookup(base.value, scope, base)
+    value = found.single_value if found is not None else None
+    if isinstance(value, tuple) and value and value[0] == PARAM:
+        return ARGPARSE
+    if isinstance(value, cst.Subscript):
+        value = value.value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value in ("parse_args", "parse_known_args"):
+        return ARGPARSE
     return None
 
 

@@ -90,7 +90,7 @@ class Summary:
     and pickle), compared by ``digest``."""
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
-                 "writes", "saves", "_digest")
+                 "writes", "saves", "flags", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -98,7 +98,8 @@ class Summary:
                  returns: Optional[Dict[str, Sequence["Returned"]]] = None,
                  builds: Optional[Dict[str, Tuple[Sequence[int], Sequence[int], Sequence[Hand]]]] = None,
                  constants: Optional[Dict[str, Constant]] = None, writes: Iterable[str] = (),
-                 saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None) -> None:
+                 saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None,
+                 flags: Optional[Dict[str, Constant]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -120,6 +121,8 @@ class Summary:
         # top-level def -> (its positional parameters, the saves and loads it makes at a parameter's path)
         self.saves: Dict[str, Tuple[Tuple[str, ...], Tuple[Save, ...]]] = {
             k: (tuple(v[0]), tuple((c[0], c[1], c[2], tuple(c[3])) for c in v[1])) for k, v in (saves or {}).items()}
+        # command-line flag (ARGPARSE + dest, ABSL + name) -> what its default ends with as a path
+        self.flags: Dict[str, Constant] = {k: (v[0], v[1]) for k, v in (flags or {}).items()}
         self._digest: Optional[str] = None
 
     @property
@@ -139,14 +142,15 @@ class Summary:
                 "builds": {k: [list(v[0]), list(v[1]), [list(h) for h in v[2]]] for k, v in self.builds.items()},
                 "constants": {k: list(v) for k, v in self.constants.items()}, "writes": list(self.writes),
                 "saves": {k: [list(v[0]), [[c[0], c[1], c[2], list(c[3])] for c in v[1]]]
-                          for k, v in self.saves.items()}}
+                          for k, v in self.saves.items()},
+                "flags": {k: list(v) for k, v in self.flags.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
-                                                        "saves"}:
+                                                        "saves", "flags"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -200,11 +204,12 @@ class Summary:
                     and _is_int(h[2]) for h in v[2])
                 for v in builds.values()):
             raise ValueError("summary")
-        constants, writes, saves = data["constants"], data["writes"], data["saves"]
-        if not isinstance(constants, dict) or not all(
-                isinstance(v, list) and len(v) == 2 and v[0] in (TEXT, REFERENCE) and isinstance(v[1], str)
-                for v in constants.values()):
-            raise ValueError("summary")
+        constants, writes, saves, flags = data["constants"], data["writes"], data["saves"], data["flags"]
+        for table, kinds in ((constants, (TEXT, REFERENCE)), (flags, (TEXT, REFERENCE, ""))):
+            if not isinstance(table, dict) or not all(
+                    isinstance(v, list) and len(v) == 2 and v[0] in kinds and isinstance(v[1], str)
+                    for v in table.values()):
+                raise ValueError("summary")
         if not isinstance(writes, list) or not all(isinstance(w, str) for w in writes):
             raise ValueError("summary")
         if not isinstance(saves, dict) or not all(
@@ -217,7 +222,7 @@ class Summary:
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
-                   {k: (v[0], v[1]) for k, v in saves.items()})
+                   {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()})
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -267,6 +272,7 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
     candidates: Dict[str, ast.AST] = {}  # top-level name -> the value of its (last) plain assignment
     writes: Set[str] = set()  # attributes assigned on a plain name (``cfg.X = ...``)
     declared: Set[str] = set()  # names a def declares ``global``
+    flag_calls: List[ast.Call] = []  # calls made as statements: parser.add_argument(...), flags.DEFINE_string(...)
 
     def own_nodes(function: ast.FunctionDef) -> List[List[ast.AST]]:
         """``_own_nodes``, once per def (``_returns`` and ``_builds`` both read them)."""
@@ -347,6 +353,8 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                 note_import(statement, False)
             elif not imports_only:
                 note_writes(statement)
+                if isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
+                    flag_calls.append(statement.value)
             for field in ("body", "orelse", "finalbody", "handlers", "cases"):
                 block = getattr(statement, field, None)
                 if isinstance(block, list):
@@ -392,6 +400,7 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                     bind(statement.target.id, (OTHER,))
             elif isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Call):
                 call = statement.value  # __all__.extend([...]) / __all__.append("x")
+                flag_calls.append(call)
                 func = call.func
                 if isinstance(func, ast.Attribute) and _dotted(func.value) == "__all__" and state["all"] is not None:
                     more = _strings(call.args[0]) if func.attr == "extend" and len(call.args) == 1 else None
@@ -426,7 +435,56 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
         if found is not None:
             constants[name] = found
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
-                   returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes))
+                   returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes),
+                   _flags(flag_calls, bound, single))
+
+
+ARGPARSE, ABSL = "argparse:", "absl:"  # the namespaces of ``Summary.flags``
+UNKNOWN_VALUE: Constant = ("", "")  # a flag whose default is not a known path, or defined twice otherwise
+
+
+def _flags(calls: Sequence[ast.Call], bound: Dict[str, tuple],
+           constants: Dict[str, ast.AST]) -> Dict[str, Constant]:
+    """The command-line flags the module defines in statements, each with what its default ends with
+    as a path (``_path_value``; ``UNKNOWN_VALUE`` when not known): ``ARGPARSE + dest`` for
+    ``<parser>.add_argument("--weights-path", default="w.h5")`` (``dest=``, else the first long
+    option, dashes read as underscores, else the first option), ``ABSL + name`` for
+    ``flags.DEFINE_string("weights_path", "w.h5", "help")`` (absl's ``flags``, or TensorFlow's)."""
+    found: Dict[str, Constant] = {}
+    for call in calls:
+        func = call.func
+        if not isinstance(func, ast.Attribute) or any(isinstance(a, ast.Starred) for a in call.args):
+            continue
+        named = {k.arg: k.value for k in call.keywords if k.arg is not None}
+        if func.attr == "add_argument":
+            options = [a.value for a in call.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if len(options) != len(call.args) or not options or any(k.arg is None for k in call.keywords):
+                continue
+            dest = named.get("dest")
+            if dest is not None:
+                name = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) else None
+            else:
+                long = [o for o in options if o.startswith("--")]
+                name = (long or options)[0].lstrip("-").replace("-", "_")
+            key = ARGPARSE + name if name else None
+            default = named.get("default")
+        elif func.attr.startswith("DEFINE_"):
+            dotted = _dotted(func)
+            target = _imported(dotted, bound) if dotted is not None else None
+            if target is None or not (target.startswith("absl.flags.") or target.startswith("tensorflow.")):
+                continue
+            first = call.args[0] if call.args else named.get("name")
+            name = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else None
+            key = ABSL + name if name else None
+            default = call.args[1] if len(call.args) > 1 else named.get("default")
+        else:
+            continue
+        if key is None:
+            continue
+        value = _path_value(default, bound, constants) if default is not None else None
+        value = value if value is not None else UNKNOWN_VALUE
+        found[key] = value if found.get(key, value) == value else UNKNOWN_VALUE
+    return found
 
 
 _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
@@ -1039,6 +1097,8 @@ FILE, PACKAGE, NAMESPACE = "f", "p", "n"
 LOOP_CALLERS = "~loop-callers:"
 # The ``deps`` entry of a file that asked whether a checked module assigns an attribute of this name.
 WRITES = "~writes:"
+# The ``deps`` entry of a file that asked which checked modules define a command-line flag, and its defaults.
+FLAGS = "~flags:"
 _Loader = Callable[[str], Optional[Summary]]
 
 
@@ -1086,6 +1146,7 @@ class ProjectIndex:
         self._callers: Dict[str, Dict[str, Tuple[str, ...]]] = {}  # module -> its ``loop_callers``
         self._by_name: Optional[Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = None
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
+        self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self.by_text = by_text
@@ -1170,6 +1231,8 @@ class ProjectIndex:
             return self.callers_digest(name[len(LOOP_CALLERS):])
         if name.startswith(WRITES):
             return self._written(name[len(WRITES):])
+        if name.startswith(FLAGS):
+            return self._flag_digest(name[len(FLAGS):])
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
@@ -1243,6 +1306,39 @@ class ProjectIndex:
             return value[1]
         meant = self.qualify(module, value[1], deps)
         return self.constant(meant[1], deps, depth + 1) if meant is not None and meant[0] == "project" else None
+
+    def _flag_definitions(self, key: str) -> List[Tuple[str, Constant]]:
+        """(module, default) of each checked module that defines the flag ``key`` (``Summary.flags``)."""
+        if self._flags is None:
+            self._flags = {}
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                named = self.module_name(path) if summary is not None and summary.flags else None
+                if named is not None:
+                    for flag, value in summary.flags.items():
+                        self._flags.setdefault(flag, []).append((named[0], value))
+        return self._flags.get(key, [])
+
+    def _flag_digest(self, key: str) -> str:
+        found = self._flag_definitions(key)
+        return hashlib.sha256(json.dumps(sorted(found)).encode()).hexdigest()[:20] if found else "-"
+
+    def flag_default(self, key: str, deps: Set[Tuple[str, str]]) -> Optional[str]:
+        """What the default of the command-line flag ``key`` (``ARGPARSE + dest``, ``ABSL + name``)
+        ends with as a path, when every checked module that defines it gives one such ending
+        (``Summary.flags``, a reference followed with ``constant``); None otherwise."""
+        deps.add((FLAGS + key, self._flag_digest(key)))
+        endings = {self.default_ending(module, value, deps) for module, value in self._flag_definitions(key)}
+        return endings.pop() if len(endings) == 1 else None
+
+    def default_ending(self, module: str, value: Constant, deps: Set[Tuple[str, str]]) -> Optional[str]:
+        """The path ending of a flag's default ``value`` as module ``module`` gives it."""
+        if value[0] == TEXT:
+            return value[1]
+        if value[0] != REFERENCE:
+            return None
+        meant = self.qualify(module, value[1], deps)
+        return self.constant(meant[1], deps) if meant is not None and meant[0] == "project" else None
 
     def saves(self, absolute: str, deps: Set[Tuple[str, str]]
               ) -> Optional[Tuple[Tuple[str, ...], Tuple[Save, ...]]]:
@@ -1686,6 +1782,16 @@ class ProjectFile:
         it: ``cfg.PB_MODEL`` read as ``pkg.config.PB_MODEL``)."""
         absolute = self._project_def(qualname)
         return self.index.constant(absolute, self.deps) if absolute is not None else None
+
+    def flag_default(self, key: str, own: Optional[Summary]) -> Optional[str]:
+        """What the default of the command-line flag ``key`` ends with as a path: this module's own
+        definition (``own``: its summary) when it has one, else ``ProjectIndex.flag_default``."""
+        if own is not None and key in own.flags:
+            if self.module is None or self.own_notebook:
+                value = own.flags[key]
+                return value[1] if value[0] == TEXT else None
+            return self.index.default_ending(self.module, own.flags[key], self.deps)
+        return self.index.flag_default(key, self.deps)
 
     def saves(self, qualname: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Save, ...]]]:
         """``ProjectIndex.saves`` for the project def a call names in this file (as ``returns``)."""
