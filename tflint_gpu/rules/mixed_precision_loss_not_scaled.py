@@ -34,7 +34,10 @@ class MixedPrecisionLossNotScaled(Rule):
     Keras 2's `get_scaled_loss`/`get_unscaled_gradients`; a module that passes `auto_scale_loss=` to
     `compile`; a step whose function calls `scale_loss` or `get_scaled_loss`
     on anything (a `hasattr` guard included); an optimizer the engine cannot
-    trace to one of the forms above (a parameter, `self.g_optimizer`).
+    trace to one of the forms above. A parameter is traced through every
+    call of its function in the module, an attribute through every binding
+    of its class (`semantic.flow`): `train(model, optimizer)` called from
+    `main()` with a `LossScaleOptimizer(...)` is one.
 
     ## Why is this bad?
     Keras 3's `LossScaleOptimizer.apply_gradients` divides the gradients by
@@ -136,6 +139,60 @@ class MixedPrecisionLossNotScaled(Rule):
                    {step.tape: new_tape, gradient: new_gradient})
 
     cases = [
+        flagged(
+            """
+            import keras
+            import tensorflow as tf
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+            def train(model, optimizer, data):
+                for x, y in data:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return model
+
+
+            def main():
+                keras.utils.set_random_seed(0)
+                model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, dtype="float32")])
+                optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+                return train(model, optimizer, [(tf.ones((8, 4)), tf.zeros((8, 1)))] * 3)
+            """,
+            fixed="""
+            import keras
+            import tensorflow as tf
+
+            keras.mixed_precision.set_global_policy("mixed_float16")
+
+
+            def train(model, optimizer, data):
+                for x, y in data:
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                        scaled_loss = optimizer.scale_loss(loss)
+                    grads = tape.gradient(scaled_loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                return model
+
+
+            def main():
+                keras.utils.set_random_seed(0)
+                model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1, dtype="float32")])
+                optimizer = keras.optimizers.LossScaleOptimizer(keras.optimizers.SGD(0.1))
+                return train(model, optimizer, [(tf.ones((8, 4)), tf.zeros((8, 1)))] * 3)
+            """,
+            at=[(11, 17, "gradients of an unscaled loss reach a LossScaleOptimizer")],
+            run="""
+            weights = main().layers[-1].kernel.numpy()
+            """,
+            effect=CHANGES,
+            note="issue 35: the LossScaleOptimizer made in main() reaches train()'s parameter (every call of the "
+                 "module passes one: semantic.flow)",
+        ),
         flagged(
             """
             import keras

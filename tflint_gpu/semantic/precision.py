@@ -267,13 +267,21 @@ class PrecisionFacts:
             return None
         if isinstance(expr, cst.Attribute) and expr.attr.value == "optimizer" and isinstance(expr.value, cst.Name):
             return self._compiled_optimizer(expr.value, scope)
-        if not isinstance(expr, cst.Name):
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
-        found = lookup(expr.value, scope)
-        value = found.single_value if found is not None else None
+        # What made it, through names, parameters (a LossScaleOptimizer made in main() and passed to
+        # train(model, optimizer)) and self attributes: one kind of optimizer call, and nothing else.
+        found = self.graphs.flow.sources(expr, scope)
+        made = found.values()
+        if found.unknown or not made:
+            return None
+        kinds = {self._made_kind(value, where) for value, where in made}
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def _made_kind(self, value: cst.BaseExpression, where: ScopeInfo) -> Optional[Tuple[str, str]]:
         if not isinstance(value, cst.Call):
             return None
-        raw = self.resolver.raw_qualname(value.func, found.scope)
+        raw = self.resolver.raw_qualname(value.func, where)
         if raw is None:
             return None
         qualname = normalize(raw)
