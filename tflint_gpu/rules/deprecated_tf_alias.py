@@ -6,6 +6,7 @@ from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.api import keyword
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.model import dotted_name
+from tflint_gpu.semantic.testcode import warning_expected
 from tflint_gpu.rules.base import IDENTICAL, Fix, Rule, Safety, clean, flagged
 
 # tf.<module>.experimental.X that are the very same object as tf.<module>.X (measured: `is`, TF 2.21,
@@ -39,13 +40,15 @@ class DeprecatedTfAlias(Rule):
       `from tensorflow.data.experimental import AUTOTUNE`);
     * `tf.function(experimental_compile=...)` → `jit_compile=`,
       `tf.function(experimental_relax_shapes=...)` → `reduce_retracing=`;
-    * Keras 3 `LeakyReLU(alpha=...)` → `negative_slope=`.
+    * Keras 3 `LeakyReLU(alpha=...)` → `negative_slope=`;
+    * Keras 3 `InputLayer(input_shape=...)` → `shape=`.
 
     Only names that are the same object under both spellings are reported:
     `tf.config.experimental.set_memory_growth`, `get_memory_info`,
     `set_virtual_device_configuration`, `enable_op_determinism`... exist only
-    under `experimental` and are not. `LeakyReLU(alpha=)` is reported in
-    Keras 3 code only: tf_keras (Keras 2) has no `negative_slope`. An alias in
+    under `experimental` and are not. `LeakyReLU(alpha=)` and
+    `InputLayer(input_shape=)` are reported in Keras 3 code only: tf_keras
+    (Keras 2) has no `negative_slope` and no `shape`. An alias in
     the fallback branch of a TensorFlow version test (`else:` of `if
     TF_VERSION >= (2, 4):`) or of an `except AttributeError:` is code for
     releases without the current name (`tf.data.AUTOTUNE` came in TF 2.4):
@@ -77,6 +80,11 @@ class DeprecatedTfAlias(Rule):
       `negative_slope=0.1` computes (`[-0.1, 2.]` for `[-1., 2.]`; the default
       is 0.3 either way). tf_keras 2.21 `LeakyReLU(negative_slope=0.1)`:
       `TypeError: Keyword argument not understood`.
+    * Keras 3 `InputLayer(input_shape=(5,))` warns `UserWarning: Argument
+      input_shape is deprecated. Use shape instead.` and makes the
+      layer `shape=(5,)` makes (the same `batch_shape`, output shape and
+      dtype); given both, `input_shape` wins. tf_keras 2.21
+      `InputLayer(shape=(5,))`: `ValueError: Unrecognized keyword arguments`.
 
     ## Example
     ```python
@@ -115,7 +123,9 @@ class DeprecatedTfAlias(Rule):
     fixed layer is the same under Keras 3, but the spelling no longer runs
     under Keras 2 (TensorFlow ≤ 2.15's `tf.keras`, `tf_keras`): code that must
     run under both should keep `alpha=`. No fix when both are given (`alpha`
-    wins).
+    wins). `input_shape=` → `shape=` likewise: unsafe (Keras 3 only), and
+    not when `shape=` is also given. Neither is reported where a test expects
+    the warning (`with self.assertWarns(UserWarning):`, `pytest.warns`).
     Executed under tf_keras too (the fix-execution test's Keras 2 run): the
     TensorFlow renames give identical results there; `negative_slope=` does not
     run there (TypeError), as said above.
@@ -132,7 +142,7 @@ class DeprecatedTfAlias(Rule):
     code = "TFG904"
     name = "deprecated-tf-alias"
     message = "A deprecated alias: use the current name"
-    needs = (("experimental", "LeakyReLU"),)
+    needs = (("experimental", "LeakyReLU", "InputLayer"),)
     fix_safety = Safety.SAFE
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -188,6 +198,8 @@ class DeprecatedTfAlias(Rule):
             self._function(node, ctx)
         elif qualname == "keras.layers.LeakyReLU":
             self._leaky_relu(node, ctx)
+        elif qualname == "keras.layers.InputLayer":
+            self._input_layer(node, ctx)
 
     def _function(self, node: cst.Call, ctx) -> None:
         compile_arg = keyword(node, "experimental_compile")
@@ -210,12 +222,23 @@ class DeprecatedTfAlias(Rule):
 
     def _leaky_relu(self, node: cst.Call, ctx) -> None:
         alpha = keyword(node, "alpha")
-        if alpha is None or ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3:
+        if alpha is None or ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3 \
+                or warning_expected(node, ctx.scope):
             return
         fix = None
         if keyword(node, "negative_slope") is None:
             fix = Fix("Rename to `negative_slope=`", Safety.UNSAFE, {alpha.keyword: cst.Name("negative_slope")})
         ctx.report(alpha, "Keras 3 `LeakyReLU(alpha=)` is deprecated (UserWarning): use `negative_slope=`", fix)
+
+    def _input_layer(self, node: cst.Call, ctx) -> None:
+        given = keyword(node, "input_shape")
+        if given is None or ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3 \
+                or warning_expected(node, ctx.scope):
+            return  # (a test of the deprecation itself: `with self.assertWarns(UserWarning):`)
+        fix = None
+        if keyword(node, "shape") is None:
+            fix = Fix("Rename to `shape=`", Safety.UNSAFE, {given.keyword: cst.Name("shape")})
+        ctx.report(given, "Keras 3 `InputLayer(input_shape=)` is deprecated (UserWarning): use `shape=`", fix)
 
     cases = [
         flagged(
@@ -358,6 +381,33 @@ class DeprecatedTfAlias(Rule):
         ),
         flagged(
             """
+            import numpy as np
+            from tensorflow import keras
+
+            model = keras.Sequential()
+            model.add(keras.layers.InputLayer(input_shape=(3,)))
+            model.add(keras.layers.Dense(2, kernel_initializer="ones"))
+            both = keras.layers.InputLayer(shape=(4,), input_shape=(3,))
+            y = model(np.array([[1.0, 2.0, 3.0]], np.float32))
+            """,
+            fixed="""
+            import numpy as np
+            from tensorflow import keras
+
+            model = keras.Sequential()
+            model.add(keras.layers.InputLayer(shape=(3,)))
+            model.add(keras.layers.Dense(2, kernel_initializer="ones"))
+            both = keras.layers.InputLayer(shape=(4,), input_shape=(3,))
+            y = model(np.array([[1.0, 2.0, 3.0]], np.float32))
+            """,
+            at=[(5, 35, "Keras 3 `InputLayer(input_shape=)` is deprecated (UserWarning): use `shape=`"),
+                (7, 44, "Keras 3 `InputLayer(input_shape=)` is deprecated")],
+            effect=IDENTICAL,
+            note="kahst/BirdNET-Analyzer model.py:615; unsafe only because shape= does not run under Keras 2; "
+                 "no fix when shape= is also given (input_shape wins)",
+        ),
+        flagged(
+            """
             import tensorflow as tf
             from keras import layers
 
@@ -388,6 +438,7 @@ class DeprecatedTfAlias(Rule):
             ds = tf.data.experimental.sample_from_datasets([a, b])
             act = tf_keras.layers.LeakyReLU(alpha=0.1)
             y = tf.nn.leaky_relu(x, alpha=0.2)
+            inputs = tf_keras.layers.InputLayer(input_shape=(3,))
             """,
             note="no core name (memory growth, memory info, determinism, sample_from_datasets); tf_keras "
                  "and tf.nn.leaky_relu take alpha",
@@ -399,6 +450,7 @@ class DeprecatedTfAlias(Rule):
             import tensorflow as tf
 
             act = tf.keras.layers.LeakyReLU(alpha=0.1)
+            inputs = tf.keras.layers.InputLayer(input_shape=(3,))
 
             class Config:
                 experimental = None
@@ -407,6 +459,20 @@ class DeprecatedTfAlias(Rule):
             x = cfg.experimental
             """,
             note="TF_USE_LEGACY_KERAS: tf.keras may be Keras 2 (no negative_slope there)",
+        ),
+        clean(
+            """
+            import keras
+            import pytest
+
+            class InputLayerTest:
+                def test_input_shape_is_deprecated(self):
+                    with self.assertWarnsRegex(UserWarning, "Argument `input_shape` is deprecated"):
+                        layer = keras.layers.InputLayer(input_shape=(2, 3), batch_size=4)
+                    with pytest.warns(UserWarning):
+                        act = keras.layers.LeakyReLU(alpha=0.1)
+            """,
+            note="keras/src/layers/core/input_layer_test.py:127: a test of the deprecation warning itself",
         ),
         clean(
             """

@@ -13,6 +13,10 @@ code imports no test framework.
 
 ``in_test_function(scope)``: is the scope a test function, ``setUp`` or
 ``tearDown``, or inside one, whatever the module?
+
+``warning_expected(node, scope)``: is ``node`` in the body of a ``with`` that
+expects a warning (``self.assertWarns(...)``, ``self.assertWarnsRegex(...)``,
+``pytest.warns(...)``, ``pytest.deprecated_call()``), in its scope's code?
 """
 from __future__ import annotations
 
@@ -52,3 +56,24 @@ def is_test_module(model: ModuleModel, resolver: Resolver) -> bool:
 def in_test_function(scope: ScopeInfo) -> bool:
     """Is ``scope`` a test function or inside one (``test_*``, ``setUp``, ``tearDown``)?"""
     return any(s.is_function and _TEST_FUNCTION.match(s.name) for s in scope.chain())
+
+
+_WARNS = frozenset({"assertWarns", "assertWarnsRegex", "warns", "deprecated_call"})
+
+
+def warning_expected(node: cst.CSTNode, scope: ScopeInfo) -> bool:
+    """Is ``node`` in the body of a ``with`` one of whose items calls ``assertWarns``,
+    ``assertWarnsRegex``, ``warns`` or ``deprecated_call`` (a test expecting the warning)?"""
+    child = node
+    for parent in scope.ancestors(node):
+        if isinstance(parent, cst.With) and child is parent.body:
+            for item in parent.items:
+                call = item.item
+                if isinstance(call, cst.Call):
+                    func = call.func
+                    name = func.attr.value if isinstance(func, cst.Attribute) else \
+                        func.value if isinstance(func, cst.Name) else None
+                    if name in _WARNS:
+                        return True
+        child = parent
+    return False
