@@ -5,7 +5,7 @@ from typing import List, Set
 import libcst as cst
 
 from tflint_gpu.semantic.bindings import is_builtin, under_condition
-from tflint_gpu.semantic.model import UNPACKED, dotted_name
+from tflint_gpu.semantic.model import ITERATED, UNPACKED, dotted_name
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
 
@@ -32,9 +32,14 @@ class PerStepHostSync(Rule):
     is a same-module function or method whose body holds a
     `tf.GradientTape` step that applies its gradients (`apply_gradients`,
     `minimize(..., tape=)`), or that calls one by name
-    (`strategy.run(train_step, args=...)`). The first conversion in the loop
-    body is reported: it is the one that waits (later ones find the value
-    ready).
+    (`strategy.run(train_step, args=...)`); also a step written eagerly in
+    the loop body (a `tf.GradientTape` block whose gradients the loop
+    applies, which TFG405 reports too: moving it into a `tf.function` leaves
+    this sync), whose results are what its tape block computes (`loss`). A
+    step's dict of results read by value in an inner loop (`for name, value
+    in logs.items(): print(f"{name}: {value:.4f}")`, `.values()`) counts;
+    its keys do not. The first conversion in the loop body is reported: it
+    is the one that waits (later ones find the value ready).
 
     Not flagged: a conversion under an `if` in the loop, or after the loop; a
     result accumulated as a tensor (`total += loss`); a loop whose body runs
@@ -125,19 +130,29 @@ class PerStepHostSync(Rule):
         nodes = list(ctx.descendants(loop.body))
         here = scope.function()
         steps: Set[int] = set()
+        inner_loops = []
         for node in nodes:
             if node.__class__ is cst.Call and ctx.eager.loop_around(node, scope) is loop:
                 callee = ctx.model_calls.callee(node, scope)
                 if callee is not None and callee is not here and ctx.eager.step_function(callee) is not None:
                     steps.add(id(node))
+            elif node.__class__ is cst.With and ctx.eager.loop_around(node, scope) is loop:
+                step = ctx.eager.training_step(node, scope)
+                if step is not None and step.loop is loop:
+                    steps.add(id(node))  # an eager step written in the loop (TFG405's): its tape's values
             elif node.__class__ in _LOOPS and not under_condition(node, loop, scope, _CONDITIONAL):
-                return  # another loop at every iteration: an epoch loop around the steps
+                inner_loops.append(node)
         if not steps:
             return
+        over_results = {id(loop)}
+        for inner in inner_loops:
+            if not (isinstance(inner, cst.For) and self._step_result(_container(inner.iter), steps, ctx, scope, inner)):
+                return  # another loop at every iteration: an epoch loop around the steps (not one over its results)
+            over_results.add(id(inner))
         for node in nodes:
             for value in _converted(node, ctx, scope):
                 if self._step_result(value, steps, ctx, scope, node) \
-                        and ctx.eager.loop_around(node, scope) is loop \
+                        and id(ctx.eager.loop_around(node, scope)) in over_results \
                         and not under_condition(node, loop, scope, _CONDITIONAL) \
                         and not _carried(node, nodes, scope):
                     what = dotted_name(value) if not isinstance(value, cst.Call) else None
@@ -161,12 +176,46 @@ class PerStepHostSync(Rule):
             return False
         for bound in found.own_values:
             if isinstance(bound, tuple):
+                if bound[0] == ITERATED and isinstance(bound[1], cst.BaseExpression):
+                    # `for name, v in logs.items()` / `for v in logs.values()` of a step's dict of results
+                    loop = next((n for n in scope.ancestors(bound[1]) if isinstance(n, cst.For)), None)
+                    if loop is not None and _result_element(loop, value.value) \
+                            and PerStepHostSync._step_result(_container(bound[1]), steps, ctx, scope, loop):
+                        continue
+                    return False
                 if bound[0] != UNPACKED:
                     return False
                 bound = bound[1]
-            if not isinstance(bound, cst.Call) or id(bound) not in steps:
-                return False
+            if isinstance(bound, cst.Call) and id(bound) in steps:
+                continue
+            if isinstance(bound, cst.BaseExpression) and any(
+                    n.__class__ is cst.With and id(n) in steps for n in scope.ancestors(bound)):
+                continue  # computed in the eager step's tape block (`loss = ...`)
+            return False
         return True
+
+
+def _container(iterable: cst.BaseExpression) -> cst.BaseExpression:
+    """The container a loop goes over: ``logs`` of ``logs.items()``/``.values()``."""
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args \
+            and iterable.func.attr.value in ("items", "values"):
+        return iterable.func.value
+    return iterable
+
+
+def _result_element(loop: cst.For, name: str) -> bool:
+    """Does ``name`` take a value (not a key) of the dict ``loop`` goes over: ``v`` of ``for k, v in
+    d.items()`` or of ``for v in d.values()``?"""
+    iterable = loop.iter
+    if not (isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute)):
+        return False
+    method = iterable.func.attr.value
+    if method == "values":
+        return isinstance(loop.target, cst.Name) and loop.target.value == name
+    if method == "items" and isinstance(loop.target, (cst.Tuple, cst.List)) and len(loop.target.elements) == 2:
+        second = loop.target.elements[1].value
+        return isinstance(second, cst.Name) and second.value == name
+    return False
 
 
 def _carried(node: cst.CSTNode, nodes: List[cst.CSTNode], scope) -> bool:
@@ -222,6 +271,50 @@ _STEP = '''
 
 
 PerStepHostSync.cases = [
+    flagged(
+        """
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        opt = tf.keras.optimizers.Adam()
+
+
+        def train(ds):
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                opt.apply_gradients(zip(grads, model.trainable_variables))
+                print(loss.numpy())
+
+
+        @tf.function
+        def step(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x) - y))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            return {"loss": loss}
+
+
+        def fit(ds):
+            for x, y in ds:
+                logs = step(x, y)
+                for name, value in logs.items():
+                    print(f"{name}: {value:.4f}")
+
+
+        def names(ds):
+            for x, y in ds:
+                logs = step(x, y)
+                for name, value in logs.items():
+                    print(name)
+        """,
+        at=[(13, 15, "`loss` read on the host at every training step"),
+            (29, 19, "`value` read on the host at every training step")],
+        note="issue 35: the eager step's own loss (TFG405 reports the step; the sync stays once it is a "
+             "tf.function), and the values of a step's dict of results formatted every step; not its keys",
+    ),
     flagged(
         _STEP + '''
     def train(dataset, epochs):
