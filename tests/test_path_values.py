@@ -422,3 +422,48 @@ def test_a_flag_defined_in_another_module_of_the_run(tmp_path):
     assert findings(tmp_path, "trainer.py", checked=["train.py", "trainer.py", "other.py"])[0] == []
     # Read alone, the flag is nobody's.
     assert findings(tmp_path, "trainer.py")[0] == []
+
+
+def test_a_parameter_is_the_path_every_call_of_its_function_gives_it():
+    ctx = analyse(cst.parse_module(textwrap.dedent('''\
+        def agreed(model, path):
+            target(path)
+
+        def defaulted(model, folder, name="saved_model"):
+            target(name)
+
+        def differ(path):
+            target(path)
+
+        def unpacked(path):
+            target(path)
+
+        def uncalled(path):
+            target(path)
+
+        def relay(path):
+            agreed(None, path)
+            target(path)
+
+        class Trainer:
+            def snapshot(self, path, *, step=0):
+                target(path)
+
+            def run(self):
+                self.snapshot("ckpt/last")
+                self.snapshot(path="ckpt/last", step=3)
+
+        agreed(model, "w.ckpt")
+        agreed(model, path="dir/w.ckpt")
+        defaulted(model, "out")
+        differ("a.keras")
+        differ("b")
+        unpacked(*paths)
+        relay("w.ckpt")
+    ''')), [])
+    ends = {}
+    for call, scope in ctx.model.index.get("Call", ()):
+        if isinstance(call.func, cst.Name) and call.func.value == "target":
+            ends[scope.node.name.value] = ctx.path_ending(call.args[0].value, scope)
+    assert ends == {"agreed": "w.ckpt", "defaulted": "saved_model", "differ": None, "unpacked": None,
+                    "uncalled": None, "relay": "w.ckpt", "snapshot": "ckpt/last"}

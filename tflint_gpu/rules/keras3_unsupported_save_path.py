@@ -69,6 +69,10 @@ class Keras3UnsupportedSavePath(Rule):
       must be a Keras 3 model there; a function that reads the path's suffix
       (`path.endswith(".keras")` in an `if`) or rebinds it is not followed.
 
+    A parameter's path is the one every call of its function in the module
+    gives it (the argument in its place or of its name, else its default),
+    when they agree.
+
     A path's last part whose last dot is not a suffix's (`Model_V2.4`,
     `ckpt-1000` after `w.`) has no suffix.
 
@@ -157,8 +161,8 @@ class Keras3UnsupportedSavePath(Rule):
         if any(a.keyword is not None and a.keyword.value not in _KERAS_KEYWORDS for a in node.args):
             return  # a save() of another signature (save_index=, compression=): not Keras's
         path = exact_argument(node, 0, "filepath")
-        if path is None:
-            return
+        if path is None or ctx.handed_path(path):
+            return  # a parameter of a def that saves at it: told at each call of the def
         ending = ctx.path_ending(path)
         if ending is None or not self._keras3_model(node.func.value, ctx, method):
             return
@@ -219,7 +223,7 @@ class Keras3UnsupportedSavePath(Rule):
             return
         save = qualname in _SAVE_FUNCTIONS
         path = exact_argument(node, 1 if save else 0, "filepath")
-        ending = ctx.path_ending(path) if path is not None else None
+        ending = ctx.path_ending(path) if path is not None and not ctx.handed_path(path) else None
         what = None if ending is None else _tf_format(ending) if save else self._loaded_format(ending, ctx)
         if what is None:
             return
@@ -522,6 +526,73 @@ class Keras3UnsupportedSavePath(Rule):
             """,
             note="flag defaults that are Keras files or unknown (None), an argument defined twice with two "
                  "defaults, a class attribute named like an argument",
+        ),
+        flagged(
+            """
+            import os
+
+            import tensorflow as tf
+
+
+            def export(model, folder, name="saved_model"):
+                model.save(os.path.join(folder, name))
+
+
+            def checkpoint(model, path):
+                model.save_weights(path)
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def snapshot(self, path):
+                    self.model.save_weights(path)
+
+                def run(self):
+                    self.snapshot("ckpt/last")
+
+
+            def main():
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                export(model, "out")
+                checkpoint(model, "w.ckpt")
+                Trainer(model).run()
+            """,
+            at=[(7, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
+                (19, 33, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (28, 23, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                         "checkpoints): `checkpoint` passes this path to `save_weights()` unchanged")],
+            note="a parameter is the path every call of its function in the module gives it (its default too); "
+                 "a top-level def that saves at its parameter unchanged is told at the call instead",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+
+            def save(model, path):
+                model.save(path)
+
+
+            def keep(model, path):
+                model.save(path)
+
+
+            def unused(model, path="export"):
+                model.save(path)
+
+
+            def main(paths):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                save(model, "m.keras")
+                save(model, paths[0])
+                keep(model, "a.keras")
+                keep(model, "b.h5")
+                keep(model, path="c.keras")
+                unused(model, *paths)
+            """,
+            note="calls that give Keras files, disagree, give an unknown path or unpack *args",
         ),
         clean(
             """

@@ -16,7 +16,7 @@ from tflint_gpu.findings import Fix
 from tflint_gpu.semantic import api_since
 from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
-from tflint_gpu.semantic.model import DEF, IMPORT, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
+from tflint_gpu.semantic.model import DEF, IMPORT, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.names import Resolver
 from tflint_gpu.semantic.repetition import Repetition
@@ -470,7 +470,8 @@ class RuleContext:
         ``semantic.migration.path_ending``."""
         from tflint_gpu.semantic.migration import path_ending
 
-        return path_ending(expr, scope or self.scope, self.resolver, flag=self._flag_default)
+        return path_ending(expr, scope or self.scope, self.resolver, flag=self._flag_default,
+                           calls=self.graphs.call_sites)
 
     def _flag_default(self, key: str) -> Optional[str]:
         """What the default of command-line flag ``key`` ends with (``ProjectFile.flag_default``; a file
@@ -517,6 +518,21 @@ class RuleContext:
             if path in given and (not receiver or receiver in given):
                 found_saves.append((given[path], what, given.get(receiver) if receiver else None, keywords, written))
         return found_saves
+
+    def handed_path(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a parameter of a top-level def of this module that saves or loads a model at it
+        unchanged (``path_handoffs`` tells that at each call of the def, where the path is given)?"""
+        if not isinstance(expr, cst.Name):
+            return False
+        found = lookup(expr.value, self.scope, expr)
+        value = found.single_value if found is not None else None
+        function = found.scope if isinstance(value, tuple) and value and value[0] == PARAM else None
+        if function is None or function.parent is None or function.parent.parent is not None \
+                or not isinstance(function.node, cst.FunctionDef):
+            return False
+        own = self._own_summary()
+        known = own.saves.get(function.node.name.value) if own is not None else None
+        return known is not None and any(save[0] == expr.value for save in known[1])
 
     def _own_summary(self):
         """The project summary of this file (``semantic.project.Summary``: its defs' saves, its flags):

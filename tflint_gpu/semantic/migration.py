@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ITERATED, PARAM, ScopeInfo, lookup
 from tflint_gpu.semantic.names import normalize
 from tflint_gpu.semantic.path_text import format_tail, percent_tail
@@ -578,7 +579,8 @@ _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathl
 
 
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0,
-                flag: Optional[Callable[[str], Optional[str]]] = None) -> Optional[str]:
+                flag: Optional[Callable[[str], Optional[str]]] = None,
+                calls: Optional[Callable[[ScopeInfo], List[Tuple[cst.Call, ScopeInfo]]]] = None) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
     part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
     ``a / "x"`` (pathlib), of an f-string ending in text, of ``"...%d.h5" % x`` or of
@@ -589,19 +591,23 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     ``if name.endswith(".ckpt"):`` (that text); with ``flag`` (a flag's key -> its default's
     ending: ``semantic.project.ProjectFile.flag_default``), the default of a command-line flag read
     as ``FLAGS.name`` (absl) or ``args.name`` (``args`` a parameter or bound from
-    ``parser.parse_args()``). None when it cannot be told."""
+    ``parser.parse_args()``); with ``calls`` (a function's calls in the module:
+    ``context.GraphAnalysis.call_sites``), a parameter's, when every call of its function gives it
+    (the argument in its place or of its name, else its default) the same last part (the text
+    they all end with). None when it
+    cannot be told."""
     if expr is None or depth > _DEPTH:
         return None
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(expr, cst.ConcatenatedString):
-        return path_ending(expr.right, scope, resolver, depth + 1, flag)
+        return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-        return path_ending(expr.right, scope, resolver, depth + 1, flag)
+        return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
             and isinstance(expr.left, cst.SimpleString):
         # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
@@ -617,12 +623,12 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         qualname = resolver.qualname(expr.func, scope)
         if qualname in _PATH_JOINS:
             last = expr.args[-1]
-            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, flag)
+            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, flag, calls)
         only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
             else None
         if only is not None and (qualname == "os.fspath" or (
                 isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
-            return path_ending(only.value, scope, resolver, depth + 1, flag)
+            return path_ending(only.value, scope, resolver, depth + 1, flag, calls)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)
         if found is not None and found.kind == IMPORT:
@@ -630,8 +636,15 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         if found is not None and found.kind == ASSIGNED and expr.value not in found.scope.globals:
             value = found.single_value
             if isinstance(value, cst.BaseExpression):
-                return path_ending(value, found.scope, resolver, depth + 1, flag)
-        return _tested_ending(expr, found, scope) if found is not None else None
+                return path_ending(value, found.scope, resolver, depth + 1, flag, calls)
+        if found is None:
+            return None
+        tested = _tested_ending(expr, found, scope)
+        if tested is None and calls is not None and found.kind == ASSIGNED:
+            value = found.single_value
+            if isinstance(value, tuple) and value and value[0] == PARAM:
+                return _passed_ending(value[1], value[2], found.scope, resolver, depth, flag, calls)
+        return tested
     if isinstance(expr, cst.Attribute):
         found = _project_constant(expr, scope, resolver)
         if found is None and flag is not None and isinstance(expr.value, cst.Name):
@@ -640,6 +653,67 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
                 return flag(namespace + expr.attr.value)
         return found
     return None
+
+
+def parameter_ending(function: ScopeInfo, name: str, resolver, flag=None, calls=None) -> Optional[str]:
+    """What the calls of ``function`` in this module give its parameter ``name`` as a path (see
+    ``path_ending``)."""
+    node = function.node
+    if calls is None or not isinstance(node, cst.FunctionDef):
+        return None
+    params = list(node.params.posonly_params) + list(node.params.params)
+    for position, param in enumerate(params):
+        if param.name.value == name:
+            return _passed_ending(param, position, function, resolver, 0, flag, calls)
+    for param in node.params.kwonly_params:
+        if param.name.value == name:
+            return _passed_ending(param, len(params), function, resolver, 0, flag, calls)
+    return None
+
+
+def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolver, depth: int,
+                   flag, calls) -> Optional[str]:
+    """The ending every call of ``function`` in this module gives its parameter ``param`` (see
+    ``path_ending``); None when none is seen, one unpacks ``*args``/``**kwargs`` or passes more than
+    it takes, or two differ in their last part."""
+    node = function.node
+    if param.star or not isinstance(node, cst.FunctionDef):
+        return None
+    decorators = {d.decorator.value for d in node.decorators if isinstance(d.decorator, cst.Name)}
+    shift = 1 if function.enclosing_class is not None and "staticmethod" not in decorators else 0
+    if position < shift:
+        return None  # self, cls
+    sites = calls(function)
+    if not sites:
+        return None
+    positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
+    endings = set()
+    for call, where in sites:
+        passed = arguments_by_name(call, positional[shift:])
+        if passed is None:
+            return None
+        given = passed.get(param.name.value)
+        if given is None:
+            given, where = param.default, function.parent or function
+            if given is None:
+                continue  # a call that fills it otherwise (a TypeError)
+        ending = path_ending(given, where, resolver, depth + 1, flag, calls)
+        if ending is None:
+            return None
+        endings.add(ending)
+    return _common_ending(endings)
+
+
+def _common_ending(endings: Set[str]) -> Optional[str]:
+    """The text all of ``endings`` end with, when they end with the same last part (``w.ckpt`` of
+    ``w.ckpt`` and ``dir/w.ckpt``); None when they differ there (``a.h5`` and ``b.weights.h5``)."""
+    if not endings or len({e.rsplit("/", 1)[-1] for e in endings}) != 1:
+        return None
+    first = min(endings, key=len)
+    size = len(first)
+    while size and not all(e.endswith(first[len(first) - size:]) for e in endings):
+        size -= 1
+    return first[len(first) - size:] or None
 
 
 def _flag_reader(base: cst.Name, scope: ScopeInfo, resolver) -> Optional[str]:
