@@ -467,3 +467,23 @@ def test_a_parameter_is_the_path_every_call_of_its_function_gives_it():
             ends[scope.node.name.value] = ctx.path_ending(call.args[0].value, scope)
     assert ends == {"agreed": "w.ckpt", "defaulted": "saved_model", "differ": None, "unpacked": None,
                     "uncalled": None, "relay": "w.ckpt", "snapshot": "ckpt/last"}
+
+
+@pytest.mark.parametrize("source,ending", [
+    ('paths = {"model": "out/export", "w": "w.weights.h5"}\ntarget(paths["model"])', "out/export"),
+    ('paths = {"model": "out/export"}\ntarget(paths["other"])', None),
+    ('paths = {"model": "out/export", **extra}\ntarget(paths["model"])', None),
+    ('paths = {"model": "out/export"}\npaths = {}\ntarget(paths["model"])', None),
+    ('nets = {"generator": g, "discriminator": d}\nfor name in nets:\n    target(f"{out}/{name}")', "ator"),
+    ('nets = {"generator": g, "discriminator": d}\nfor name in nets.keys():\n    target(name)', "ator"),
+    ('nets = {"g": g, "d": d}\nfor name in nets:\n    target(name)', None),  # no text in common
+    ('for name, net in {"g.h5": g, "d.h5": d}.items():\n    target(name)', ".h5"),
+    ('for name, path in {"g": "a.h5", "d": "b.h5"}.items():\n    target(path)', ".h5"),
+    ('for path in {"g": "a.h5", "d": "b.weights.h5"}.values():\n    target(path)', None),
+    ('for name in ["model_a", "model_b.keras"]:\n    target(name)', None),
+    ('for name in ("a.keras", "b.keras"):\n    target(name)', ".keras"),
+    ('for name in sorted(nets):\n    target(name)', None),
+    ('for name in ["a", "b"]:\n    pass\ntarget(name)', None),  # after the loop: not told
+])
+def test_dict_values_and_loops_over_written_out_collections(source, ending):
+    assert _ending_of_last_call(source) == ending

@@ -69,6 +69,11 @@ class Keras3UnsupportedSavePath(Rule):
       must be a Keras 3 model there; a function that reads the path's suffix
       (`path.endswith(".keras")` in an `if`) or rebinds it is not followed.
 
+    A dict written out gives its value to `paths["model"]`; a loop over its
+    keys, values or items (or over a list of strings) gives the loop
+    variable the text all of them end with, when their suffixes agree
+    (`for name in nets: model.save(f"{d}/{name}")`).
+
     A parameter's path is the one every call of its function in the module
     gives it (the argument in its place or of its name, else its default),
     when they agree.
@@ -593,6 +598,40 @@ class Keras3UnsupportedSavePath(Rule):
                 unused(model, *paths)
             """,
             note="calls that give Keras files, disagree, give an unknown path or unpack *args",
+        ),
+        flagged(
+            """
+            import os
+
+            import tensorflow as tf
+
+
+            def save_all(save_dir, step):
+                nets = {"generator": make(), "discriminator": make()}
+                paths = {"model": os.path.join(save_dir, "export"), "weights": os.path.join(save_dir, "w.weights.h5")}
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.save(paths["model"])
+                model.save_weights(paths["weights"])
+                for name in nets:
+                    model.save(os.path.join(save_dir, name))
+                for name, net in nets.items():
+                    model.save(f"{save_dir}/{name}")
+                for name in ("a.keras", "b.keras"):
+                    model.save(name)
+                for key, path in paths.items():
+                    model.save_weights(path)
+                model.save(paths["missing"])
+                for name in {**nets, "x": 1}:
+                    model.save(name)
+                for name, net in sorted(nets.items()):
+                    model.save(name)
+            """,
+            at=[(10, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
+                (13, 20, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
+                (15, 20, "Keras 3 `save()` raises ValueError on a SavedModel directory")],
+            note="a value of a dict written out, read by its key; a dict's keys as the last part of the path "
+                 "(f-string, os.path.join); not: names that end in .keras, values of different suffixes, a "
+                 "missing key, a dict with **, a loop over something else than the dict",
         ),
         clean(
             """

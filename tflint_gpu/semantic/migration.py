@@ -593,9 +593,10 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     as ``FLAGS.name`` (absl) or ``args.name`` (``args`` a parameter or bound from
     ``parser.parse_args()``); with ``calls`` (a function's calls in the module:
     ``context.GraphAnalysis.call_sites``), a parameter's, when every call of its function gives it
-    (the argument in its place or of its name, else its default) the same last part (the text
-    they all end with). None when it
-    cannot be told."""
+    (the argument in its place or of its name, else its default) endings of one suffix (the
+    text they all end with: ``_common_ending``); a dict written out's value read by its key; a
+    loop variable over a dict written out (keys, values, items) or a list of strings, the text
+    all of them end with; an f-string's last field. None when it cannot be told."""
     if expr is None or depth > _DEPTH:
         return None
     if isinstance(expr, cst.SimpleString):
@@ -605,6 +606,8 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
+        if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
+            return path_ending(last.expression, scope, resolver, depth + 1, flag, calls)  # f"{d}/{name}": name's
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
         return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
@@ -640,11 +643,22 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         if found is None:
             return None
         tested = _tested_ending(expr, found, scope)
-        if tested is None and calls is not None and found.kind == ASSIGNED:
-            value = found.single_value
-            if isinstance(value, tuple) and value and value[0] == PARAM:
+        value = found.single_value if found.kind == ASSIGNED else None
+        if tested is None and isinstance(value, tuple) and value:
+            if value[0] == PARAM and calls is not None:
                 return _passed_ending(value[1], value[2], found.scope, resolver, depth, flag, calls)
+            if value[0] == ITERATED and isinstance(value[1], cst.BaseExpression) and found.scope is scope:
+                return _iterated_ending(expr, value[1], scope, resolver, depth, flag, calls)
         return tested
+    if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+        # paths["model"] of a dict written out: the value of that key
+        key = expr.slice[0].slice.value
+        found = _literal_items(expr.value, scope, depth)
+        if found is not None and found[0] and isinstance(key, cst.SimpleString) \
+                and isinstance(key.evaluated_value, str) and all(k is not None for k, _, _ in found[1]):
+            values = [(v, where) for k, v, where in found[1] if k == key.evaluated_value]
+            if len(values) == 1:
+                return path_ending(values[0][0], values[0][1], resolver, depth + 1, flag, calls)
     if isinstance(expr, cst.Attribute):
         found = _project_constant(expr, scope, resolver)
         if found is None and flag is not None and isinstance(expr.value, cst.Name):
@@ -675,7 +689,7 @@ def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolve
                    flag, calls) -> Optional[str]:
     """The ending every call of ``function`` in this module gives its parameter ``param`` (see
     ``path_ending``); None when none is seen, one unpacks ``*args``/``**kwargs`` or passes more than
-    it takes, or two differ in their last part."""
+    it takes, or their suffixes differ (``_common_ending``)."""
     node = function.node
     if param.star or not isinstance(node, cst.FunctionDef):
         return None
@@ -705,9 +719,11 @@ def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolve
 
 
 def _common_ending(endings: Set[str]) -> Optional[str]:
-    """The text all of ``endings`` end with, when they end with the same last part (``w.ckpt`` of
-    ``w.ckpt`` and ``dir/w.ckpt``); None when they differ there (``a.h5`` and ``b.weights.h5``)."""
-    if not endings or len({e.rsplit("/", 1)[-1] for e in endings}) != 1:
+    """The text all of ``endings`` end with, when their last parts have the same suffixes (from the
+    first dot on, or none): ``w.ckpt`` of ``w.ckpt`` and ``dir/w.ckpt``, ``.h5`` of ``a.h5`` and
+    ``b.h5``, ``ator`` of ``generator`` and ``discriminator`` (no suffix either); None when they
+    differ there (``a.h5`` and ``b.weights.h5``, ``a.keras`` and ``b``) or share no text."""
+    if not endings or len({e.rsplit("/", 1)[-1].partition(".")[1:] for e in endings}) != 1:
         return None
     first = min(endings, key=len)
     size = len(first)
@@ -734,6 +750,69 @@ def _flag_reader(base: cst.Name, scope: ScopeInfo, resolver) -> Optional[str]:
             and value.func.attr.value in ("parse_args", "parse_known_args"):
         return ARGPARSE
     return None
+
+
+def _literal_items(expr: cst.BaseExpression, scope: ScopeInfo, depth: int):
+    """(is a dict, entries): (key text or None, value, scope) of each entry of a dict written out
+    (``{"model": "out/m"}``, or a name bound once to one, not ``global``), or (its text, it, scope) of
+    each string of a list, tuple or set of strings; None for anything else (``**other`` in the dict,
+    another element)."""
+    for _ in range(_DEPTH - depth):
+        if not isinstance(expr, cst.Name):
+            break
+        found = lookup(expr.value, scope, expr)
+        if found is None or found.kind != ASSIGNED or expr.value in found.scope.globals \
+                or not isinstance(found.single_value, cst.BaseExpression):
+            return None
+        expr, scope = found.single_value, found.scope
+    if isinstance(expr, cst.Dict):
+        items = []
+        for element in expr.elements:
+            if not isinstance(element, cst.DictElement):
+                return None
+            key = element.key.evaluated_value if isinstance(element.key, cst.SimpleString) else None
+            items.append((key if isinstance(key, str) else None, element.value, scope))
+        return True, items
+    if isinstance(expr, (cst.List, cst.Tuple, cst.Set)):
+        items = []
+        for element in expr.elements:
+            text = element.value.evaluated_value if isinstance(element, cst.Element) \
+                and isinstance(element.value, cst.SimpleString) else None
+            if not isinstance(text, str):
+                return None
+            items.append((text, element.value, scope))
+        return False, items
+    return None
+
+
+def _iterated_ending(name: cst.Name, iterable: cst.BaseExpression, scope: ScopeInfo, resolver, depth: int,
+                     flag, calls) -> Optional[str]:
+    """The ending a loop variable has at every turn: ``for name in ("generator", "discriminator")``,
+    ``for key in paths`` / ``paths.keys()``, ``for key, path in paths.items()`` / ``paths.values()``
+    over a dict written out (``_literal_items``): the text its values all end with (``_common_ending``)."""
+    loop = next((node for node in scope.ancestors(name) if isinstance(node, cst.For) and node.iter is iterable), None)
+    if loop is None:
+        return None
+    part = None  # which element of an .items() pair the name is
+    if isinstance(loop.target, cst.Tuple):
+        names = [e.value for e in loop.target.elements]
+        if len(names) != 2 or not all(isinstance(n, cst.Name) for n in names) or names[0].value == names[1].value:
+            return None
+        part = 0 if names[0].value == name.value else 1
+    elif not (isinstance(loop.target, cst.Name) and loop.target.value == name.value):
+        return None
+    method = None
+    if isinstance(iterable, cst.Call) and isinstance(iterable.func, cst.Attribute) and not iterable.args:
+        method, iterable = iterable.func.attr.value, iterable.func.value
+    found = _literal_items(iterable, scope, depth)
+    if found is None or not found[1] or (part is not None and method != "items") \
+            or (method is not None and (not found[0] or method not in ("items", "keys", "values"))):
+        return None
+    if method == "values" or part == 1:
+        endings = {path_ending(v, where, resolver, depth + 1, flag, calls) for _, v, where in found[1]}
+    else:
+        endings = {k for k, _, _ in found[1]}
+    return None if None in endings else _common_ending(endings)
 
 
 def _project_constant(expr: cst.BaseExpression, scope: ScopeInfo, resolver) -> Optional[str]:
