@@ -746,3 +746,59 @@ def test_chains_in_defaults_decorators_and_class_bodies():
         ("tf.data.Dataset.range(3).map(lambda x: x)", None, [], True),
         ("ds.batch(2)", "tf.data.Dataset.range(3).map(lambda x: x)", [], False),
     ]
+
+
+# -- issue 35: parameters from their calls, and values used as only a Dataset is ------------
+def test_a_parameter_every_call_of_the_module_gives_a_dataset_is_one():
+    check(
+        """
+        import tensorflow as tf
+
+        def augment(ds, n):
+            yes(ds); no(n)
+            return ds
+
+        def mixed(ds):
+            no(ds)
+
+        def main():
+            augment(tf.data.Dataset.range(3), 2)
+            augment(ds=tf.data.TFRecordDataset(["a"]), n=1)
+            mixed(tf.data.Dataset.range(3))
+            mixed([1, 2])
+        """
+    )
+
+
+def test_a_parameter_used_with_a_method_only_a_dataset_has_is_one():
+    check(
+        """
+        import tensorflow as tf
+
+        def ragged(ds):
+            yes(ds)
+            return ds.apply(tf.data.experimental.dense_to_ragged_batch(8))
+
+        def fetched(ds, frame):
+            yes(ds); no(frame)
+            frame = frame.map(str)
+            return ds.prefetch(2)
+
+        def hugging_face_like(ds):
+            no(ds)
+            return ds.map(lambda x: x).shuffle(10).batch(2)
+
+        def rebound(ds):
+            ds = load(ds)
+            yes(ds.prefetch(1))
+        """
+    )
+
+
+def test_apply_of_a_batching_transformation_is_that_batching():
+    module = cst.parse_module(
+        "ds.apply(tf.data.experimental.dense_to_ragged_batch(8))\n"
+        "ds.apply(bucket_by_sequence_length(len, [4], [8, 4]))\n"
+        "ds.apply(tf.data.experimental.ignore_errors())\n")
+    stages = [stmt.body[0].value for stmt in module.body]
+    assert [method(s) for s in stages] == ["ragged_batch", "padded_batch", "apply"]

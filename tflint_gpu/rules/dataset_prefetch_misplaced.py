@@ -336,9 +336,10 @@ class DatasetPrefetchMisplaced(Rule):
             import tensorflow as tf
 
             def load(files):
-                return files.prefetch(2).map(parse)
+                return reader(files).prefetch(2).map(parse)
             """,
-            note="receiver not known to be a dataset",
+            note="receiver not known to be a dataset (what a function the module does not define returns; a "
+                 "parameter called with prefetch is one: semantic.datasets)",
         ),
         clean(
             """

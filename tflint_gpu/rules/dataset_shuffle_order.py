@@ -28,6 +28,11 @@ class DatasetShuffleOrder(Rule):
     2. `repeat().shuffle(n)` with no shuffle before the repeat;
     3. `shuffle(1)` (`buffer_size=1`), a literal buffer of one element.
 
+    The batch may come from a def that returns the pipeline (`ds =
+    make(files)` where `make` ends in `return ds.batch(32)`, in this module
+    or another of the project) or from `apply` of a batching transformation
+    (`dense_to_ragged_batch`, `bucket_by_sequence_length`).
+
     Not flagged: a shuffle after a batch when the elements were shuffled
     before it (shuffling batches on top, as after bucketing, is deliberate);
     `batch(seq_len).map(split).shuffle(n).batch(b)` (the first batch makes
@@ -101,6 +106,36 @@ class DatasetShuffleOrder(Rule):
                     ctx.report(stage.func.attr, message + when(chain, stage, *culprit))
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            def make(n, batch_size):
+                ds = tf.data.Dataset.range(n)
+                return ds.batch(batch_size)
+
+
+            def train_input():
+                ds = make(64, 8)
+                return ds.shuffle(100)
+
+
+            def ragged(ds):
+                ds = ds.apply(tf.data.experimental.dense_to_ragged_batch(8))
+                return ds.shuffle(100)
+
+
+            def unbatched():
+                ds = make(64, 8).unbatch()
+                return ds.shuffle(100)
+            """,
+            at=[(11, 15, "`shuffle` after the `batch` in `make` shuffles whole batches"),
+                (16, 15, "`shuffle` after `batch` shuffles whole batches")],
+            note="issue 35: the batch comes from a helper of the module that returns the pipeline, or from "
+                 "apply(dense_to_ragged_batch) on a parameter used as only a dataset is (apply of a "
+                 "tf.data.experimental transformation); not after an unbatch",
+        ),
         flagged(
             """
             import tensorflow as tf

@@ -44,6 +44,10 @@ from tflint_gpu.semantic.names import normalize, short_name
 from tflint_gpu.semantic.project import MAYBE, PARAMETER
 
 # -- which values are datasets -------------------------------------------------
+# Methods of tf.data.Dataset no other common type (a list, a DataFrame, a Hugging Face dataset, a
+# NumPy array) has: a value called with one is a dataset.
+_DATASET_ONLY = frozenset({"prefetch", "padded_batch", "interleave", "with_options", "unbatch", "ragged_batch",
+                           "bucket_by_sequence_length", "as_numpy_iterator", "parallel_interleave"})
 # What inference knows of a value: DATASET, a container of such values (SEQ: a list
 # or tuple of one kind, indexable, iterable and unpackable; MAPPING: a dict, only
 # subscripted; PAIR: a fixed tuple, by position), or None (unknown).
@@ -86,7 +90,20 @@ class DatasetInference:
       annotated ``-> tf.data.Dataset`` or whose every ``return`` returns a
       dataset, where its parameters given datasets at this call hold datasets
       (``def augment(ds): return ds.map(f)``; followed three calls deep);
+    * a parameter every call of the module gives a dataset (``semantic.flow``);
+    * a value whose type nothing tells (an unannotated parameter, what a method
+      of an object the module cannot type returns: ``loader.load(...)``) that
+      the scope uses, as those same bindings, the way only a dataset is used:
+      ``ds.prefetch(n)``, ``padded_batch``, ``interleave``, ``with_options``,
+      ``unbatch``..., ``ds.apply(tf.data.experimental.X(...))`` (not ``map``,
+      ``batch`` or ``shuffle``: lists, DataFrames and Hugging Face datasets
+      have those);
     * a name some binding of which (in the innermost scope binding it) is one.
+
+    ``method(stage)`` names ``apply(dense_to_ragged_batch(n))`` and the other
+    batching transformations of ``tf.data.experimental`` by the batching they
+    do; ``upstream``/``project_upstream`` follow a pipeline into the def of
+    this module that returns it (``ds = make(files); ds.shuffle(n)``).
     """
 
     def __init__(self, graphs) -> None:
@@ -205,6 +222,8 @@ class DatasetInference:
                 kinds.append(kind)
         finally:
             seen.discard(key)
+        if kinds and all(k is None for k in kinds) and self._used_as_dataset(name, found, current):
+            return DATASET  # `ds = loader.load(...)` the module cannot type, then `ds.prefetch(2)`
         return kinds[0] if kinds and all(k == kinds[0] for k in kinds) else None
 
     def _binding_kind(self, value: Any, name: str, scope: ScopeInfo, seen: Set) -> Kind:
@@ -215,9 +234,12 @@ class DatasetInference:
             if (_ASSUMED, id(scope), value[2]) in seen:
                 return DATASET
             param = value[1]
-            if param.star in ("*", "**") or param.annotation is None:
+            if param.star in ("*", "**"):
                 return None
-            return DATASET if self._annotated_dataset(param.annotation.annotation, scope.parent or scope) else None
+            if param.annotation is not None:
+                return DATASET if self._annotated_dataset(param.annotation.annotation, scope.parent or scope) \
+                    else None
+            return self._parameter_kind(param, scope, seen)
         if marker in (UNPACKED, ITERATED) and isinstance(value[1], cst.BaseExpression):
             kind = self.kind(value[1], scope, seen)
             paths = [path for target in self._targets_of(value[1]) for path in _paths(target, name)]
@@ -234,6 +256,63 @@ class DatasetInference:
                 kind = _element(kind, cst.Integer(str(index)))
             return kind
         return None
+
+    def _parameter_kind(self, param: cst.Param, function: ScopeInfo, seen: Set) -> Kind:
+        """DATASET for a parameter every call of the module gives a dataset (``semantic.flow``), or one the
+        function itself uses as only a ``tf.data.Dataset`` is used: a method no other common type has
+        (``ds.prefetch(n)``, ``padded_batch``, ``interleave``, ``with_options``, ``unbatch``...) or
+        ``ds.apply(tf.data.experimental.X(...))``, called on the parameter as it was passed."""
+        key = ("param-kind", id(param))
+        if key in seen:
+            return None
+        seen.add(key)
+        try:
+            passed = self.graphs.flow.passed(function, param)
+            if passed and all(self.kind(given, where, seen) == DATASET for given, where in passed):
+                return DATASET
+        finally:
+            seen.discard(key)
+        return None
+
+    def _untyped(self, value: Any, scope: ScopeInfo) -> bool:
+        """A binding whose value's type nothing tells: a parameter without annotation, or a call of a
+        method of an object the module cannot type (``loader.load(...)``). Not an annotated parameter
+        (a class of its own with ``prefetch``), nor a call of a named library function (a grain
+        dataset from ``image_dataset_from_directory(format="grain")``, a ``tfds`` that is another
+        module): those are what their library says."""
+        if isinstance(value, tuple):
+            return value[0] == PARAM and value[1].annotation is None and not value[1].star
+        if isinstance(value, cst.Subscript):
+            value = value.value
+        return isinstance(value, cst.Call) and self.resolver.qualname(value.func, scope) is None \
+            and self.graphs.function_scope(value.func, scope) is None
+
+    def _used_as_dataset(self, name: str, found, function: ScopeInfo) -> bool:
+        """Is the value ``name`` reads (the bindings ``found``, none of a known kind) used, in the scope
+        binding it and as those same bindings, as only a ``tf.data.Dataset`` is: a method no other common
+        type has (``ds.prefetch(n)``, ``padded_batch``, ``interleave``, ``with_options``, ``unbatch``...)
+        or ``ds.apply(tf.data.experimental.X(...))``? From a loader the engine cannot type
+        (``loader.load(...)``, a parameter) it is a dataset there."""
+        if function is None or not function.is_function and function.kind != "module":
+            return False
+        bound = {id(v) for v in found.own_values}
+        if not bound or not all(self._untyped(v, function) for v in found.own_values):
+            return False
+        for call in function.calls:
+            func = call.func
+            if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == name):
+                continue
+            method_name = func.attr.value
+            distinctive = method_name in _DATASET_ONLY or (
+                method_name == "apply" and call.args and isinstance(call.args[0].value, cst.Call)
+                and (self.resolver.qualname(call.args[0].value.func, function) or "").startswith(
+                    "tensorflow.data.experimental."))
+            if not distinctive:
+                continue
+            there = assigned(name, function, func.value)
+            if there is not None and there.scope is function and {id(v) for v in there.own_values} == bound:
+                return True
+        return False
 
     def _targets_of(self, value: cst.BaseExpression) -> List[cst.BaseExpression]:
         """The assignment targets (or loop target) ``value`` is unpacked into."""
@@ -540,10 +619,23 @@ class Chain:
         return self.previous.origin() if self.previous is not None else self.source
 
 
+# `ds.apply(tf.data.experimental.X(...))` transformations that batch, by the batching method each is.
+_APPLIED_BATCHING = {"dense_to_ragged_batch": "ragged_batch", "dense_to_sparse_batch": "sparse_batch",
+                     "bucket_by_sequence_length": "padded_batch", "map_and_batch": "batch"}
+
+
 def method(stage: cst.Call) -> str:
+    """The transformation a stage applies: its method's name, or for ``apply(...)`` of a batching
+    transformation of ``tf.data.experimental`` (``dense_to_ragged_batch(8)``) the batching it is."""
     func = stage.func
     assert isinstance(func, cst.Attribute)
-    return func.attr.value
+    name = func.attr.value
+    if name == "apply" and stage.args and isinstance(stage.args[0].value, cst.Call):
+        inner = stage.args[0].value.func
+        last = inner.attr.value if isinstance(inner, cst.Attribute) else inner.value if isinstance(inner, cst.Name) \
+            else None
+        return _APPLIED_BATCHING.get(last, name) if last is not None else name
+    return name
 
 
 def is_stage(node: cst.BaseExpression) -> bool:
@@ -843,7 +935,22 @@ def _upstream(expr: cst.BaseExpression, scope: ScopeInfo, ctx, seen: set) -> Lis
                 names.append("shuffle")
         elif qualname is not None:
             names += _project_upstream(qualname, ctx, expr, scope, seen)
+        else:
+            names += _local_upstream(expr, scope, ctx, seen)[1]
     return names + [method(stage) for stage in reversed(stages)]
+
+
+def _local_upstream(call: cst.Call, scope: ScopeInfo, ctx, seen: set) -> Tuple[str, List[str]]:
+    """The def of this module ``call`` calls (``make(files, 32)``) and the transformations of the one
+    dataset it returns (its only ``return``), as ``_upstream`` reads them there."""
+    target = ctx.graphs.function_scope(call.func, scope)
+    if target is None or not isinstance(target.node, cst.FunctionDef) or ("local", id(target)) in seen:
+        return "", []
+    ends = [r for r in walk(target.node.body, skip=SCOPE_TYPES) if isinstance(r, cst.Return)]
+    if len(ends) != 1 or ends[0].value is None:
+        return "", []
+    seen.add(("local", id(target)))
+    return target.name, _upstream(ends[0].value, target, ctx, seen)
 
 
 def project_upstream(chain: Chain, ctx) -> Tuple[str, List[str]]:
@@ -864,7 +971,9 @@ def project_upstream(chain: Chain, ctx) -> Tuple[str, List[str]]:
     if not isinstance(expr, cst.Call):
         return "", []
     qualname = ctx.qualname(expr.func, scope)
-    names = _project_upstream(qualname, ctx, expr, scope, set()) if qualname is not None else []
+    if qualname is None:
+        return _local_upstream(expr, scope, ctx, set())  # a def of this module (`make(files, 32)`)
+    names = _project_upstream(qualname, ctx, expr, scope, set())
     return (qualname if names else ""), names
 
 
