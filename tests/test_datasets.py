@@ -570,6 +570,33 @@ def test_alternatives_loops_and_try_blocks_do_not_make_one_pipeline(block):
     assert found[-1][:2] == ("ds.map(lambda x: x)", None), found
 
 
+def test_a_stage_a_for_loop_applies_to_its_own_name_continues_the_pipeline_before_the_loop():
+    # DeepRegNet/DeepReg dataset/loader/interface.py:140: the configured augmentations mapped after the prefetch
+    assert chain_facts(
+        """
+        import tensorflow as tf
+
+        def make(training, augmentations, other):
+            ds = tf.data.Dataset.range(8).batch(2)
+            ds = ds.prefetch(1)
+            if training:
+                for fn in augmentations:
+                    ds = ds.map(fn)
+            for fn in other:
+                ds = ds.map(fn)
+                ds = ds.batch(2)
+            return ds
+        """
+    ) == [
+        ("tf.data.Dataset.range(8).batch(2)", None, [], True),
+        ("ds.prefetch(1)", "tf.data.Dataset.range(8).batch(2)", [], True),
+        ("ds.map(fn)", "ds.prefetch(1)", ["`training` is true", "the loop over `augmentations` runs"], True),
+        # a second binding in the loop reaches the read on the next turn: not one pipeline
+        ("ds.map(fn)", None, [], True),
+        ("ds.batch(2)", "ds.map(fn)", [], True),  # (read by the next turn and the return)
+    ]
+
+
 def test_a_stage_in_a_with_block_continues_the_pipeline_unconditionally():
     assert chain_facts(
         """

@@ -24,7 +24,9 @@ class DatasetPrefetchMisplaced(Rule):
     Finds `prefetch(...)` in a `tf.data` pipeline that is not its last
     transformation: `ds.prefetch(tf.data.AUTOTUNE).map(f).batch(32)`, also when
     the pipeline continues in the next statements (`ds = ds.prefetch(1)`,
-    then `ds = ds.batch(32)`). Transformations that only set options
+    then `ds = ds.batch(32)`; also under an `if` and in a `for` loop applying
+    stages to the same name, `for f in augmentations: ds = ds.map(f)`, whose
+    first turn continues the pipeline). Transformations that only set options
     (`with_options`) do not count, and a host `prefetch` before
     `apply(tf.data.experimental.prefetch_to_device(...))` is left alone, as
     is a `prefetch` right before a `flat_map`/`interleave`/`unbatch` (it
@@ -140,6 +142,26 @@ class DatasetPrefetchMisplaced(Rule):
         return Fix(message, Safety.SAFE, {old: new})
 
     cases = [
+        flagged(
+            """
+            import tensorflow as tf
+
+            def preprocess(images, training, batch_size, augmentations=None):
+                dataset = tf.data.Dataset.from_tensor_slices(images).map(tf.image.per_image_standardization)
+                dataset = dataset.batch(batch_size, drop_remainder=training)
+                dataset = dataset.prefetch(tf.data.AUTOTUNE)
+                if training and augmentations is not None:
+                    for augment in augmentations:
+                        dataset = dataset.map(augment, num_parallel_calls=tf.data.AUTOTUNE)
+                return dataset
+
+            ds = preprocess(tf.zeros([8, 4, 4, 1]), True, 2)
+            """,
+            at=[(6, 23, "`prefetch` is followed by `map`: misplaced, it belongs at the end of the pipeline (when "
+                        "`training and augmentations is not None` is true and the loop over `augmentations` runs)")],
+            note="DeepRegNet/DeepReg dataset/loader/interface.py:140: the configured augmentations are mapped, in "
+                 "a loop, after the prefetch; no fix across statements",
+        ),
         clean(
             """
             import tensorflow as tf

@@ -710,6 +710,9 @@ def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
         if values is None:
             continue
         chain.inputs = values
+        looped = _turns_back(chain, values)
+        if looped:  # `for f in fns: ds = ds.map(f)`: the first turn reads the pipeline before the loop
+            values = [v for v in values if v is not chain.outermost]
         linked = [by_outermost.get(id(v)) if isinstance(v, cst.BaseExpression) else None for v in values]
         earlier = [c for c in linked if c is not None and c.scope is chain.scope
                    and 0 <= positions[id(c)] < positions[id(chain)]]
@@ -723,7 +726,7 @@ def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
             chain.anchor = values[0]
         elif chain.previous is not None:
             chain.anchor = chain.previous.outermost
-        chain.conditions = _conditions(chain)
+        chain.conditions = _conditions(chain, looped and chain.previous is not None)
     successors: Dict[int, List[Chain]] = {}
     for chain in found:
         if chain.previous is not None:
@@ -734,6 +737,22 @@ def _link(found: List[Chain], by_outermost: Dict[int, Chain]) -> None:
                     if c.returned or (c.target is not None and c.target == chain.target)]
         if len(going_on) == 1:
             chain.following = going_on[0]
+
+
+def _turns_back(chain: Chain, values: List[Any]) -> bool:
+    """Is ``chain`` (``ds = ds.map(f)``) in the body of a loop, rebinding its own source name, so
+    that the binding it makes reaches its own read on the next turn (one of ``values``), and no other
+    binding made in that loop does?"""
+    if not any(v is chain.outermost for v in values) or chain.target is None \
+            or not isinstance(chain.source, cst.Name) or chain.source.value != chain.target:
+        return False
+    order = chain.scope.flow_order()
+    loop = next((node for node in chain.scope.ancestors(chain.outermost)
+                 if isinstance(node, (cst.For, cst.While))), None)
+    if not isinstance(loop, cst.For) or not order.contains(loop.body, chain.outermost):
+        return False
+    return all(v is chain.outermost or not (isinstance(v, cst.CSTNode) and id(v) in order.pre
+                                            and order.contains(loop, v)) for v in values)
 
 
 def _live_values(name: cst.Name, scope: ScopeInfo) -> Optional[List[Any]]:
@@ -807,10 +826,11 @@ def _only_ifs_between(inner: Chain, outer: Chain) -> bool:
     return False
 
 
-def _conditions(chain: Chain) -> Tuple["Condition", ...]:
+def _conditions(chain: Chain, looped: bool = False) -> Tuple["Condition", ...]:
     """The ``if`` tests the chain runs under that do not also hold its anchor
     (the pipeline it continues, or the value its source is bound to): its
-    stages run only when those tests say so."""
+    stages run only when those tests say so. ``looped``: the chain continues the pipeline from the
+    body of a loop (``_turns_back``): that loop running is one of them."""
     anchor = chain.anchor
     order = chain.scope.flow_order()
     if anchor is None or id(anchor) not in order.pre:
@@ -825,6 +845,8 @@ def _conditions(chain: Chain) -> Tuple["Condition", ...]:
             if not holds and isinstance(node.orelse, cst.If) and node.orelse is child:
                 holds = False  # an `elif`: its own test comes next
             found.append(_condition(node.test, holds, chain.scope))
+        elif looped and isinstance(node, cst.For) and order.contains(node.body, chain.outermost):
+            found.append(Condition(_MODULE.code_for_node(node.iter), True, loop=True))
         elif not _transparent(node):
             return ()  # a loop, a try, a match...: not one condition
         child = node
@@ -847,8 +869,11 @@ class Condition:
 
     test: str  # the test's source (``shuffle``, ``mode == "train"``), a ``not`` taken off
     holds: bool  # the stage runs when the test is true (the ``if`` body), or false (``else``)
+    loop: bool = False  # the stage is in the body of a ``for`` loop over ``test`` (its iterable)
 
     def describe(self) -> str:
+        if self.loop:
+            return f"the loop over `{self.test}` runs"
         return f"`{self.test}` is {'true' if self.holds else 'false'}"
 
 
