@@ -4,6 +4,7 @@ the path their parameter gives (``semantic.migration.path_ending``, ``semantic.p
 from __future__ import annotations
 
 import json
+import time
 import textwrap
 
 import libcst as cst
@@ -487,3 +488,17 @@ def test_a_parameter_is_the_path_every_call_of_its_function_gives_it():
 ])
 def test_dict_values_and_loops_over_written_out_collections(source, ending):
     assert _ending_of_last_call(source) == ending
+
+
+def test_parameters_relayed_through_many_calls_are_read_once():
+    """Twelve relays, each calling the next from six places: every parameter's ending is found once
+    (without that, 6**8 readings down to the depth limit)."""
+    lines = ["def f0(path):\n    target(path)\n"]
+    for i in range(1, 12):
+        lines.append(f"def f{i}(path):\n" + "".join(f"    f{i - 1}(path)\n" for _ in range(6)))
+    lines.append("".join('f11("out/saved_model")\n' for _ in range(6)))
+    start = time.perf_counter()
+    assert _ending_of_last_call("\n".join(lines)) is None  # deeper than the depth limit: not told
+    shallow = "\n".join(lines[:6]) + "".join('f5("out/saved_model")\n' for _ in range(6))
+    assert _ending_of_last_call(shallow) == "out/saved_model"
+    assert time.perf_counter() - start < 20

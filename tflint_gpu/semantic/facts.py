@@ -468,10 +468,12 @@ class RuleContext:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):
         ``semantic.migration.path_ending``."""
-        from tflint_gpu.semantic.migration import path_ending
+        from tflint_gpu.semantic.migration import PathWorld, path_ending
 
-        return path_ending(expr, scope or self.scope, self.resolver, flag=self._flag_default,
-                           calls=self.graphs.call_sites)
+        world = getattr(self, "_path_world", None)
+        if world is None:
+            world = self._path_world = PathWorld(self._flag_default, self.graphs.call_sites)
+        return path_ending(expr, scope or self.scope, self.resolver, world=world)
 
     def _flag_default(self, key: str) -> Optional[str]:
         """What the default of command-line flag ``key`` ends with (``ProjectFile.flag_default``; a file

@@ -578,9 +578,23 @@ def is_metric_class(qualname: Optional[str]) -> bool:
 _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathlib.Path", "pathlib.PurePath"})
 
 
+class PathWorld:
+    """What ``path_ending`` may ask beyond the expression, for one file: ``flag(key)``, what the
+    default of a command-line flag ends with (``ProjectFile.flag_default``); ``calls(function)``, the
+    calls of a function in the module (``context.GraphAnalysis.call_sites``); and the endings of
+    parameters found so far (each asked once a file)."""
+
+    __slots__ = ("flag", "calls", "memo")
+
+    def __init__(self, flag: Callable[[str], Optional[str]],
+                 calls: Callable[[ScopeInfo], List[Tuple[cst.Call, ScopeInfo]]]) -> None:
+        self.flag = flag
+        self.calls = calls
+        self.memo: dict = {}
+
+
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0,
-                flag: Optional[Callable[[str], Optional[str]]] = None,
-                calls: Optional[Callable[[ScopeInfo], List[Tuple[cst.Call, ScopeInfo]]]] = None) -> Optional[str]:
+                world: Optional["PathWorld"] = None) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
     part of ``os.path.join(...)``, ``pathlib.Path(...)``, of ``a + "x"``,
     ``a / "x"`` (pathlib), of an f-string ending in text, of ``"...%d.h5" % x`` or of
@@ -588,11 +602,10 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     name (the one binding that reaches the read, where the name is local; else a name
     bound once); a constant of another project module (``from settings import EXPORT_DIR``,
     ``cfg.PB_MODEL``: ``semantic.project.ProjectIndex.constant``); a name read in the body of
-    ``if name.endswith(".ckpt"):`` (that text); with ``flag`` (a flag's key -> its default's
-    ending: ``semantic.project.ProjectFile.flag_default``), the default of a command-line flag read
+    ``if name.endswith(".ckpt"):`` (that text); with ``world`` (``PathWorld``), the default of a
+    command-line flag read
     as ``FLAGS.name`` (absl) or ``args.name`` (``args`` a parameter or bound from
-    ``parser.parse_args()``); with ``calls`` (a function's calls in the module:
-    ``context.GraphAnalysis.call_sites``), a parameter's, when every call of its function gives it
+    ``parser.parse_args()``), and a parameter's, when every call of its function gives it
     (the argument in its place or of its name, else its default) endings of one suffix (the
     text they all end with: ``_common_ending``); a dict written out's value read by its key; a
     loop variable over a dict written out (keys, values, items) or a list of strings, the text
@@ -603,14 +616,14 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
     if isinstance(expr, cst.ConcatenatedString):
-        return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
+        return path_ending(expr.right, scope, resolver, depth + 1, world)
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
         if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
-            return path_ending(last.expression, scope, resolver, depth + 1, flag, calls)  # f"{d}/{name}": name's
+            return path_ending(last.expression, scope, resolver, depth + 1, world)  # f"{d}/{name}": name's
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-        return path_ending(expr.right, scope, resolver, depth + 1, flag, calls)
+        return path_ending(expr.right, scope, resolver, depth + 1, world)
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
             and isinstance(expr.left, cst.SimpleString):
         # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
@@ -626,12 +639,12 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         qualname = resolver.qualname(expr.func, scope)
         if qualname in _PATH_JOINS:
             last = expr.args[-1]
-            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, flag, calls)
+            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, world)
         only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
             else None
         if only is not None and (qualname == "os.fspath" or (
                 isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
-            return path_ending(only.value, scope, resolver, depth + 1, flag, calls)
+            return path_ending(only.value, scope, resolver, depth + 1, world)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)
         if found is not None and found.kind == IMPORT:
@@ -639,16 +652,16 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
         if found is not None and found.kind == ASSIGNED and expr.value not in found.scope.globals:
             value = found.single_value
             if isinstance(value, cst.BaseExpression):
-                return path_ending(value, found.scope, resolver, depth + 1, flag, calls)
+                return path_ending(value, found.scope, resolver, depth + 1, world)
         if found is None:
             return None
         tested = _tested_ending(expr, found, scope)
         value = found.single_value if found.kind == ASSIGNED else None
         if tested is None and isinstance(value, tuple) and value:
-            if value[0] == PARAM and calls is not None:
-                return _passed_ending(value[1], value[2], found.scope, resolver, depth, flag, calls)
+            if value[0] == PARAM and world is not None:
+                return _passed_ending(value[1], value[2], found.scope, resolver, depth, world)
             if value[0] == ITERATED and isinstance(value[1], cst.BaseExpression) and found.scope is scope:
-                return _iterated_ending(expr, value[1], scope, resolver, depth, flag, calls)
+                return _iterated_ending(expr, value[1], scope, resolver, depth, world)
         return tested
     if isinstance(expr, cst.Subscript) and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
         # paths["model"] of a dict written out: the value of that key
@@ -658,35 +671,19 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
                 and isinstance(key.evaluated_value, str) and all(k is not None for k, _, _ in found[1]):
             values = [(v, where) for k, v, where in found[1] if k == key.evaluated_value]
             if len(values) == 1:
-                return path_ending(values[0][0], values[0][1], resolver, depth + 1, flag, calls)
+                return path_ending(values[0][0], values[0][1], resolver, depth + 1, world)
     if isinstance(expr, cst.Attribute):
         found = _project_constant(expr, scope, resolver)
-        if found is None and flag is not None and isinstance(expr.value, cst.Name):
+        if found is None and world is not None and isinstance(expr.value, cst.Name):
             namespace = _flag_reader(expr.value, scope, resolver)
             if namespace is not None:
-                return flag(namespace + expr.attr.value)
+                return world.flag(namespace + expr.attr.value)
         return found
     return None
 
 
-def parameter_ending(function: ScopeInfo, name: str, resolver, flag=None, calls=None) -> Optional[str]:
-    """What the calls of ``function`` in this module give its parameter ``name`` as a path (see
-    ``path_ending``)."""
-    node = function.node
-    if calls is None or not isinstance(node, cst.FunctionDef):
-        return None
-    params = list(node.params.posonly_params) + list(node.params.params)
-    for position, param in enumerate(params):
-        if param.name.value == name:
-            return _passed_ending(param, position, function, resolver, 0, flag, calls)
-    for param in node.params.kwonly_params:
-        if param.name.value == name:
-            return _passed_ending(param, len(params), function, resolver, 0, flag, calls)
-    return None
-
-
 def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolver, depth: int,
-                   flag, calls) -> Optional[str]:
+                   world: "PathWorld") -> Optional[str]:
     """The ending every call of ``function`` in this module gives its parameter ``param`` (see
     ``path_ending``); None when none is seen, one unpacks ``*args``/``**kwargs`` or passes more than
     it takes, or their suffixes differ (``_common_ending``)."""
@@ -697,7 +694,11 @@ def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolve
     shift = 1 if function.enclosing_class is not None and "staticmethod" not in decorators else 0
     if position < shift:
         return None  # self, cls
-    sites = calls(function)
+    key = (id(function), param.name.value)
+    if key in world.memo:
+        return world.memo[key]
+    world.memo[key] = None  # a cycle of calls tells nothing
+    sites = world.calls(function)
     if not sites:
         return None
     positional = [p.name.value for p in list(node.params.posonly_params) + list(node.params.params)]
@@ -711,11 +712,12 @@ def _passed_ending(param: cst.Param, position: int, function: ScopeInfo, resolve
             given, where = param.default, function.parent or function
             if given is None:
                 continue  # a call that fills it otherwise (a TypeError)
-        ending = path_ending(given, where, resolver, depth + 1, flag, calls)
+        ending = path_ending(given, where, resolver, depth + 1, world)
         if ending is None:
             return None
         endings.add(ending)
-    return _common_ending(endings)
+    found = world.memo[key] = _common_ending(endings)
+    return found
 
 
 def _common_ending(endings: Set[str]) -> Optional[str]:
@@ -786,7 +788,7 @@ def _literal_items(expr: cst.BaseExpression, scope: ScopeInfo, depth: int):
 
 
 def _iterated_ending(name: cst.Name, iterable: cst.BaseExpression, scope: ScopeInfo, resolver, depth: int,
-                     flag, calls) -> Optional[str]:
+                     world: Optional["PathWorld"]) -> Optional[str]:
     """The ending a loop variable has at every turn: ``for name in ("generator", "discriminator")``,
     ``for key in paths`` / ``paths.keys()``, ``for key, path in paths.items()`` / ``paths.values()``
     over a dict written out (``_literal_items``): the text its values all end with (``_common_ending``)."""
@@ -809,7 +811,7 @@ def _iterated_ending(name: cst.Name, iterable: cst.BaseExpression, scope: ScopeI
             or (method is not None and (not found[0] or method not in ("items", "keys", "values"))):
         return None
     if method == "values" or part == 1:
-        endings = {path_ending(v, where, resolver, depth + 1, flag, calls) for _, v, where in found[1]}
+        endings = {path_ending(v, where, resolver, depth + 1, world) for _, v, where in found[1]}
     else:
         endings = {k for k, _, _ in found[1]}
     return None if None in endings else _common_ending(endings)
