@@ -502,3 +502,23 @@ def test_parameters_relayed_through_many_calls_are_read_once():
     shallow = "\n".join(lines[:6]) + "".join('f5("out/saved_model")\n' for _ in range(6))
     assert _ending_of_last_call(shallow) == "out/saved_model"
     assert time.perf_counter() - start < 20
+
+
+def test_a_parameter_not_named_as_parsed_arguments_reads_its_own_modules_flags_only(tmp_path):
+    make(tmp_path, {
+        "train.py": '''\
+            import argparse
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--out", default="runs/saved_model")
+        ''',
+        "trainer.py": '''\
+            import tensorflow as tf
+
+            def fit(cfg, args):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.save(cfg.out)
+                model.save(args.out)
+        ''',
+    })
+    got, _ = findings(tmp_path, "trainer.py", checked=["train.py", "trainer.py"])
+    assert [(row, col) for row, col, _ in got] == [(6, 16)]

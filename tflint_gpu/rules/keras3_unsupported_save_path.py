@@ -45,11 +45,12 @@ class Keras3UnsupportedSavePath(Rule):
     `/`, through names, a constant of another module of the project such as
     `cfg.PB_MODEL` or `from settings import EXPORT_DIR` that no module
     reassigns, a name read under `if path.endswith(".ckpt"):`, the default of
-    a command-line flag read as `FLAGS.name` (absl) or `args.name` (argparse,
-    `args` a parameter or `parser.parse_args()`'s result) where every module
-    of the run that defines the flag gives it that ending, the reading
-    module's own definition first) to name a TensorFlow SavedModel directory
-    or checkpoint instead of a Keras file:
+    a command-line flag read as `FLAGS.name` (absl) or `args.name` (argparse:
+    `parser.parse_args()`'s result, or a parameter) where every module of the
+    run that defines the flag gives it that ending, the reading module's own
+    definition first (a parameter not named `args`, `opt`, `options`... reads
+    its own module's only) to name a TensorFlow SavedModel directory or
+    checkpoint instead of a Keras file:
 
     * `model.save(path)`, `keras.models.save_model(model, path)` with a path
       that has no suffix, ends in `/`, or ends in `.ckpt`, `.tf`, `.pb`...;

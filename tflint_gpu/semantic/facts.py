@@ -475,9 +475,9 @@ class RuleContext:
             world = self._path_world = PathWorld(self._flag_default, self.graphs.call_sites)
         return path_ending(expr, scope or self.scope, self.resolver, world=world)
 
-    def _flag_default(self, key: str) -> Optional[str]:
+    def _flag_default(self, key: str, own_only: bool = False) -> Optional[str]:
         """What the default of command-line flag ``key`` ends with (``ProjectFile.flag_default``; a file
-        checked alone: its own definitions)."""
+        checked alone, or ``own_only``: its own definition)."""
         project = self.resolver.project
         own = self._own_summary()
         if project is not None:
@@ -487,6 +487,8 @@ class RuleContext:
 
     def path_handoffs(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, str, Optional[cst.BaseExpression],
                                                           Tuple[str, ...], str]]:
+        if own_only and (own is None or key not in own.flags):
+            return None
         """The saves and loads of a model that the project def ``call`` calls makes, unchanged, at a
         path an argument of ``call`` gives (``utils.save_weights(net, d + "g-{}.h5".format(n))`` where
         ``def save_weights(model, filepath): model.save_weights(filepath)``): per save, (the path

@@ -579,14 +579,15 @@ _PATH_JOINS = frozenset({"os.path.join", "posixpath.join", "ntpath.join", "pathl
 
 
 class PathWorld:
-    """What ``path_ending`` may ask beyond the expression, for one file: ``flag(key)``, what the
-    default of a command-line flag ends with (``ProjectFile.flag_default``); ``calls(function)``, the
+    """What ``path_ending`` may ask beyond the expression, for one file: ``flag(key, own_only)``, what
+    the default of a command-line flag ends with (``ProjectFile.flag_default``; ``own_only``: as this
+    module defines it, if it does); ``calls(function)``, the
     calls of a function in the module (``context.GraphAnalysis.call_sites``); and the endings of
     parameters found so far (each asked once a file)."""
 
     __slots__ = ("flag", "calls", "memo")
 
-    def __init__(self, flag: Callable[[str], Optional[str]],
+    def __init__(self, flag: Callable[[str, bool], Optional[str]],
                  calls: Callable[[ScopeInfo], List[Tuple[cst.Call, ScopeInfo]]]) -> None:
         self.flag = flag
         self.calls = calls
@@ -675,9 +676,9 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     if isinstance(expr, cst.Attribute):
         found = _project_constant(expr, scope, resolver)
         if found is None and world is not None and isinstance(expr.value, cst.Name):
-            namespace = _flag_reader(expr.value, scope, resolver)
-            if namespace is not None:
-                return world.flag(namespace + expr.attr.value)
+            reader = _flag_reader(expr.value, scope, resolver)
+            if reader is not None:
+                return world.flag(reader[0] + expr.attr.value, reader[1])
         return found
     return None
 
@@ -734,23 +735,29 @@ def _common_ending(endings: Set[str]) -> Optional[str]:
     return first[len(first) - size:] or None
 
 
-def _flag_reader(base: cst.Name, scope: ScopeInfo, resolver) -> Optional[str]:
-    """The flags ``base.x`` reads: ``ABSL`` for absl's ``FLAGS`` (TensorFlow's too), ``ARGPARSE`` for
-    a parameter, or a name bound once from ``parser.parse_args()``/``parse_known_args()[0]``; else None."""
+# Parameter names that stand for parsed command-line arguments in other modules too.
+_ARGUMENT_NAMES = frozenset({"args", "opt", "opts", "options", "arguments", "parsed_args", "cli_args", "cmd_args"})
+
+
+def _flag_reader(base: cst.Name, scope: ScopeInfo, resolver) -> Optional[Tuple[str, bool]]:
+    """The flags ``base.x`` reads, and whether only this module's own definitions count: absl's
+    ``FLAGS`` (TensorFlow's too; ``ABSL``), a name bound once from ``parser.parse_args()`` or
+    ``parse_known_args()[0]`` (``ARGPARSE``), a parameter (``ARGPARSE``: one named as parsed arguments
+    are, ``args``, ``opt``..., may read another module's, any other this module's only); else None."""
     from tflint_gpu.semantic.project import ABSL, ARGPARSE
 
     qualname = resolver.raw_qualname(base, scope)
     if qualname is not None:
-        return ABSL if qualname.endswith("flags.FLAGS") else None
+        return (ABSL, False) if qualname.endswith("flags.FLAGS") else None
     found = lookup(base.value, scope, base)
     value = found.single_value if found is not None else None
     if isinstance(value, tuple) and value and value[0] == PARAM:
-        return ARGPARSE
+        return ARGPARSE, base.value not in _ARGUMENT_NAMES
     if isinstance(value, cst.Subscript):
         value = value.value
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) \
             and value.func.attr.value in ("parse_args", "parse_known_args"):
-        return ARGPARSE
+        return ARGPARSE, False
     return None
 
 
