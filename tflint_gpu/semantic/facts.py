@@ -218,20 +218,27 @@ class RuleContext:
             calls = [(b.value, b.method) for b in attribute.bound if isinstance(b.value, cst.Call)]
         else:
             return True
+        untold = False
+        keras = False
         for call, where in calls:
             func = call.func
             qualname = self.qualname(func, where)
             if qualname is not None:
                 if not qualname.startswith("keras."):
                     return True
+                keras = True
                 continue
             if isinstance(func, cst.Attribute):
-                return True  # Indexer.load(...), obj.make(): not told
+                untold = True  # Indexer.load(...), obj.make(): not told
+                continue
             if isinstance(func, cst.Name):
                 cls = where.lookup_class(func.value)
                 if cls is not None and self.migration.class_base(cls) is None:
                     return True
-        return False
+        # A method call of an object the engine cannot type adds "unknown" to bindings of which one is a
+        # Keras model (`self.model = Sequential(...)`, then `self.model = self.model.build_model(cfg)`):
+        # alone, it tells nothing of a model.
+        return untold and not keras
 
     def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
         """What ``expr`` is: one of ``semantic.values``' kinds (tensor, variable,
