@@ -487,6 +487,8 @@ class RuleContext:
         checked alone, or ``own_only``: its own definition)."""
         project = self.resolver.project
         own = self._own_summary()
+        if own_only and (own is None or key not in own.flags):
+            return None
         if project is not None:
             return project.flag_default(key, own)
         value = own.flags.get(key) if own is not None else None
@@ -494,8 +496,6 @@ class RuleContext:
 
     def path_handoffs(self, call: cst.Call) -> List[Tuple[cst.BaseExpression, str, Optional[cst.BaseExpression],
                                                           Tuple[str, ...], str]]:
-        if own_only and (own is None or key not in own.flags):
-            return None
         """The saves and loads of a model that the project def ``call`` calls makes, unchanged, at a
         path an argument of ``call`` gives (``utils.save_weights(net, d + "g-{}.h5".format(n))`` where
         ``def save_weights(model, filepath): model.save_weights(filepath)``): per save, (the path
