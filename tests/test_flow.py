@@ -155,3 +155,27 @@ def test_both_branches_of_a_conditional_expression_and_cycles_end():
         pick(True)
     """)
     assert _read(ctx, "pick", "model") == (["tf.keras.Sequential()"], True)  # load() returns itself: unknown
+
+
+def test_a_name_unpacked_from_a_factory_takes_the_element_at_its_place():
+    ctx = _ctx("""
+        import tensorflow as tf
+
+        def build():
+            if flag:
+                return tf.keras.Sequential(), tf.keras.optimizers.Adam()
+            return tf.keras.Model(), make_opt()
+
+        def main():
+            model, opt = build()
+            (a, b), c = (tf.ones(1), tf.zeros(1)), 3
+            first, *rest = build()
+            *others, last = build()
+            return model, opt, b, c, first, last
+    """)
+    assert _read(ctx, "main", "model") == (["tf.keras.Model()", "tf.keras.Sequential()"], False)
+    assert _read(ctx, "main", "opt") == (["make_opt()", "tf.keras.optimizers.Adam()"], False)
+    assert _read(ctx, "main", "b") == (["tf.zeros(1)"], False)
+    assert _read(ctx, "main", "c") == (["3"], False)
+    assert _read(ctx, "main", "first") == (["tf.keras.Model()", "tf.keras.Sequential()"], False)
+    assert _read(ctx, "main", "last") == ([], True)  # after a starred target: not followed

@@ -372,6 +372,26 @@ def under_condition(node: cst.CSTNode, outer: cst.CSTNode, scope: ScopeInfo, kin
     return False
 
 
+def target_paths(target: cst.BaseExpression, name: str, prefix: Tuple[int, ...] = ()) -> List[Optional[Tuple[int, ...]]]:
+    """Where ``name`` stands in an assignment target, as element positions
+    (``(a, b), c``: ``b`` at ``(0, 1)``); None for a position a starred element hides."""
+    if isinstance(target, cst.Name):
+        return [prefix] if target.value == name else []
+    if isinstance(target, (cst.Tuple, cst.List)):
+        found: List[Optional[Tuple[int, ...]]] = []
+        starred = False
+        for position, element in enumerate(target.elements):
+            value = element.value
+            if isinstance(element, cst.StarredElement):
+                starred = True
+                found.extend(None for _ in target_paths(value, name))
+                continue
+            inner = target_paths(value, name, prefix + (position,))
+            found.extend(None if starred else p for p in inner)
+        return found
+    return []
+
+
 def loop_around(node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
     """The innermost ``for``/``while`` of ``scope``'s own body whose body (or a ``while`` test)
     holds ``node``."""

@@ -242,7 +242,7 @@ class DatasetInference:
             return self._parameter_kind(param, scope, seen)
         if marker in (UNPACKED, ITERATED) and isinstance(value[1], cst.BaseExpression):
             kind = self.kind(value[1], scope, seen)
-            paths = [path for target in self._targets_of(value[1]) for path in _paths(target, name)]
+            paths = [path for target in self._targets_of(value[1]) for path in bindings.target_paths(target, name)]
             if len(paths) != 1 or paths[0] is None:
                 return None  # bound twice by one statement, or starred
             path = paths[0]
@@ -488,26 +488,6 @@ def _element(kind: Kind, index: Optional[cst.BaseExpression]) -> Kind:
             return None
         return inner[position] if position < len(inner) else None
     return None
-
-
-def _paths(target: cst.BaseExpression, name: str, prefix: Tuple[int, ...] = ()) -> List[Optional[Tuple[int, ...]]]:
-    """Where ``name`` stands in an assignment target, as element positions
-    (``(a, b), c``: ``b`` at ``(0, 1)``); None for a position a starred element hides."""
-    if isinstance(target, cst.Name):
-        return [prefix] if target.value == name else []
-    if isinstance(target, (cst.Tuple, cst.List)):
-        found: List[Optional[Tuple[int, ...]]] = []
-        starred = False
-        for position, element in enumerate(target.elements):
-            value = element.value
-            if isinstance(element, cst.StarredElement):
-                starred = True
-                found.extend(None for _ in _paths(value, name))
-                continue
-            inner = _paths(value, name, prefix + (position,))
-            found.extend(None if starred else p for p in inner)
-        return found
-    return []
 
 
 def _string(expr: cst.BaseExpression) -> Optional[str]:

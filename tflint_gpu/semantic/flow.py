@@ -25,7 +25,9 @@ read in) and whether it may also be something the module does not show
 * ``d["key"]`` / ``xs[0]``: the value at that key or index of every dict
   display, ``dict(key=...)`` call, list or tuple display the container comes
   from, and what the code puts there (``d["key"] = v``, ``self.d["key"] = v``);
-* both branches of ``a if c else b``.
+* both branches of ``a if c else b``;
+* a name unpacked from a value (``model, opt = build()``), through the element
+  at its place of every tuple or list display the value comes from.
 
 Anything else is its own source: a call of a library (``tf.keras.Input(...)``,
 ``keras.Model(...)``), a literal, an operator. Rules do not ask this fact
@@ -39,7 +41,8 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.api import arguments_by_name
-from tflint_gpu.semantic.model import ASSIGNED, PARAM, ScopeInfo, lookup, returns
+from tflint_gpu.semantic.bindings import target_paths
+from tflint_gpu.semantic.model import ASSIGNED, PARAM, UNPACKED, ScopeInfo, lookup, returns
 from tflint_gpu.semantic.objects import ADD, BIND
 
 _DEPTH = 10
@@ -126,6 +129,7 @@ class Flow:
     def __init__(self, graphs) -> None:
         self.graphs = graphs
         self._sources: Dict[int, Tuple[cst.BaseExpression, Sources]] = {}
+        self._assign_targets: Optional[Dict[int, List[cst.BaseExpression]]] = None
 
     # -- parameters ----------------------------------------------------------------------
     def passed(self, function: ScopeInfo, param: cst.Param) -> Optional[List[Source]]:
@@ -210,9 +214,42 @@ class Flow:
                     result.unknown = True
                 for given, where in passed or ():
                     result.add(self._follow(given, where, depth))
+            elif isinstance(value, tuple) and value[0] == UNPACKED and isinstance(value[1], cst.BaseExpression):
+                result.add(self._unpacked(expr.value, value[1], found.scope, depth))
             else:
-                result.unknown = True  # unpacked, iterated, opaque: not followed
+                result.unknown = True  # iterated, opaque: not followed
         return result
+
+    def _unpacked(self, name: str, value: cst.BaseExpression, scope: ScopeInfo, depth: int) -> Sources:
+        """What ``name`` takes from ``value`` unpacked into an assignment target (``model, opt = build()``
+        where ``build`` returns ``model, opt``): the element at its place in every source."""
+        paths = [path for target in self._targets(value) for path in target_paths(target, name)]
+        if len(paths) != 1 or not paths[0]:
+            return _unknown()  # bound twice by one statement, starred, or not an unpacking
+        found = self._follow(value, scope, depth)
+        for index in paths[0]:
+            found = self._element(found, index, depth)
+        return found
+
+    def _element(self, whole: Sources, index: int, depth: int) -> Sources:
+        result = Sources()
+        result.unknown = whole.unknown
+        for value, where in whole.values():
+            if isinstance(value, (cst.Tuple, cst.List)) \
+                    and not any(isinstance(e, cst.StarredElement) for e in value.elements) \
+                    and index < len(value.elements):
+                result.add(self._follow(value.elements[index].value, where, depth))
+            else:
+                result.unknown = True
+        return result
+
+    def _targets(self, value: cst.BaseExpression) -> List[cst.BaseExpression]:
+        if self._assign_targets is None:
+            self._assign_targets = {}
+            for node, _ in self.graphs.model.index.get("Assign", ()):
+                for target in node.targets:
+                    self._assign_targets.setdefault(id(node.value), []).append(target.target)
+        return self._assign_targets.get(id(value), [])
 
     def _attribute(self, expr: cst.Attribute, scope: ScopeInfo, depth: int) -> Sources:
         objects = self.graphs.objects
