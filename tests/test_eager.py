@@ -323,3 +323,25 @@ def test_steps_with_a_gradient_helper_or_a_hand_written_update():
     by_hand = found["sgd"]
     assert by_hand is not None and by_hand.where is functions["sgd"] and by_hand.optimizer is None
     assert found["saliency"] is None  # returned, only printed
+
+
+def test_a_step_computing_gradients_through_the_optimizer_with_the_tape():
+    # issue 35: Keras 2's optimizer.compute_gradients(loss, var_list, tape=tape) then
+    # apply_gradients(grads_and_vars) is a training step (tf_keras 2.21, run by hand)
+    assert steps("""
+        import tensorflow as tf
+
+        def train(ds, model, opt):
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = model(x)
+                grads_and_vars = opt.compute_gradients(loss, model.trainable_variables, tape=tape)
+                opt.apply_gradients(grads_and_vars)
+
+        def other_tape(ds, model, opt, recorder):
+            for x, y in ds:
+                with tf.GradientTape() as tape:
+                    loss = model(x)
+                grads_and_vars = opt.compute_gradients(loss, model.trainable_variables, tape=recorder)
+                opt.apply_gradients(grads_and_vars)
+    """) == [("train", True)]

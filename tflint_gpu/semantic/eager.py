@@ -163,6 +163,12 @@ class EagerFacts:
                     and isinstance(func.value, cst.Name) and func.value.value in tapes:
                 gradient = call
                 break
+            if isinstance(func, cst.Attribute) and func.attr.value == "compute_gradients":
+                # Keras 2's optimizer.compute_gradients(loss, var_list, tape=tape): (grad, var) pairs
+                given = argument(call, 99, "tape")
+                if isinstance(given, cst.Name) and given.value in tapes:
+                    gradient = call
+                    break
         found = self._update(scope, gradient, tapes)
         if found is not None:
             return TrainingStep(scope, node, gradient, found[0], self.loop_around(node, scope), found[1])
