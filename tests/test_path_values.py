@@ -522,3 +522,23 @@ def test_a_parameter_not_named_as_parsed_arguments_reads_its_own_modules_flags_o
     })
     got, _ = findings(tmp_path, "trainer.py", checked=["train.py", "trainer.py"])
     assert [(row, col) for row, col, _ in got] == [(6, 16)]
+
+
+def test_a_notebook_reads_its_own_defs_and_flags(tmp_path, monkeypatch, capsys):
+    from tflint_gpu import cli
+
+    sources = ["import tensorflow as tf\nfrom absl import flags\nflags.DEFINE_string('w', 'w.ckpt', 'x')\n"
+               "FLAGS = flags.FLAGS\n",
+               "def save_weights(model, filepath):\n    model.save_weights(filepath)\n",
+               "model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])\n"
+               "save_weights(model, 'gen-{}.h5'.format(3))\nmodel.load_weights(FLAGS.w)\n"]
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": s}
+             for s in sources]
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    make(tmp_path, {"pyproject.toml": "[tool.tflint-gpu]\n", "nb.ipynb": json.dumps(notebook)})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["--no-cache", "--select", "TFG908", "--target-version", "latest", "nb.ipynb"]) == 1
+    out = capsys.readouterr().out
+    assert "nb.ipynb:cell 3:2:21: TFG908" in out and "`save_weights` passes this path" in out
+    assert "nb.ipynb:cell 3:3:20: TFG908" in out
+    assert "cell 2" not in out

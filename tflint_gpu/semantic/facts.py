@@ -547,8 +547,8 @@ class RuleContext:
 
     def _own_summary(self):
         """The project summary of this file (``semantic.project.Summary``: its defs' saves, its flags):
-        the one the project index has of this text (made with the index, not again), else (no project:
-        a file checked alone) made once here; None when it does not compile."""
+        the one the project index has of this text (made with the index, not again), else (a file
+        checked alone, a notebook, stdin) made once here, when asked; None when it does not compile."""
         found = getattr(self, "_summary", False)
         if found is False:
             from tflint_gpu.semantic.project import summarize_source
@@ -557,7 +557,7 @@ class RuleContext:
             summary = project.own_summary(self.model.source) if project is not None else None
             if summary is None and project is not None and project.module is not None and not project.own_notebook:
                 summary = project.index.summary(project.module, project.deps)
-            if summary is None and project is None:
+            if summary is None and (project is None or project.module is None or project.own_notebook):
                 try:
                     summary = summarize_source(self.model.source)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
