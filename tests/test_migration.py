@@ -421,3 +421,22 @@ def test_unknown_keras3_model_is_told_by_use_only_in_keras3_code():
     # unless the use is a Keras model's whatever made it
     factory = keras3 + "from nets.unet import Unet\nnet = Unet()\n"
     assert not told(factory, "net", "fit", True) and told(factory, "net", "fit", True, judge_maker=False)
+
+
+def test_an_assignment_annotated_with_a_keras_model_class_is_one_of_that_keras():
+    # issue 35 (DeepReg predict.py:287: model: tf.keras.Model = REGISTRY.build_model(...), then
+    # model.load_weights(ckpt_path))
+    ctx = context("""
+        import tensorflow as tf
+        import registry
+
+        model: tf.keras.Model = registry.build_model()
+        other: dict = registry.build_model()
+        plain = registry.build_model()
+    """)
+    m = ctx.migration
+    root = ctx.model.root
+    assert ctx.value_kind(cst.Name("model"), root) == "keras"
+    assert m.object_flavour(cst.Name("model"), root) == KERAS3
+    assert ctx.value_kind(cst.Name("other"), root) != "keras"
+    assert ctx.value_kind(cst.Name("plain"), root) != "keras"

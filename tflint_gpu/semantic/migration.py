@@ -272,6 +272,8 @@ class Migration:
         origin = self._origin(expr, scope)
         if origin is not None:
             found = self._call_flavour(*origin)
+            if found is _NOT_KERAS_API:
+                found = self._annotated_flavour(*origin)
             if found is not _NOT_KERAS_API:
                 return found
         else:
@@ -281,6 +283,16 @@ class Migration:
                 if len(flavours) == 1 and None not in flavours and _NOT_KERAS_API not in flavours:
                     return flavours.pop()
         return self.module_flavour()
+
+    def _annotated_flavour(self, value: cst.BaseExpression, where: ScopeInfo):
+        """The Keras of the annotation of the assignment binding ``value`` (``model: tf.keras.Model =
+        REGISTRY.build_model(...)``), when it names a Keras class; else ``_NOT_KERAS_API``."""
+        parent = next(iter(where.ancestors(value)), None)
+        if isinstance(parent, cst.AnnAssign) and parent.value is value:
+            flavour = self.api_flavour(parent.annotation.annotation, where)
+            if flavour is not None:
+                return flavour
+        return _NOT_KERAS_API
 
     def _call_flavour(self, call: cst.Call, where: ScopeInfo):
         flavour = self.api_flavour(call.func, where)

@@ -601,7 +601,14 @@ class TensorInference:
                 return _NONE
             if elements:
                 return self._element_kind(value, scope, seen, elements)
-            return self._object_kind(value, scope, seen)
+            kind = self._object_kind(value, scope, seen)
+            if kind is None:
+                # `model: tf.keras.Model = REGISTRY.build_model(...)`: what the annotation says, as for a
+                # parameter's
+                parent = next(iter(scope.ancestors(value)), None)
+                if isinstance(parent, cst.AnnAssign) and parent.value is value:
+                    kind = base_kind(self.resolver.qualname(parent.annotation.annotation, scope))
+            return kind
         marker = value[0]
         if elements:
             if marker == AUGMENTED and isinstance(value[1], cst.AugAssign) \
