@@ -760,3 +760,55 @@ def test_an_imports_only_summary_has_the_full_ones_imports_and_bindings():
         assert not (light.returns or light.builds or light.loop_calls)
         some_defs += bool(full.returns or full.builds)
     assert some_defs  # the full summaries had facts to leave out
+
+
+# -- defs another module calls from graph code ---------------------------------------------
+HELPERS = "def to_host(x):\n    return x.numpy()\n\n\ndef log(x, n):\n    print(x, n)\n    return x\n"
+METRIC = """\
+import tensorflow as tf
+
+from helpers import to_host
+import helpers
+
+
+class Host(tf.keras.metrics.Metric):
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        to_host(y_pred)
+        helpers.log(y_pred, 3)
+
+
+@tf.function
+def step(x):
+    return helpers.log(x, x)
+"""
+
+
+def test_a_helper_another_module_calls_from_graph_code_runs_in_its_graph(tmp_path):
+    # issue 35: `.numpy()` through a helper a metric's update_state calls (a module naming no TensorFlow
+    # is checked for it); a print of the graph def's data there
+    make(tmp_path, {"helpers.py": HELPERS, "metric.py": METRIC})
+    assert checked(tmp_path, ["helpers.py", "metric.py"], "TFG101") == {"helpers.py": [("TFG101", 2)],
+                                                                       "metric.py": []}
+    # log's x is the data of both graph defs; n is a Python 3 in one call
+    assert checked(tmp_path, ["helpers.py", "metric.py"], "TFG105")["helpers.py"] == [("TFG105", 6)]
+    index = run.build_index(str(tmp_path), [str(tmp_path / "metric.py")], 1)
+    assert index.graph_callers("helpers") == {"to_host": ("metric",), "log": ("metric",)}
+    assert index.graph_data_positions("helpers", "log") == (0,)
+    # checked alone, or called only eagerly elsewhere: not graph code
+    assert checked(tmp_path, ["helpers.py"], "TFG101") == {"helpers.py": []}
+    make(tmp_path, {"metric.py": "from helpers import to_host\n\n\ndef run(x):\n    return to_host(x)\n"})
+    assert checked(tmp_path, ["helpers.py", "metric.py"], "TFG101")["helpers.py"] == []
+
+
+def test_the_graph_calls_of_a_summary_are_data():
+    summary = summarize(compile_tree(METRIC + "\n\nclass Plain:\n    def call(self, x):\n"
+                                              "        helpers.other(x)\n"))
+    # argument positions given the graph defs' data (log(y_pred, 3) and log(x, x): 0 in both); not a
+    # `call` of a class without bases
+    assert set(summary.graph_calls) == {(0, "helpers.to_host", (0,)), (0, "helpers.log", (0,))}
+    from tflint_gpu.semantic.project import Summary
+    assert Summary.from_json(json.loads(json.dumps(summary.to_json()))).digest == summary.digest
+    data = summary.to_json()
+    data["graph_calls"] = [[0, "helpers.log"]]
+    with pytest.raises(ValueError):
+        Summary.from_json(data)

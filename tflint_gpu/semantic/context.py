@@ -113,6 +113,9 @@ class GraphInfo:
     # with tensors: 1 for `call(inputs)`/`train_step(data)`/a Lambda function,
     # 2 for a loss's or metric's `(y_true, y_pred)`.
     data_parameters: int = 1
+    # For kind == "called" from graph code of another module (no call site here): the positions
+    # every such call gives a parameter of its graph def (the data: tensors there).
+    data_positions: Tuple[int, ...] = ()
 
 
 # AutoGraph statuses from the weakest: a body reached under several keeps the weakest.
@@ -202,6 +205,7 @@ class GraphAnalysis:
                 self._mark_inherited(cls)
         for call, scope in model.index.get("Call", ()):
             self._mark_call(call, scope)
+        self._mark_called_from_other_graphs()
         self._propagate([s for s in self.model.scopes if s.graph is not None], set())
         # tf.vectorized_map traces its function even when called eagerly.
         late = []
@@ -216,6 +220,25 @@ class GraphAnalysis:
                                              kind="handed", autograph=False, status="unspecified"))
         if late:
             self._propagate(late, self._done)
+
+    def _mark_called_from_other_graphs(self) -> None:
+        """A top-level def of this module that another module of the project calls from its graph code
+        (a ``@tf.function`` body, a Keras ``call``/``train_step``/``update_state``: the project index's
+        ``graph_callers``) runs in that graph: ``.numpy()`` in a helper a metric's ``update_state`` calls."""
+        project = self.resolver.project
+        if project is None:
+            return
+        for node, scope in self.model.index.get("FunctionDef", ()):
+            if scope is not self.model.root:
+                continue
+            inner = self.model.scope_of_node[node]
+            if inner.graph is not None or inner.excluded:
+                continue
+            caller = project.graph_caller(node.name.value)
+            if caller is not None:
+                self._mark(inner, GraphInfo(reason=f"called from graph code in `{caller}`", kind="called",
+                                            status="unspecified",
+                                            data_positions=project.graph_data_positions(node.name.value)))
 
     # -- Keras ------------------------------------------------------------------
     def _keras_methods(self, cls: ScopeInfo) -> Dict[str, str]:

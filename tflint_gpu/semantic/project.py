@@ -66,7 +66,7 @@ from tflint_gpu.semantic.path_text import format_tail, percent_tail
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 4
+SUMMARY_FORMAT = 5
 
 # Kinds of top-level bindings in a summary.
 IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
@@ -90,7 +90,7 @@ class Summary:
     and pickle), compared by ``digest``."""
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
-                 "writes", "saves", "flags", "_digest")
+                 "writes", "saves", "flags", "graph_calls", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -99,7 +99,8 @@ class Summary:
                  builds: Optional[Dict[str, Tuple[Sequence[int], Sequence[int], Sequence[Hand]]]] = None,
                  constants: Optional[Dict[str, Constant]] = None, writes: Iterable[str] = (),
                  saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None,
-                 flags: Optional[Dict[str, Constant]] = None) -> None:
+                 flags: Optional[Dict[str, Constant]] = None,
+                 graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = ()) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -123,6 +124,9 @@ class Summary:
             k: (tuple(v[0]), tuple((c[0], c[1], c[2], tuple(c[3])) for c in v[1])) for k, v in (saves or {}).items()}
         # command-line flag (ARGPARSE + dest, ABSL + name) -> what its default ends with as a path
         self.flags: Dict[str, Constant] = {k: (v[0], v[1]) for k, v in (flags or {}).items()}
+        # (level, dotted import target, positions given a parameter of the graph def) of each callee
+        # called from graph code (see ``_graph_calls``)
+        self.graph_calls = tuple((c[0], c[1], tuple(c[2])) for c in graph_calls)
         self._digest: Optional[str] = None
 
     @property
@@ -143,14 +147,15 @@ class Summary:
                 "constants": {k: list(v) for k, v in self.constants.items()}, "writes": list(self.writes),
                 "saves": {k: [list(v[0]), [[c[0], c[1], c[2], list(c[3])] for c in v[1]]]
                           for k, v in self.saves.items()},
-                "flags": {k: list(v) for k, v in self.flags.items()}}
+                "flags": {k: list(v) for k, v in self.flags.items()},
+                "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls]}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
-                                                        "saves", "flags"}:
+                                                        "saves", "flags", "graph_calls"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -171,6 +176,11 @@ class Summary:
             else:
                 raise ValueError("summary")
         pairs = []
+        graph_calls = data["graph_calls"]
+        if not isinstance(graph_calls, list) or not all(
+                isinstance(c, list) and len(c) == 3 and _is_int(c[0]) and isinstance(c[1], str)
+                and isinstance(c[2], list) and all(_is_int(i) for i in c[2]) for c in graph_calls):
+            raise ValueError("summary")
         for key in ("stars", "imported", "loop_calls"):
             items = data[key]
             if not isinstance(items, list) or not all(
@@ -222,7 +232,8 @@ class Summary:
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
-                   {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()})
+                   {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
+                   graph_calls)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -436,7 +447,7 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
             constants[name] = found
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
                    returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes),
-                   _flags(flag_calls, bound, single))
+                   _flags(flag_calls, bound, single), _graph_calls(tree, bound))
 
 
 ARGPARSE, ABSL = "argparse:", "absl:"  # the namespaces of ``Summary.flags``
@@ -1055,6 +1066,83 @@ def _loop_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
     return [call for call, chains in found.items() if any(passed.isdisjoint(c) for c in chains)]
 
 
+# Methods Keras runs as graph code in a class with bases (a Keras layer, model, metric or loss).
+_KERAS_GRAPH_METHODS = frozenset({"call", "train_step", "test_step", "predict_step", "update_state"})
+
+
+def _sure_graph_decorator(decorator: ast.AST, bound: Dict[str, tuple]) -> bool:
+    """``@tf.function`` or ``@tf.function(...)`` through a TensorFlow import (``from tensorflow import
+    function`` too): not a decorator the summary cannot tell."""
+    dotted = _dotted(decorator.func if isinstance(decorator, ast.Call) else decorator)
+    if dotted is None or dotted.rpartition(".")[2] != "function":
+        return False
+    head = bound.get(dotted.split(".", 1)[0])
+    return head is not None and head[0] == IMPORT and head[1] == 0 and head[2].split(".", 1)[0] == "tensorflow"
+
+
+def _graph_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, Tuple[int, ...]]]:
+    """(level, target) of the calls made in graph code whose callee is a top-level import of the project
+    (not the frameworks, the standard library or the array libraries), not shadowed by a name the def
+    binds: in the body of a def decorated ``@tf.function`` (its nested defs included), or of a
+    ``call``/``train_step``/``test_step``/``predict_step``/``update_state`` method of a class with bases
+    (Keras runs them as graphs). ``ProjectIndex.graph_callers`` finds the project defs they call: those
+    run in the caller's graph. With each: the positions of the call's positional arguments that are a
+    parameter of the graph def (its data: ``y_pred``, ``inputs``; not ``self``), in every such call."""
+    imports = {name: value for name, value in bound.items()
+               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in _NOT_PROJECT)}
+    if not imports:
+        return []
+    found: Dict[Tuple[int, str], Set[int]] = {}
+
+    def calls_in(function: ast.FunctionDef, method: bool) -> None:
+        hits = []
+        for node in _nodes(function):
+            if node.__class__ is ast.Call:
+                dotted = _dotted(node.func)
+                if dotted is not None and dotted.partition(".")[0] in imports:
+                    hits.append((dotted, node))
+        if not hits:
+            return
+        local = _local_names(function)
+        params = [a.arg for a in function.args.posonlyargs + function.args.args]
+        data = set(params[1:] if method else params)
+        for dotted, call in hits:
+            head, _, tail = dotted.partition(".")
+            if head in local:
+                continue
+            value = imports[head]
+            positions = set()
+            for index, arg in enumerate(call.args):
+                if isinstance(arg, ast.Starred):
+                    break
+                if isinstance(arg, ast.Name) and arg.id in data:
+                    positions.add(index)
+            key = (value[1], value[2] + ("." + tail if tail else ""))
+            found[key] = found[key] & positions if key in found else positions
+
+    def statements(body: Iterable[ast.stmt], keras_class: bool) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                method = keras_class and node.name in _KERAS_GRAPH_METHODS
+                if method or any(_sure_graph_decorator(d, bound) for d in node.decorator_list):
+                    calls_in(node, method or keras_class)
+                else:
+                    statements(node.body, False)
+            elif isinstance(node, ast.ClassDef):
+                plain = all(_dotted(b) == "object" for b in node.bases) and not node.keywords
+                statements(node.body, not plain)
+            else:
+                for field in ("body", "orelse", "finalbody"):
+                    block = getattr(node, field, None)
+                    if isinstance(block, list):
+                        statements(block, False)
+                for handler in getattr(node, "handlers", ()):
+                    statements(handler.body, False)
+
+    statements(tree.body, False)
+    return [(key[0], key[1], tuple(sorted(positions))) for key, positions in found.items()]
+
+
 def compile_tree(source: str, path: str = "<module>") -> ast.Module:
     """CPython's ``ast`` of ``source`` (raises SyntaxError, ValueError, RecursionError, MemoryError)."""
     with warnings.catch_warnings():
@@ -1095,6 +1183,8 @@ def content_digest(data: bytes) -> str:
 FILE, PACKAGE, NAMESPACE = "f", "p", "n"
 # The ``deps`` entry of a file that asked which of its defs other modules call in a loop.
 LOOP_CALLERS = "~loop-callers:"
+# The same for the defs of a module that another calls from graph code (``graph_callers``).
+GRAPH_CALLERS = "~graph-callers:"
 # The ``deps`` entry of a file that asked whether a checked module assigns an attribute of this name.
 WRITES = "~writes:"
 # The ``deps`` entry of a file that asked which checked modules define a command-line flag, and its defaults.
@@ -1143,8 +1233,11 @@ class ProjectIndex:
         # The files the index was built with (the run's checked files): ``loop_callers`` answers over
         # these only, so that its answer does not depend on which modules resolution happened to load.
         self.checked: Tuple[str, ...] = tuple(sorted(self.summaries))
-        self._callers: Dict[str, Dict[str, Tuple[str, ...]]] = {}  # module -> its ``loop_callers``
-        self._by_name: Optional[Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = None
+        # (summary field, module) -> its ``loop_callers`` / ``graph_callers``
+        self._callers_memo: Dict[Tuple[str, str], Dict[str, Tuple[str, ...]]] = {}
+        self._positions: Dict[Tuple[str, str], Dict[str, Tuple[int, ...]]] = {}
+        # summary field -> callee's last name -> ((importer, package), level, target)
+        self._by_name: Dict[str, Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = {}
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
@@ -1229,6 +1322,8 @@ class ProjectIndex:
         digest of ``loop_callers(module)``)."""
         if name.startswith(LOOP_CALLERS):
             return self.callers_digest(name[len(LOOP_CALLERS):])
+        if name.startswith(GRAPH_CALLERS):
+            return self.callers_digest(name[len(GRAPH_CALLERS):], "graph_calls")
         if name.startswith(WRITES):
             return self._written(name[len(WRITES):])
         if name.startswith(FLAGS):
@@ -1244,33 +1339,53 @@ class ProjectIndex:
         imports and re-exports to the def's own module): def name -> the calling
         modules, sorted. Only calls whose target ends in the def's own name are
         resolved (a re-export under another name is not followed: it is missed)."""
-        memo = self._callers.get(module)
+        return self._callers(module, "loop_calls")
+
+    def graph_callers(self, module: str) -> Dict[str, Tuple[str, ...]]:
+        """``loop_callers`` for the calls another module makes from graph code (``Summary.graph_calls``:
+        a ``@tf.function`` body, a Keras ``call``/``train_step``...): those defs run in its graph."""
+        return self._callers(module, "graph_calls")
+
+    def _callers(self, module: str, field: str) -> Dict[str, Tuple[str, ...]]:
+        memo = self._callers_memo.get((field, module))
         if memo is not None:
             return memo
-        if self._by_name is None:
-            self._by_name = {}
+        by_name = self._by_name.get(field)
+        if by_name is None:
+            by_name = self._by_name[field] = {}
             for path in self.checked:
                 summary = self.summaries.get(path)
-                named = self.module_name(path) if summary is not None and summary.loop_calls else None
+                named = self.module_name(path) if summary is not None and getattr(summary, field) else None
                 if named is None:
                     continue
-                for level, target in summary.loop_calls:
-                    self._by_name.setdefault(target.rpartition(".")[2], []).append((named, level, target))
+                for entry in getattr(summary, field):
+                    level, target = entry[0], entry[1]
+                    by_name.setdefault(target.rpartition(".")[2], []).append(
+                        (named, level, target, entry[2] if len(entry) > 2 else ()))
         scratch: Set[Tuple[str, str]] = set()  # the answer's digest is its dependency, not these
         defined = self.summary(module, scratch) if self.locate(module) is not None else None
         callers: Dict[str, Set[str]] = {}
+        positions: Dict[str, Set[int]] = {}
         if defined is not None:
             for name, bound in defined.bound.items():
                 if bound[0] != DEF:
                     continue
-                for (importer, package), level, target in self._by_name.get(name, ()):
+                for (importer, package), level, target, given in by_name.get(name, ()):
                     if importer == module:
                         continue
                     result = self.resolve(level, target, importer, package, scratch)
                     if result is not None and result[0] == "project" and result[1] == f"{module}.{name}":
                         callers.setdefault(name, set()).add(importer)
-        memo = self._callers[module] = {name: tuple(sorted(users)) for name, users in callers.items()}
+                        positions[name] = positions[name] & set(given) if name in positions else set(given)
+        memo = self._callers_memo[(field, module)] = {name: tuple(sorted(users)) for name, users in callers.items()}
+        self._positions[(field, module)] = {name: tuple(sorted(p)) for name, p in positions.items()}
         return memo
+
+    def graph_data_positions(self, module: str, name: str) -> Tuple[int, ...]:
+        """The positions at which every call from graph code in other modules (``graph_callers``) gives
+        the def ``module.name`` a parameter of the graph def (its data: a tensor when it runs)."""
+        self._callers(module, "graph_calls")
+        return self._positions.get(("graph_calls", module), {}).get(name, ())
 
     def _written(self, name: str) -> str:
         """"1" when a checked module assigns an attribute ``name`` on a plain name (``cfg.name = x``,
@@ -1347,12 +1462,14 @@ class ProjectIndex:
         module, name, summary = self._def_summary(absolute, deps)
         return summary.saves.get(name) if summary is not None else None
 
-    def callers_digest(self, module: str) -> str:
-        """A digest of ``loop_callers(module)`` (what the findings cache keys on)."""
-        answer = self.loop_callers(module)
+    def callers_digest(self, module: str, field: str = "loop_calls") -> str:
+        """A digest of ``loop_callers(module)`` (``graph_callers`` and their data positions for
+        ``"graph_calls"``: what the findings cache keys on)."""
+        answer = self._callers(module, field)
         if not answer:
             return "-"
-        return hashlib.sha256(json.dumps(sorted(answer.items())).encode()).hexdigest()[:20]
+        positions = sorted(self._positions.get((field, module), {}).items()) if field == "graph_calls" else []
+        return hashlib.sha256(json.dumps([sorted(answer.items()), positions]).encode()).hexdigest()[:20]
 
     # -- resolution -----------------------------------------------------
     @staticmethod
@@ -1763,7 +1880,14 @@ class ProjectFile:
         if not reach:
             return outside, False
         modules = self.index.imported_modules(summary, importer, package, self.deps)
-        return outside, any(self.index.reaches_framework(name, self.deps) for name in modules)
+        if any(self.index.reaches_framework(name, self.deps) for name in modules):
+            return outside, True
+        # A module naming no framework whose defs another module calls from graph code runs in graphs
+        # (a NumPy helper a metric's `update_state` calls): it is checked too.
+        if self.module is not None and not self.own_notebook:
+            self.deps.add((GRAPH_CALLERS + self.module, self.index.callers_digest(self.module, "graph_calls")))
+            return outside, bool(self.index.graph_callers(self.module))
+        return outside, False
 
     def returns(self, qualname: str) -> Optional[List[Tuple[str, Any, Tuple[str, ...]]]]:
         """What the project def a call names returns (``ProjectIndex.returned``), for the name as
@@ -1816,6 +1940,26 @@ class ProjectFile:
             return None
         self.deps.add((LOOP_CALLERS + self.module, self.index.callers_digest(self.module)))
         users = self.index.loop_callers(self.module).get(name)
+        if not users:
+            return None
+        located = self.index.locate(users[0])
+        if located is None:
+            return users[0]
+        return os.path.relpath(located[1], self.index.root).replace(os.sep, "/")
+
+    def graph_data_positions(self, name: str) -> Tuple[int, ...]:
+        """``ProjectIndex.graph_data_positions`` for this file's top-level def ``name`` (asked after
+        ``graph_caller``, whose dependency covers it)."""
+        if self.module is None or self.own_notebook:
+            return ()
+        return self.index.graph_data_positions(self.module, name)
+
+    def graph_caller(self, name: str) -> Optional[str]:
+        """``loop_caller`` for a call from graph code in another module (``ProjectIndex.graph_callers``)."""
+        if self.module is None or self.own_notebook:
+            return None
+        self.deps.add((GRAPH_CALLERS + self.module, self.index.callers_digest(self.module, "graph_calls")))
+        users = self.index.graph_callers(self.module).get(name)
         if not users:
             return None
         located = self.index.locate(users[0])

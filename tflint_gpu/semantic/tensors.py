@@ -488,7 +488,9 @@ class TensorInference:
             return True
         # A helper: a tensor only if every graph call site passes one.
         if not graph.call_sites:
-            return False
+            # called from another module's graph code: where every such call gives its graph def's data
+            offset = 1 if function.binds_instance else 0
+            return position - offset in getattr(graph, "data_positions", ())
         offset = 1 if function.binds_instance else 0
         for call, caller in graph.call_sites:
             arg = exact_argument(call, position - offset, param.name.value)
