@@ -76,6 +76,9 @@ def _unknown() -> Sources:
     return found
 
 
+_UNKNOWN = _unknown()  # shared, never added to (``Sources.add`` reads it only)
+
+
 def _one(expr: cst.BaseExpression, scope: ScopeInfo) -> Sources:
     found = Sources()
     found.found.append((expr, scope))
@@ -166,7 +169,7 @@ class Flow:
         kept = self._sources.get(key)
         if kept is not None and kept[0] is expr:
             return kept[1]
-        self._sources[key] = (expr, _unknown())  # a cycle (x = f(x) through a method) tells nothing more
+        self._sources[key] = (expr, _UNKNOWN)  # a cycle (x = f(x) through a method) tells nothing more
         found = self._read(expr, scope, 0)
         self._sources[key] = (expr, found)
         return found
@@ -184,23 +187,34 @@ class Flow:
         if cls is cst.Subscript:
             return self._subscript(expr, scope, depth)
         if cls is cst.IfExp:
-            found = self._follow(expr.body, scope, depth)
+            found = Sources()
+            found.add(self._follow(expr.body, scope, depth))
             found.add(self._follow(expr.orelse, scope, depth))
             return found
         return _one(expr, scope)
 
     def _follow(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> Sources:
-        kept = self._sources.get(id(expr))
+        key = id(expr)
+        kept = self._sources.get(key)
         if kept is not None and kept[0] is expr:
             return kept[1]
-        return self._read(expr, scope, depth + 1)
+        # Each expression is read once: a cycle (x = f(x) through a method) meets the unknown placeholder,
+        # and an answer cut at the depth bound says unknown; both only make answers less specific.
+        self._sources[key] = (expr, _UNKNOWN)
+        found = self._read(expr, scope, depth + 1)
+        self._sources[key] = (expr, found)
+        return found
 
     def _name(self, expr: cst.Name, scope: ScopeInfo, depth: int) -> Sources:
         if expr.value in ("None", "True", "False"):
             return _one(expr, scope)
-        found = lookup(expr.value, scope, expr if id(expr) in scope.flow_order().pre else None)
+        found = lookup(expr.value, scope, None)
         if found is None or found.kind != ASSIGNED or found.writers or expr.value in found.scope.globals:
             return _one(expr, scope)  # an import, a def, a class, a builtin: itself
+        if len(found.own_values) > 1 and found.scope is scope and id(expr) in scope.flow_order().pre:
+            found = lookup(expr.value, scope, expr)  # rebound in its scope: the bindings that reach the read
+            if found is None or found.kind != ASSIGNED:
+                return _unknown()
         values = found.own_values
         if not values:
             return _unknown()
