@@ -1939,7 +1939,10 @@ class ProjectFile:
         if self.module is None or self.own_notebook:
             return None
         self.deps.add((LOOP_CALLERS + self.module, self.index.callers_digest(self.module)))
-        users = self.index.loop_callers(self.module).get(name)
+        return self._first_file(self.index.loop_callers(self.module).get(name))
+
+    def _first_file(self, users: Optional[Tuple[str, ...]]) -> Optional[str]:
+        """The file (relative to the root) of the first of these modules, or None for none."""
         if not users:
             return None
         located = self.index.locate(users[0])
@@ -1959,13 +1962,7 @@ class ProjectFile:
         if self.module is None or self.own_notebook:
             return None
         self.deps.add((GRAPH_CALLERS + self.module, self.index.callers_digest(self.module, "graph_calls")))
-        users = self.index.graph_callers(self.module).get(name)
-        if not users:
-            return None
-        located = self.index.locate(users[0])
-        if located is None:
-            return users[0]
-        return os.path.relpath(located[1], self.index.root).replace(os.sep, "/")
+        return self._first_file(self.index.graph_callers(self.module).get(name))
 
     def dependency_key(self) -> str:
         """One string for ``deps`` (what the findings cache keys on)."""

@@ -357,29 +357,26 @@ class SymbolicTensors:
         calls = self._calls_of(function)
         if not calls:
             return self._building_block(param, function)
-        key = ("param", id(param))
-        if key in seen:
-            self._cuts += 1
-            return False
-        seen.add(key)
-        try:
-            given = [arg is not None and self._symbolic(arg, where, seen, depth + 1)
-                     for call, where in calls for arg in [_argument_for(call, param, position)]]
-        finally:
-            seen.discard(key)
-        return all(given) or (any(given) and self._building_block(param, function))
+        given = self._once(("param", id(param)), seen, lambda: [
+            arg is not None and self._symbolic(arg, where, seen, depth + 1)
+            for call, where in calls for arg in [_argument_for(call, param, position)]])
+        return bool(given) and (all(given) or (any(given) and self._building_block(param, function)))
 
     def _method_parameter(self, param: cst.Param, function: ScopeInfo, seen: Set, depth: int) -> bool:
         passed = self.graphs.flow.passed(function, param)
-        if not passed or _tells_tensors_apart(function, self.graphs.model.source):
+        if not passed or _tells_tensors_apart(function):
             return False
-        key = ("param", id(param))
+        return self._once(("param", id(param)), seen, lambda: any(
+            self._holds(given, where, seen, depth + 1) for given, where in passed))
+
+    def _once(self, key, seen: Set, ask):
+        """``ask()``, unless ``key`` is being read already (a cycle: False, and the reading is cut)."""
         if key in seen:
             self._cuts += 1
             return False
         seen.add(key)
         try:
-            return any(self._holds(given, where, seen, depth + 1) for given, where in passed)
+            return ask()
         finally:
             seen.discard(key)
 
@@ -474,10 +471,9 @@ class SymbolicTensors:
 _TELLING_APART = ("is_keras_tensor", "KerasTensor", "isinstance", "is_tensor", "is_symbolic")
 
 
-def _tells_tensors_apart(function: ScopeInfo, source: str) -> bool:
+def _tells_tensors_apart(function: ScopeInfo) -> bool:
     """Does the def's text name a check that tells a KerasTensor from a tensor?"""
-    node = function.node
-    text = cst.Module(body=[]).code_for_node(node)
+    text = cst.Module(body=[]).code_for_node(function.node)
     return any(name in text for name in _TELLING_APART)
 
 
