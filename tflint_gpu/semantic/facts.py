@@ -333,6 +333,18 @@ class RuleContext:
             facts = self._trace_state = TraceState(self.model, self.graphs, self.repetition, self.retracing)
         return facts
 
+    # -- sameness of values (semantic/sameness.py) --------------------------
+    @property
+    def sameness(self):
+        """Whether two expressions read the same value (``same_value(a, b, scope)``) and the elements
+        of the display a name holds (``display``), built on first use: a ``semantic.sameness.Sameness``."""
+        facts = getattr(self, "_sameness", None)
+        if facts is None:
+            from tflint_gpu.semantic.sameness import Sameness
+
+            facts = self._sameness = Sameness(self.graphs)
+        return facts
+
     # -- Keras migration (semantic/migration.py) ---------------------------
     @property
     def migration(self):
