@@ -483,6 +483,17 @@ class RuleContext:
             facts = self._symbolic = SymbolicTensors(self.resolver, self.graphs, self.tensors, self.migration)
         return facts
 
+    @property
+    def learning_rates(self):
+        """Which optimizers (and models' optimizers) were built on a learning-rate schedule, built on
+        first use: a ``semantic.lr_schedule.LearningRates``."""
+        facts = getattr(self, "_learning_rates", None)
+        if facts is None:
+            from tflint_gpu.semantic.lr_schedule import LearningRates
+
+            facts = self._learning_rates = LearningRates(self.migration)
+        return facts
+
     def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):
