@@ -204,8 +204,8 @@ def same_turn(bound: cst.CSTNode, read: cst.CSTNode, scope: ScopeInfo) -> bool:
         return True
     if not order.contains(loops[0], read):
         return False
-    block = next(n for n in order.ancestors(bound) if isinstance(n, _BLOCKS))
-    return order.contains(block, read) and order.pre[id(bound)] < order.pre[id(read)]
+    block = next((n for n in order.ancestors(bound) if isinstance(n, _BLOCKS)), None)
+    return block is not None and order.contains(block, read) and order.pre[id(bound)] < order.pre[id(read)]
 
 
 def _flat(target: cst.BaseExpression) -> List[cst.BaseExpression]:
