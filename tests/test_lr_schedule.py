@@ -113,3 +113,30 @@ def test_the_callbacks_that_set_the_rate():
     call, scope = _last(ctx, "train", "[keras.callbacks.ReduceLROnPlateau(), keras.callbacks.EarlyStopping()]")
     found = ctx.learning_rates.rate_callbacks(call, scope)
     assert [cls for _, cls in found] == ["keras.callbacks.ReduceLROnPlateau"]
+
+
+def test_a_value_that_may_be_a_schedule_or_a_callable():
+    ctx = _ctx("""
+        import functools
+        import keras
+
+        def rate():
+            return 1e-3
+
+        class Mine:
+            pass
+
+        def values(given, epoch):
+            a = 1e-3 * 0.5 ** epoch
+            b = keras.optimizers.schedules.CosineDecay(1e-3, 10)
+            c = lambda: 1e-3
+            d = rate
+            e = functools.partial(rate)
+            f = Mine()
+            g = given
+            h = float(epoch)
+    """)
+    expected = {"a": False, "b": True, "c": True, "d": True, "e": True, "f": True, "g": True, "h": False}
+    for name, may in expected.items():
+        expr, scope = _last(ctx, "values", name)
+        assert ctx.learning_rates.may_be_schedule(expr, scope) is may, name

@@ -177,6 +177,28 @@ class LearningRates:
             found.extend(calls)
         return found
 
+    # -- values set -----------------------------------------------------------------------
+    def may_be_schedule(self, value: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """May ``value`` be a schedule or another callable, which an optimizer's ``learning_rate`` setter
+        takes in place of its schedule (Keras 3, tf_keras 2.21)? True when something the module does
+        not show may make it, for a ``lambda``, a def, a class or import named, ``functools.partial``,
+        a schedule or any class of the module made; False for numbers, arithmetic and other calls."""
+        sources = self.graphs.flow.sources(value, scope)
+        if sources.unknown:
+            return True
+        for found, where in sources.values():
+            if isinstance(found, (cst.Lambda, cst.Name)):
+                return True  # a Name source is a def, class, import or builtin, not a number
+            if isinstance(found, cst.Call):
+                if is_schedule_class(self.migration._call_class(found, where)):
+                    return True
+                qualname = self.migration.resolver.qualname(found.func, where)
+                if qualname == "functools.partial":
+                    return True
+                if isinstance(found.func, cst.Name) and where.lookup_class(found.func.value) is not None:
+                    return True
+        return False
+
     # -- callbacks ------------------------------------------------------------------------
     def rate_callbacks(self, callbacks: cst.BaseExpression, scope: ScopeInfo) -> List[Tuple[cst.Call, str]]:
         """The calls making a Keras callback that sets the optimizer's learning rate
