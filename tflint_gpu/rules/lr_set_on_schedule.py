@@ -35,7 +35,9 @@ class LrSetOnSchedule(Rule):
     `compile(optimizer=...)` of that model; every way the optimizer may be
     made must be on a schedule. Not reported: a float learning rate, a
     schedule optimizer whose rate is only read, a callback of a model whose
-    optimizer has a float rate, `optimizers.legacy.X` (whose rate may be
+    optimizer has a float rate, a value set that may be a new schedule or
+    a callable (a lambda, a def, a parameter the module does not show: the
+    setter takes those), `optimizers.legacy.X` (whose rate may be
     replaced), and tf_keras projects targeting TF 2.10 or older.
 
     ## Why is this bad?
@@ -50,7 +52,9 @@ class LrSetOnSchedule(Rule):
       object has no attribute 'assign'`;
     * Keras 3: `ReduceLROnPlateau` raises the TypeError above at its first
       reduction, `LearningRateScheduler` at the first epoch. (tf_keras 2.21
-      runs both, but the schedule overwrites the value they set.)
+      runs both, and `assign`/`set_value`, but the schedule overwrites the
+      value set: `SGD(ExponentialDecay(1.0, ...))` after
+      `learning_rate.assign(1e-5)` moved a variable by exactly -1.0.)
 
     ## Example
     ```python
