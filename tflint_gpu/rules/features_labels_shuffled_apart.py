@@ -41,7 +41,9 @@ class FeaturesLabelsShuffledApart(Rule):
     splits shuffled each on its own, merely returned together); shuffles in
     different branches or blocks; two different generators. Like every rule,
     it reads only files that name TensorFlow or Keras (or that such a module
-    of the project imports).
+    of the project imports). Not told apart: two lists shuffled apart on
+    purpose and then zipped or indexed together to pair them at random
+    (negatives for a contrastive loss); none was seen on the corpora.
 
     ## Why is this bad?
     Each shuffle draws its own permutation, so after the second one row `i` of
@@ -360,6 +362,40 @@ FeaturesLabelsShuffledApart.cases = [
         """,
         effect=CHANGES,
         note="RandomState.permutation of each array, then fit(x=, y=)",
+    ),
+    flagged(
+        """
+        import random
+        import tensorflow as tf
+
+        def split(features, labels):
+            r = random.Random(4)
+            # shuffle both
+            r.shuffle(features)
+            r.shuffle(labels)
+            cut = int(len(features) * 0.75)
+            return features[:cut], labels[:cut]
+        """,
+        """
+        import random
+        import tensorflow as tf
+
+        def split(features, labels):
+            r = random.Random(4)
+            # shuffle both
+            shuffle_state = r.getstate()
+            r.shuffle(features)
+            r.setstate(shuffle_state)
+            r.shuffle(labels)
+            cut = int(len(features) * 0.75)
+            return features[:cut], labels[:cut]
+        """,
+        at=[(8, 5, "`labels` is shuffled by another permutation than `features`")],
+        run="aligned = float(sum(a == f'i{b}' for a, b in zip(*split([f'i{k}' for k in range(40)], "
+            "list(range(40))))) / 30)",
+        effect=CHANGES,
+        note="a random.Random generator; the same slice of both (the split of a torch script seen in public "
+             "code: features[:n], labels[:n] after two shuffles); the comment stays above the first shuffle",
     ),
     clean(
         """
