@@ -87,7 +87,10 @@ class LearningRates:
         return self._optimizer_calls(expr, scope, 0)
 
     def _schedule(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> Optional[Made]:
-        calls = self._optimizer_calls(expr, scope, depth)
+        return self._all_built_on(self._optimizer_calls(expr, scope, depth))
+
+    def _all_built_on(self, calls: Optional[List[Made]]) -> Optional[Made]:
+        """The first schedule when every one of these optimizer calls is built on one, else None."""
         if not calls:
             return None
         first = None
@@ -151,16 +154,7 @@ class LearningRates:
 
     def model_schedule(self, model: cst.BaseExpression, scope: ScopeInfo) -> Optional[Made]:
         """The schedule the optimizer of ``model`` (every ``compile`` of it in the module) was built on."""
-        calls = self._compiled(model, scope, 0)
-        if not calls:
-            return None
-        first = None
-        for call, where in calls:
-            found = self.built_on(call, where)
-            if found is None:
-                return None
-            first = first or found
-        return first
+        return self._all_built_on(self._compiled(model, scope, 0))
 
     def _compiled(self, model: cst.BaseExpression, scope: ScopeInfo, depth: int) -> Optional[List[Made]]:
         compiles = self.compiles(model, scope)
