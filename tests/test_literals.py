@@ -1,0 +1,49 @@
+"""semantic/literals.py: the value of a literal, or of a name bound once to one."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+from tflint_gpu.semantic.literals import literal_value
+
+
+def _values(source: str, name: str = "f"):
+    ctx = analyse(cst.parse_module(textwrap.dedent(source)), [])
+    scope = next(s for s in ctx.model.scopes if s.name == name)
+    line = scope.node.body.body[-1]
+    call = line.body[0].value
+    return [literal_value(arg.value, scope) for arg in call.args]
+
+
+def test_literals_and_names_bound_once():
+    assert _values("""
+        ACT = "relu"
+        ALIAS = ACT
+        RATE = 0.25
+
+        def f(param):
+            local = -2
+            g("tanh", 'a' 'b', 3, 0x10, 1.5, -0.5, +1, None, True, False, ACT, ALIAS, RATE, local)
+        """) == [("tanh",), ("ab",), (3,), (16,), (1.5,), (-0.5,), (1,), (None,), (True,), (False,),
+                 ("relu",), ("relu",), (0.25,), (-2,)]
+
+
+def test_unreadable_values_are_none():
+    assert _values("""
+        import tensorflow as tf
+        TWICE = 0.1
+        TWICE = 0.2
+        WRITTEN = "tanh"
+
+        def h():
+            global WRITTEN
+            WRITTEN = "relu"
+
+        def f(param, default="relu"):
+            for looped in ["relu"]:
+                pass
+            a, b = "x", "y"
+            g(param, default, TWICE, WRITTEN, looped, a, tf.nn.relu, f"{param}", [1], 1 + 1, undefined)
+        """) == [None] * 11
