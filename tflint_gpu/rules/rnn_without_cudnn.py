@@ -117,7 +117,7 @@ class RnnWithoutCudnn(Rule):
     CPU times (1.08 s / 0.87 s) are the generic kernel both times and say
     nothing of a GPU.
 
-    On real code: over the eleven checked-out projects, the five labelled
+    On real code: over the eleven checked-out projects, the eight package
     packages and installed keras/src and tf_keras/src, 5 findings, all read,
     all true (`Bidirectional(LSTM(units=100, activation="relu"))` in two
     seq2seq notebooks, a DeepSpeech2 `Bidirectional(GRU(..., activation=
