@@ -118,7 +118,7 @@ class RnnWithoutCudnn(Rule):
     nothing of a GPU.
 
     On real code: over the eleven checked-out projects, the eight package
-    packages and installed keras/src and tf_keras/src, 5 findings, all read,
+    checkouts and installed keras/src and tf_keras/src, 5 findings, all read,
     all true (`Bidirectional(LSTM(units=100, activation="relu"))` in two
     seq2seq notebooks, a DeepSpeech2 `Bidirectional(GRU(..., activation=
     "relu"))`); an `LSTM(32, activation='tanh')` stays silent.
