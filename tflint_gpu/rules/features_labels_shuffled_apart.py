@@ -4,13 +4,13 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ScopeInfo, walk
-from tflint_gpu.semantic.shuffles import Shuffle, rebinds, reseeds, shuffle_of, used_together
+from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.shuffles import (NEAR, Shuffle, after, between, place, rebinds, reseeds, shuffle_of,
+                                          used_together)
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
 _STATE_NAME = "shuffle_state"
 # What runs where the shuffles run: comprehensions and lambdas are entered, defs and classes not.
-_OWN_CODE = (cst.FunctionDef, cst.ClassDef)
 # How each stream's state is saved and restored: (get, set) written after the module or generator.
 _STATE_CALLS = {"numpy.random": ("get_state", "set_state"), "random": ("getstate", "setstate")}
 _GENERATOR_STATE = {"numpy.random.RandomState": ("get_state", "set_state"),
@@ -30,7 +30,10 @@ class FeaturesLabelsShuffledApart(Rule):
     np.random.permutation(y)`), then `fit(x, y)`, `zip(x, y)`,
     `Dataset.from_tensor_slices((x, y))`, `validation_data=(x, y)`,
     `train_test_split(x, y)` or `x[i:j]` with `y[i:j]` in one block. Reported
-    at the second shuffle.
+    at the second shuffle. "One after the other" is at most 16 statements
+    apart, and the use is read in the 64 statements after the second shuffle
+    in its block and in each enclosing one (`semantic.shuffles`): the reading
+    stays linear in the file.
 
     Not flagged: one permutation indexing both (`idx =
     np.random.permutation(n); x, y = x[idx], y[idx]`), `sklearn.utils.shuffle(x,
@@ -105,7 +108,7 @@ class FeaturesLabelsShuffledApart(Rule):
                 func.value if isinstance(func, cst.Name) else ""
             if name not in ("shuffle", "permutation"):
                 continue
-            placed = _place(call, scope)
+            placed = place(call, scope)
             if placed is None:
                 continue
             block, position, statement = placed
@@ -117,15 +120,15 @@ class FeaturesLabelsShuffledApart(Rule):
             reported = set()
             for i, (first_at, first) in enumerate(shuffles):
                 for second_at, second in shuffles[i + 1:]:
+                    if second_at[0] - first_at[0] > NEAR:
+                        break  # one after the other: not shuffles far apart in a long block
                     if id(second.statement) in reported or second.array == first.array \
                             or second.stream != first.stream:
                         continue
-                    between = _between(block, first_at, second_at)
                     if any(reseeds(s, first, ctx, scope) or rebinds(s, first.array, ctx)
-                           or rebinds(s, second.array, ctx) for s in between):
+                           or rebinds(s, second.array, ctx) for s in between(block, first_at, second_at)):
                         continue
-                    after = _after(block, second_at, scope, ctx)
-                    if used_together(first.array, second.array, after, ctx, scope) is None:
+                    if used_together(first.array, second.array, after(block, second_at, scope), ctx, scope) is None:
                         continue
                     reported.add(id(second.statement))
                     ctx.report(second.call,
@@ -178,55 +181,6 @@ def _state_calls(shuffle: Shuffle, state: str, scope: ScopeInfo, ctx) -> Optiona
         return f"{state} = {name}.{get}()\n", f"{name}.{set_}({state})\n"
     return (f"{state} = {name}.bit_generator.state\n",
             f"{name}.bit_generator.state = {state}\n")
-
-
-def _place(call: cst.Call, scope: ScopeInfo) -> Optional[Tuple[cst.CSTNode, Tuple[int, int], cst.CSTNode]]:
-    """(the block, (line, small statement) position, the small statement) of a call that is a whole
-    statement's value, or None."""
-    above = list(scope.ancestors(call))
-    if len(above) < 3:
-        return None
-    statement, line, block = above[0], above[1], above[2]
-    if not isinstance(statement, (cst.Expr, cst.Assign)) or statement.value is not call \
-            or not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
-        return None
-    row = next(i for i, item in enumerate(block.body) if item is line)
-    column = next(i for i, item in enumerate(line.body) if item is statement)
-    return block, (row, column), statement
-
-
-def _between(block: cst.CSTNode, start: Tuple[int, int], end: Tuple[int, int]) -> List[cst.CSTNode]:
-    """The statements of ``block`` strictly between two positions."""
-    found: List[cst.CSTNode] = []
-    for row in range(start[0], end[0] + 1):
-        item = block.body[row]
-        if isinstance(item, cst.SimpleStatementLine):
-            for column, small in enumerate(item.body):
-                if start < (row, column) < end:
-                    found.append(small)
-        elif start[0] < row < end[0]:
-            found.append(item)
-    return found
-
-
-def _after(block: cst.CSTNode, at: Tuple[int, int], scope: ScopeInfo, ctx) -> List[cst.CSTNode]:
-    """The scope's nodes after the statement at ``at`` of ``block``, in source order (comprehensions
-    included): the rest of the block, then of each enclosing block."""
-    nodes: List[cst.CSTNode] = []
-    line = block.body[at[0]]
-    inner: cst.CSTNode = block
-    for small in line.body[at[1] + 1:]:
-        nodes.extend(walk(small, skip=_OWN_CODE))
-    for item in block.body[at[0] + 1:]:
-        nodes.extend(walk(item, skip=_OWN_CODE))
-    for above in scope.ancestors(block):
-        if isinstance(above, (cst.IndentedBlock, cst.Module)):
-            index = next((i for i, item in enumerate(above.body) if item is inner), None)
-            if index is not None:
-                for item in above.body[index + 1:]:
-                    nodes.extend(walk(item, skip=_OWN_CODE))
-        inner = above
-    return nodes
 
 
 FeaturesLabelsShuffledApart.cases = [

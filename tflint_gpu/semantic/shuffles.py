@@ -31,11 +31,11 @@ Two facts TFG609 asks (and any rule about data pipelines fed from NumPy may):
 """
 from __future__ import annotations
 
-from typing import Iterable, List, NamedTuple, Optional
+from typing import Iterable, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.model import ScopeInfo, walk
 
 _CODE = cst.Module(body=[]).code_for_node
 
@@ -213,3 +213,70 @@ def _block_of(node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
         if isinstance(above, (cst.IndentedBlock, cst.Module)):
             return above
     return None
+
+# -- where a shuffle stands in its block ------------------------------------------------------------
+_OWN_CODE = (cst.FunctionDef, cst.ClassDef)
+# How many statements after the second shuffle, in its block and in each enclosing one, are read for a
+# use of both arrays: the use is near, and the reading stays linear in the file.
+_WINDOW = 64
+# How many statements apart two shuffles of a block may be to count as one after the other.
+NEAR = 16
+
+
+def _position(block: cst.CSTNode, item: cst.CSTNode, scope: ScopeInfo) -> Optional[int]:
+    """The index of ``item`` in ``block.body`` (each block's index made once, kept with the scope's
+    other per-file answers and freed with them)."""
+    key = ("~block-index", id(block))
+    found = scope.lookups.get(key)
+    if found is None or found[0] is not block:
+        found = scope.lookups[key] = (block, {id(node): i for i, node in enumerate(block.body)})
+    return found[1].get(id(item))
+
+
+def place(call: cst.Call, scope: ScopeInfo) -> Optional[Tuple[cst.CSTNode, Tuple[int, int], cst.CSTNode]]:
+    """(the block, (line, small statement) position, the small statement) of a call that is a whole
+    statement's value, or None."""
+    above = list(scope.ancestors(call))
+    if len(above) < 3:
+        return None
+    statement, line, block = above[0], above[1], above[2]
+    if not isinstance(statement, (cst.Expr, cst.Assign)) or statement.value is not call \
+            or not isinstance(line, cst.SimpleStatementLine) or not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None
+    row = _position(block, line, scope)
+    column = next(i for i, item in enumerate(line.body) if item is statement)
+    return block, (row, column), statement
+
+
+def between(block: cst.CSTNode, start: Tuple[int, int], end: Tuple[int, int]) -> List[cst.CSTNode]:
+    """The statements of ``block`` strictly between two positions."""
+    found: List[cst.CSTNode] = []
+    for row in range(start[0], end[0] + 1):
+        item = block.body[row]
+        if isinstance(item, cst.SimpleStatementLine):
+            for column, small in enumerate(item.body):
+                if start < (row, column) < end:
+                    found.append(small)
+        elif start[0] < row < end[0]:
+            found.append(item)
+    return found
+
+
+def after(block: cst.CSTNode, at: Tuple[int, int], scope: ScopeInfo) -> List[cst.CSTNode]:
+    """The scope's nodes after the statement at ``at`` of ``block``, in source order (comprehensions
+    included): the rest of the block, then of each enclosing block (``_WINDOW`` statements of each)."""
+    nodes: List[cst.CSTNode] = []
+    line = block.body[at[0]]
+    inner: cst.CSTNode = block
+    for small in line.body[at[1] + 1:]:
+        nodes.extend(walk(small, skip=_OWN_CODE))
+    for item in block.body[at[0] + 1:at[0] + 1 + _WINDOW]:
+        nodes.extend(walk(item, skip=_OWN_CODE))
+    for above in scope.ancestors(block):
+        if isinstance(above, (cst.IndentedBlock, cst.Module)):
+            index = _position(above, inner, scope)
+            if index is not None:
+                for item in above.body[index + 1:index + 1 + _WINDOW]:
+                    nodes.extend(walk(item, skip=_OWN_CODE))
+        inner = above
+    return nodes
