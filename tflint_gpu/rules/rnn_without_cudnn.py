@@ -114,8 +114,8 @@ class RnnWithoutCudnn(Rule):
     rewritten as `LSTM(16, dropout=0.2)`), `tflint-gpu verify --rule TFG409
     --device cpu --size small`: fixes-behaviour, Keras 3's check False before
     and True after (the same under tf_keras, `TF_USE_LEGACY_KERAS=1`); the
-    CPU times (1.08 s / 0.87 s) are the generic kernel both times and say
-    nothing of a GPU.
+    CPU times of its row are the generic kernel both times and say nothing
+    of a GPU.
 
     On real code: over the eleven checked-out projects, the eight package
     checkouts and installed keras/src and tf_keras/src, 5 findings, all read,
