@@ -1,10 +1,11 @@
 from __future__ import annotations
 
-from typing import List, Optional, Set
+from typing import List, Set
 
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.bindings import loop_around
 from tflint_gpu.semantic.loops import COMPREHENSIONS, few_iterations, heavy_iteration
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import Rule, clean, flagged
@@ -177,7 +178,7 @@ class PredictInLoop(Rule):
         if reason is None or ctx.is_dataset(data):
             return
         item = calls.per_item(data, scope, node)
-        loop = _innermost_loop(node, scope)
+        loop = loop_around(node, scope, comprehensions=True)
         # A batch the loop takes from a dataset: one call a batch, whatever `batch_size=` says or the rest
         # of the iteration does (an inner loop over the batch's samples is no epoch's loop over batches).
         batch = loop is not None and _batch_of_dataset(loop, data, scope, ctx)
@@ -438,19 +439,6 @@ class PredictInLoop(Rule):
             note="called once; a test",
         ),
     ]
-
-
-def _innermost_loop(node: cst.CSTNode, scope) -> Optional[cst.CSTNode]:
-    previous = node
-    for ancestor in scope.ancestors(node):
-        if isinstance(ancestor, cst.For) and previous is ancestor.body:
-            return ancestor
-        if isinstance(ancestor, cst.While) and previous in (ancestor.body, ancestor.test):
-            return ancestor
-        if isinstance(ancestor, COMPREHENSIONS):
-            return ancestor
-        previous = ancestor
-    return None
 
 
 def _loop_bindings(loop: cst.CSTNode, ctx) -> Set[str]:

@@ -392,16 +392,27 @@ def target_paths(target: cst.BaseExpression, name: str, prefix: Tuple[int, ...] 
     return []
 
 
-def loop_around(node: cst.CSTNode, scope: ScopeInfo) -> Optional[cst.CSTNode]:
+def loop_around(node: cst.CSTNode, scope: ScopeInfo, comprehensions: bool = False) -> Optional[cst.CSTNode]:
     """The innermost ``for``/``while`` of ``scope``'s own body whose body (or a ``while`` test)
-    holds ``node``."""
+    holds ``node`` (``comprehensions``: or the innermost comprehension holding it, if nearer)."""
     child = node
     for parent in scope.ancestors(node):
         if isinstance(parent, cst.For) and child is parent.body:
             return parent
         if isinstance(parent, cst.While) and child in (parent.body, parent.test):
             return parent
+        if comprehensions and isinstance(parent, _COMPREHENSIONS):
+            return parent
         child = parent
+    return None
+
+
+def annotation_of(value: cst.BaseExpression, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
+    """The annotation of the assignment ``value`` is the value of (``model: tf.keras.Model =
+    REGISTRY.build_model(...)``), or None."""
+    parent = next(iter(scope.ancestors(value)), None)
+    if isinstance(parent, cst.AnnAssign) and parent.value is value:
+        return parent.annotation.annotation
     return None
 
 

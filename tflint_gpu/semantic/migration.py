@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.bindings import annotation_of
 from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.model import ASSIGNED, IMPORT, ITERATED, PARAM, ScopeInfo, lookup
 from tflint_gpu.semantic.names import normalize
@@ -287,12 +288,9 @@ class Migration:
     def _annotated_flavour(self, value: cst.BaseExpression, where: ScopeInfo):
         """The Keras of the annotation of the assignment binding ``value`` (``model: tf.keras.Model =
         REGISTRY.build_model(...)``), when it names a Keras class; else ``_NOT_KERAS_API``."""
-        parent = next(iter(where.ancestors(value)), None)
-        if isinstance(parent, cst.AnnAssign) and parent.value is value:
-            flavour = self.api_flavour(parent.annotation.annotation, where)
-            if flavour is not None:
-                return flavour
-        return _NOT_KERAS_API
+        annotation = annotation_of(value, where)
+        flavour = self.api_flavour(annotation, where) if annotation is not None else None
+        return flavour if flavour is not None else _NOT_KERAS_API
 
     def _call_flavour(self, call: cst.Call, where: ScopeInfo):
         flavour = self.api_flavour(call.func, where)

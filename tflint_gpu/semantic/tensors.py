@@ -607,9 +607,9 @@ class TensorInference:
             if kind is None:
                 # `model: tf.keras.Model = REGISTRY.build_model(...)`: what the annotation says, as for a
                 # parameter's
-                parent = next(iter(scope.ancestors(value)), None)
-                if isinstance(parent, cst.AnnAssign) and parent.value is value:
-                    kind = base_kind(self.resolver.qualname(parent.annotation.annotation, scope))
+                annotation = bindings.annotation_of(value, scope)
+                if annotation is not None:
+                    kind = base_kind(self.resolver.qualname(annotation, scope))
             return kind
         marker = value[0]
         if elements:
