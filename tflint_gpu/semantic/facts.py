@@ -18,7 +18,7 @@ from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
 from tflint_gpu.semantic.model import DEF, IMPORT, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
-from tflint_gpu.semantic.names import Resolver
+from tflint_gpu.semantic.names import Resolver, normalize
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
@@ -201,11 +201,22 @@ class RuleContext:
             and "tensorflow" in self.model.source)
         return keras3 and not (judge_maker and self._made_by_other(receiver))
 
-    def _made_by_other(self, expr: cst.BaseExpression) -> bool:
+    def may_be_keras_model(self, receiver: cst.BaseExpression, method: str) -> bool:
+        """May ``receiver`` (read in ``self.scope``) be a Keras model whose own ``method`` is called, in
+        either flavour? Typed a Keras model or layer; or not typed, when the file's own classes do not
+        define ``method`` and nothing other than Keras made it (``_made_by_other``)."""
+        kind = self.value_kind(receiver)
+        if kind == KERAS:
+            return True
+        return kind == UNKNOWN and not self.graphs.objects.defined(method) \
+            and not self._made_by_other(receiver, project_classes=True)
+
+    def _made_by_other(self, expr: cst.BaseExpression, project_classes: bool = False) -> bool:
         """Was ``expr`` (a name or ``self.x``) made by a call of something that may not be a Keras
         model: an imported API other than Keras (``tf.train.Checkpoint``, ``Image.open``, a project's
         ``stores.get(...)``), or a same-module class that is not a Keras class? (A same-module
-        function's result is not judged.)"""
+        function's result is not judged.) With ``project_classes``, a class of another project module
+        deriving from a Keras class (``from models import CustomModel``) is a Keras maker."""
         if isinstance(expr, cst.Name):
             found = self.assigned(expr.value)
             if found is None:
@@ -224,7 +235,7 @@ class RuleContext:
             func = call.func
             qualname = self.qualname(func, where)
             if qualname is not None:
-                if not qualname.startswith("keras."):
+                if not qualname.startswith("keras.") and not (project_classes and self._project_keras_class(func, where)):
                     return True
                 keras = True
                 continue
@@ -239,6 +250,12 @@ class RuleContext:
         # Keras model (`self.model = Sequential(...)`, then `self.model = self.model.build_model(cfg)`):
         # alone, it tells nothing of a model.
         return untold and not keras
+
+    def _project_keras_class(self, func: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``func`` a class of another project module with a Keras base (through the project index)?"""
+        raw = self.resolver.raw_qualname(func, scope)
+        return raw is not None and any(normalize(base).startswith("keras.")
+                                       for base in self.resolver.class_bases(raw)[1:])
 
     def value_kind(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> str:
         """What ``expr`` is: one of ``semantic.values``' kinds (tensor, variable,
