@@ -114,12 +114,11 @@ class MonitorWithoutValidation(Rule):
             for made, where in given_callbacks(callbacks, scope, flow, objects).found:
                 if not isinstance(made, cst.Call):
                     continue
-                metric = watched_metric(made, where, ctx.migration._call_class(made, where))
-                if metric is None or not metric.startswith("val_"):
+                watching = watched_metric(made, where, ctx.migration)
+                if watching is None or not watching[1].startswith("val_"):
                     continue
                 fits.setdefault(id(made), []).append(quiet)
-                cls = ctx.migration._call_class(made, where) or ""
-                watched[id(made)] = (made, metric, cls.rsplit(".", 1)[-1])
+                watched[id(made)] = (made, watching[1], watching[0].rsplit(".", 1)[-1])
         for key, quiets in fits.items():
             if any(quiets):
                 continue

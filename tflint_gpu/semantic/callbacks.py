@@ -10,8 +10,8 @@ appends to or extends a named list with (``cbs.append(es)``, ``cbs +=
 is False when something else may be in the list too (an unknown source, a
 starred element, a comprehension).
 
-``watched_metric(call, scope, cls)`` answers "which logged figure does this
-callback act on?" for the callbacks that act only on a figure (``MONITORING``):
+``watched_metric(call, scope, migration)`` answers "which logged figure does
+this callback act on?" (with its class) for the callbacks that act only on a figure (``MONITORING``):
 the ``monitor`` argument (a literal, or a name bound once to one) or the class's
 default, and only where the callback depends on it (``ModelCheckpoint`` only
 with ``save_best_only=True``). None when the callback is not one of those, the
@@ -77,7 +77,9 @@ def fit_validates(call: cst.Call, method: str, scope: ScopeInfo) -> Optional[boo
     return False
 
 
-def watched_metric(call: cst.Call, scope: ScopeInfo, cls: Optional[str]) -> Optional[str]:
+def watched_metric(call: cst.Call, scope: ScopeInfo, migration) -> Optional[Tuple[str, str]]:
+    """(the callback's class, the figure it watches); see the module's docstring."""
+    cls = migration._call_class(call, scope)
     table = MONITORING.get(cls or "")
     if table is None or any(arg.star for arg in call.args):
         return None
@@ -96,9 +98,9 @@ def watched_metric(call: cst.Call, scope: ScopeInfo, cls: Optional[str]) -> Opti
             return None  # the default (False) or unreadable: the callback does not depend on the figure
     monitor = given.get("monitor")
     if monitor is None:
-        return default
+        return cls, default
     read = literal_value(monitor, scope)
-    return read[0] if read is not None and isinstance(read[0], str) else None
+    return (cls, read[0]) if read is not None and isinstance(read[0], str) else None
 
 
 class Given:
