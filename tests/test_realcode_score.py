@@ -45,3 +45,22 @@ def test_notebook_cells_and_kinds_without_a_rule(score):
                 finding("a.py", 5, "TFG901")]
     assert score.match(labels, findings, NAMES, slack=0) == [(0, 1), (2, 2)]
     assert score.codes_for("predict-in-loop", NAMES) == ()
+
+
+def test_labels_of_kind_other_take_the_kind_their_note_names(score):
+    labels = [dict(label("a.py", 10, "other"), repo="o/r"), dict(label("b.py", 3, "other", cell="2"), repo="o/r"),
+              dict(label("a.py", 10, "numpy-in-graph"), repo="o/r")]
+    kinds = [{"repo": "o/r", "path": "a.py", "cell": "", "line": "10", "kind": "removed-keras-method"}]
+    named = score.with_kinds(labels, kinds)
+    assert [row["kind"] for row in named] == ["removed-keras-method", "other", "numpy-in-graph"]
+    assert labels[0]["kind"] == "other"  # the labels read are left as written
+
+
+def test_every_kind_given_names_a_label_of_kind_other():
+    import csv
+    for folder in (SCRIPT.parent, SCRIPT.parent / "packages"):
+        with (folder / "labels.csv").open(newline="", encoding="utf-8") as handle:
+            others = {(r["repo"], r["path"], r["cell"], r["line"]) for r in csv.DictReader(handle) if r["kind"] == "other"}
+        with (folder / "other_kinds.csv").open(newline="", encoding="utf-8") as handle:
+            given = [(r["repo"], r["path"], r["cell"], r["line"]) for r in csv.DictReader(handle)]
+        assert len(given) == len(set(given)) and set(given) == others

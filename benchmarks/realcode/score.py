@@ -23,6 +23,11 @@ that reading (``adjudicated.csv``: a finding's repo, path, cell, line, code,
 verdict true|false, note) give the adjudicated precision: (matched + true) /
 findings. Verdicts never become labels: recall stays measured against what
 was written down before the run.
+
+Labels of kind ``other`` named no kind when they were written. ``other_kinds.csv``
+beside the labels names one for each, read from the label's own note (not from
+any finding), so a rule built later for that kind can be scored on it. Recall is
+also given per effect (wrong results, crashes, slowness, cosmetic).
 """
 from __future__ import annotations
 
@@ -135,12 +140,24 @@ def match(labels: List[dict], findings: List[dict], names: Dict[str, str], slack
     return pairs
 
 
+def with_kinds(labels: List[dict], kinds: List[dict]) -> List[dict]:
+    """The labels, those of kind ``other`` given the kind their note names (``other_kinds.csv``)."""
+    named = {(row["repo"], row["path"], row["cell"] or "", row["line"]): row["kind"] for row in kinds}
+    out = []
+    for label in labels:
+        kind = named.get((label["repo"], label["path"], label["cell"] or "", label["line"]))
+        out.append(dict(label, kind=kind) if label["kind"] == "other" and kind else label)
+    return out
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repos", required=True, type=Path, help="folder of checkouts named owner+name")
     parser.add_argument("--labels", type=Path, default=HERE / "labels.csv")
     parser.add_argument("--files", type=Path, default=HERE / "files.csv")
     parser.add_argument("--adjudicated", type=Path, default=HERE / "adjudicated.csv")
+    parser.add_argument("--kinds", type=Path,
+                        help="kinds for the labels of kind other (default: other_kinds.csv beside the labels)")
     parser.add_argument("--tool-path", type=Path, help="run the tool from this source tree (PYTHONPATH)")
     parser.add_argument("--slack", type=int, default=2)
     parser.add_argument("--unmatched", type=Path, help="write findings no label names to this CSV")
@@ -153,7 +170,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         env["PYTHONPATH"] = str(args.tool_path.resolve())
     tool = [sys.executable, "-m", "tflint_gpu"]
     names = rule_codes(tool, env)
-    labels = read_csv(args.labels)
+    labels = with_kinds(read_csv(args.labels), read_csv(args.kinds or args.labels.parent / "other_kinds.csv"))
     files = read_csv(args.files)
     verdicts = {(v["repo"], v["path"], v["cell"] or "", int(v["line"]), v["code"]): v["verdict"]
                 for v in read_csv(args.adjudicated)}
@@ -210,6 +227,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             "recall_covered": (sum(1 for label in found_labels if codes_for(label["kind"], names)) / len(covered)
                                if covered else 0.0),
             "by_kind": {kind: [found_by_kind[kind], count] for kind, count in by_kind.most_common()},
+            "by_effect": {effect: [sum(1 for label in found_labels if label["effect"] == effect), count]
+                          for effect, count in Counter(label["effect"] for label in labels).most_common()},
             "per_code": {code: dict(counts) for code, counts in sorted(per_code.items())},
         }
     print(f"{len(labels)} labels in {sum(len(v) for v in read.values())} files of {len(read)} repositories")
@@ -217,6 +236,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f"\n{selection} rules: found {figures['found']}/{figures['labels']} "
               f"(recall {figures['recall_all']:.0%}); of the {figures['covered_labels']} labels a rule covers, "
               f"{figures['recall_covered']:.0%}")
+        print("  by effect: " + ", ".join(f"{effect} {found}/{count}"
+                                           for effect, (found, count) in figures["by_effect"].items()))
         print(f"  {'kind':42} found/labels")
         for kind, (found, count) in figures["by_kind"].items():
             covered = "" if codes_for(kind, names) else "   (no rule)"

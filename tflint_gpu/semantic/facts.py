@@ -338,6 +338,17 @@ class RuleContext:
             facts = self._eager = EagerFacts(self.model, self.graphs, self.tensors, self.values, self.retracing)
         return facts
 
+    @property
+    def replicas(self):
+        """Training steps a ``tf.distribute`` strategy runs per replica and the means they
+        differentiate, built on first use: a ``semantic.replicas.ReplicaSteps``."""
+        facts = getattr(self, "_replicas", None)
+        if facts is None:
+            from tflint_gpu.semantic.replicas import ReplicaSteps
+
+            facts = self._replicas = ReplicaSteps(self.graphs, self.eager)
+        return facts
+
     # -- state frozen at trace (semantic/trace_state.py) -------------------
     @property
     def trace_state(self):
@@ -511,6 +522,16 @@ class RuleContext:
             facts = self._learning_rates = LearningRates(self.migration)
         return facts
 
+    @property
+    def masks(self):
+        """Padding masks and means over masked values (``semantic.masking.Masks``), built on first use."""
+        facts = getattr(self, "_masks", None)
+        if facts is None:
+            from tflint_gpu.semantic.masking import Masks
+
+            facts = self._masks = Masks(self.graphs.flow, self.resolver.qualname)
+        return facts
+
     def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):
@@ -676,4 +697,17 @@ class RuleContext:
             from tflint_gpu.semantic.model_calls import ModelCalls
 
             facts = self._model_calls = ModelCalls(self.resolver, self.graphs, self.values, self.migration)
+        return facts
+
+    # -- layers that compute differently in training (semantic/training_layers.py) ----
+    @property
+    def training_layers(self):
+        """Which Keras models and layers hold BatchNormalization/dropout layers, how a call passes
+        ``training``, and which functions are training steps: a
+        ``semantic.training_layers.TrainingLayers``, built on first use."""
+        facts = getattr(self, "_training_layers", None)
+        if facts is None:
+            from tflint_gpu.semantic.training_layers import TrainingLayers
+
+            facts = self._training_layers = TrainingLayers(self.graphs, self.resolver, self.eager)
         return facts

@@ -1,0 +1,193 @@
+"""Padding masks, and means taken over masked values.
+
+A sequence batch is padded to its longest member; a loss written for it is
+multiplied by a mask that is 1 on real positions and 0 on padding. The facts:
+
+* ``padding_mask(expr, scope)``: is this expression such a mask? It is when
+  every value the engine's flow (``semantic.flow``) finds for it is made by a
+  comparison that marks padding (``tf.math.logical_not(tf.math.equal(y, 0))``,
+  ``tf.not_equal(y, pad)``, ``tf.math.greater(y, 0)``, ``y != 0``, ``y > 0``,
+  ``tf.sequence_mask(lengths, ...)``, the ``keras.ops`` spellings), or a cast
+  of one (``tf.cast(mask, loss.dtype)``). A parameter no call in the module
+  fills counts when its name says it holds padding (``padding_mask``,
+  ``pad_mask``, ``seq_mask``, ``sequence_mask``...); a bare ``mask``
+  parameter does not (an inpainting loss averages its hole mask over the
+  whole image on purpose), nor attention, causal, image or box masks.
+* ``masked_mean(call, scope)``: is ``call`` a mean over every element
+  (``tf.reduce_mean(v)``, ``tf.math.reduce_mean``, ``keras.ops.mean``,
+  ``keras.backend.mean``, no ``axis`` or ``axis=None``) of a product with a
+  padding mask: ``v`` written ``loss * mask`` / ``tf.multiply(loss, mask)``,
+  or a name whose bindings reaching the mean are all such products (``loss *=
+  mask``, ``loss = loss * mask``)? The answer names the mask and the product;
+  none when the scope also reduces the mask (``tf.reduce_sum(mask)``,
+  ``count_nonzero``: the author divides by it) or the mean is itself divided
+  (``divided``: ``tf.reduce_mean(v) / tf.reduce_mean(mask)`` is the masked
+  mean).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, List, NamedTuple, Optional
+
+import libcst as cst
+
+from tflint_gpu.semantic.model import ASSIGNED, AUGMENTED, ScopeInfo, lookup
+
+Qualname = Callable[[cst.BaseExpression, ScopeInfo], Optional[str]]
+
+_MEANS = frozenset({"tensorflow.reduce_mean", "tensorflow.math.reduce_mean", "keras.ops.mean",
+                    "keras.backend.mean", "tensorflow.keras.backend.mean"})
+_REDUCTIONS = _MEANS | frozenset({
+    "tensorflow.reduce_sum", "tensorflow.math.reduce_sum", "tensorflow.math.count_nonzero",
+    "tensorflow.count_nonzero", "keras.ops.sum", "keras.ops.count_nonzero", "keras.backend.sum",
+    "tensorflow.keras.backend.sum"})
+_MULTIPLY = frozenset({"tensorflow.multiply", "tensorflow.math.multiply", "keras.ops.multiply"})
+_CASTS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast", "keras.backend.cast",
+                    "tensorflow.keras.backend.cast", "tensorflow.expand_dims", "keras.ops.expand_dims"})
+# Comparisons that mark real positions 1 (the pad value is compared, the mask keeps what differs).
+_MARKS = frozenset({"tensorflow.math.not_equal", "tensorflow.not_equal", "tensorflow.math.greater",
+                    "tensorflow.greater", "keras.ops.not_equal", "keras.ops.greater", "tensorflow.sequence_mask",
+                    "keras.ops.sequence_mask"})
+_EQUAL = frozenset({"tensorflow.math.equal", "tensorflow.equal", "keras.ops.equal"})
+_NOT = frozenset({"tensorflow.math.logical_not", "tensorflow.logical_not", "keras.ops.logical_not"})
+# Names of a parameter that holds a padding mask (a name alone, when no call in the module tells more).
+# A bare ``mask`` is not enough: an inpainting loss's ``mask`` (holes of an image) is averaged over the whole
+# image on purpose.
+_PADDING_NAME = re.compile(r"^(?:padding|pad|seq|sequence|len|length)_masks?$")
+
+
+class MaskedMean(NamedTuple):
+    mask: cst.BaseExpression  # the mask operand of the product
+    product: cst.CSTNode  # the BinaryOperation, multiply call or AugAssign that multiplies
+    value: cst.BaseExpression  # the mean's argument
+
+
+class Masks:
+    def __init__(self, flow, qualname: Qualname) -> None:
+        self._flow = flow
+        self._qualname = qualname
+
+    # -- padding masks ---------------------------------------------------------------
+    def padding_mask(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        return self._mask(expr, scope, 0)
+
+    def _mask(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
+        if depth > 4:
+            return False
+        sources = self._flow.sources(expr, scope)
+        if not sources.found:
+            return sources.unknown and self._named(expr, scope)
+        for value, where in sources.found:
+            if not self._marks(value, where, depth):
+                return False
+        return True
+
+    def _named(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """A parameter (no module call fills it) whose name says padding mask."""
+        if not isinstance(expr, cst.Name) or not _PADDING_NAME.match(expr.value):
+            return False
+        found = lookup(expr.value, scope, None)
+        return found is not None and found.kind == ASSIGNED and any(
+            isinstance(v, tuple) and v[0] == "param" for v in found.own_values)
+
+    def _marks(self, value: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
+        if isinstance(value, cst.Comparison) and len(value.comparisons) == 1:
+            return isinstance(value.comparisons[0].operator, (cst.NotEqual, cst.GreaterThan))
+        if not isinstance(value, cst.Call) or not value.args:
+            return False
+        name = self._qualname(value.func, scope)
+        if name in _MARKS:
+            return True
+        first = value.args[0].value
+        if name in _NOT:
+            inner = self._flow.sources(first, scope)
+            return bool(inner.found) and not inner.unknown and all(
+                isinstance(v, cst.Call) and self._qualname(v.func, w) in _EQUAL for v, w in inner.found)
+        if name in _CASTS:
+            return self._mask(first, scope, depth + 1)
+        return False
+
+    # -- means over masked values -----------------------------------------------------
+    def masked_mean(self, call: cst.Call, scope: ScopeInfo, divided: bool = False) -> Optional[MaskedMean]:
+        """``divided``: the call is the left side of a division (a masked mean already, or a scale)."""
+        if self._qualname(call.func, scope) not in _MEANS or not call.args or call.args[0].keyword is not None:
+            return None
+        if any(a.star for a in call.args) or len(call.args) > 1 and not _axis_none(call.args[1:]):
+            return None
+        if divided:
+            return None
+        value = call.args[0].value
+        products = self._products(value, scope, call)
+        if not products:
+            return None
+        masks = [mask for mask, _ in products]
+        if self._reduces(scope, masks):
+            return None
+        return MaskedMean(products[0][0], products[0][1], value)
+
+    def _products(self, value: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode):
+        """(mask, node) for each way ``value`` is a product with a padding mask; empty unless every
+        reaching binding is one."""
+        found = self._product(value, scope)
+        if found is not None:
+            return [found]
+        if not isinstance(value, cst.Name):
+            return []
+        binding = lookup(value.value, scope, at)
+        if binding is None or binding.kind != ASSIGNED or binding.scope is not scope or not binding.own_values:
+            return []
+        out = []
+        for bound in binding.own_values:
+            if isinstance(bound, tuple) and bound[0] == AUGMENTED:
+                node = bound[1]
+                if not isinstance(node.operator, cst.MultiplyAssign) or not self.padding_mask(node.value, scope):
+                    return []
+                out.append((node.value, node))
+            elif isinstance(bound, cst.BaseExpression):
+                product = self._product(bound, scope)
+                if product is None:
+                    return []
+                out.append(product)
+            else:
+                return []
+        return out
+
+    def _product(self, expr: cst.BaseExpression, scope: ScopeInfo):
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Multiply):
+            operands = (expr.right, expr.left)
+        elif isinstance(expr, cst.Call) and self._qualname(expr.func, scope) in _MULTIPLY and len(expr.args) >= 2:
+            operands = (expr.args[1].value, expr.args[0].value)
+        else:
+            return None
+        for operand in operands:
+            if self.padding_mask(operand, scope):
+                return operand, expr
+        return None
+
+    def _reduces(self, scope: ScopeInfo, masks: List[cst.BaseExpression]) -> bool:
+        """Does the scope reduce one of the masks (a count of the real positions to divide by)?"""
+        masks = [self._uncast(m, scope) for m in masks]
+        names = {m.value for m in masks if isinstance(m, cst.Name)}
+        for call in scope.calls:
+            if not call.args or self._qualname(call.func, scope) not in _REDUCTIONS:
+                continue
+            first = self._uncast(call.args[0].value, scope)
+            if isinstance(first, cst.Name) and first.value in names \
+                    or any(first is m or first.deep_equals(m) for m in masks):
+                return True
+        return False
+
+    def _uncast(self, expr: cst.BaseExpression, scope: ScopeInfo) -> cst.BaseExpression:
+        while isinstance(expr, cst.Call) and expr.args and self._qualname(expr.func, scope) in _CASTS:
+            expr = expr.args[0].value
+        return expr
+
+
+def _axis_none(args) -> bool:
+    for arg in args:
+        if arg.keyword is not None and arg.keyword.value not in ("axis", "keepdims", "name"):
+            return False
+        if (arg.keyword is None or arg.keyword.value == "axis") and not (
+                isinstance(arg.value, cst.Name) and arg.value.value == "None"):
+            return False
+    return True
