@@ -638,6 +638,11 @@ class GraphAnalysis:
                 autograph=converts or lexical, status=caller.status))
         return first
 
+    def strategy_run(self, call: cst.Call, scope: ScopeInfo) -> bool:
+        """Is ``call`` ``strategy.run(fn, ...)`` / ``experimental_run_v2`` on a ``tf.distribute``
+        strategy (see ``_strategy_run``)?"""
+        return self._strategy_run(call, scope)
+
     def _strategy_run(self, call: cst.Call, scope: ScopeInfo) -> bool:
         """``strategy.run(fn, ...)`` on a ``tf.distribute`` strategy: a name or
         attribute spelled ``...strategy`` or bound once to a strategy."""
