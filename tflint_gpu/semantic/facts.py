@@ -523,6 +523,17 @@ class RuleContext:
         return facts
 
     @property
+    def ordering(self):
+        """Datasets in a grouped order that nothing shuffles (``semantic.ordering.Ordering``), built on
+        first use."""
+        facts = getattr(self, "_ordering", None)
+        if facts is None:
+            from tflint_gpu.semantic.ordering import Ordering
+
+            facts = self._ordering = Ordering(self.graphs.flow, self.resolver.qualname)
+        return facts
+
+    @property
     def masks(self):
         """Padding masks and means over masked values (``semantic.masking.Masks``), built on first use."""
         facts = getattr(self, "_masks", None)
