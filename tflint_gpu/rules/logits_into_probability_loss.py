@@ -4,7 +4,9 @@ from typing import Dict, NamedTuple, Optional
 
 import libcst as cst
 
+from tflint_gpu.autofix.metrics import at_zero, binary_accuracy_class, keras_module_of, named_at_zero
 from tflint_gpu.semantic.api import argument, is_false, keyword
+from tflint_gpu.semantic.compiled import ACCURACY_BY_WIDTH, ARGMAX, BINARY, CLASS, STRING, compiled_metrics
 from tflint_gpu.semantic.model_outputs import LINEAR
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
@@ -18,83 +20,39 @@ def _spelled(loss: cst.BaseExpression) -> str:
     return cst.Module([]).code_for_node(loss).rsplit(".", 1)[-1]
 
 
-# Metrics that compare the argmax (or top k) of the outputs: the same on logits as on probabilities.
-_ARGMAX_METRICS = frozenset({"categorical_accuracy", "sparse_categorical_accuracy", "top_k_categorical_accuracy",
-                             "sparse_top_k_categorical_accuracy"})
-_ARGMAX_METRIC_CLASSES = frozenset({"keras.metrics.CategoricalAccuracy", "keras.metrics.SparseCategoricalAccuracy",
-                                    "keras.metrics.TopKCategoricalAccuracy",
-                                    "keras.metrics.SparseTopKCategoricalAccuracy"})
-
-
 class _Metrics(NamedTuple):
     changes: Optional[Dict[cst.CSTNode, cst.CSTNode]]  # what makes the metrics read logits; None: not known
     thresholded: bool  # a binary accuracy among them thresholds the outputs at 0.5 (or may)
 
 
 def _metrics_plan(compile_call: cst.Call, model: cst.BaseExpression, loss: cst.BaseExpression, ctx) -> _Metrics:
-    """What the compiled metrics become once the loss reads logits. Keras 3 and tf_keras resolve
-    ``"accuracy"``/``"acc"`` by the output's last axis: binary accuracy (outputs > 0.5) when it is 1,
-    else categorical or sparse categorical accuracy (argmax: unchanged by logits). A binary accuracy
-    is made to threshold at 0 (``sigmoid(z) > 0.5`` is ``z > 0``), keeping its name."""
-    if len([a for a in compile_call.args if a.keyword is None]) > 2 or any(a.star for a in compile_call.args):
-        return _Metrics(None, False)  # a third positional: metrics in tf_keras, loss_weights in Keras 3
-    elements = []
-    for arg in compile_call.args:
-        if arg.keyword is None or arg.keyword.value not in ("metrics", "weighted_metrics"):
-            continue
-        value = arg.value
-        if isinstance(value, (cst.List, cst.Tuple)):
-            if any(isinstance(e, cst.StarredElement) for e in value.elements):
-                return _Metrics(None, False)
-            elements.extend(e.value for e in value.elements)
-        elif isinstance(value, cst.Name) and value.value == "None":
-            continue
-        else:
-            elements.append(value)
+    """What the compiled metrics become once the loss reads logits (how Keras resolves each one is
+    ``semantic.compiled``'s): argmax metrics are unchanged by logits; a binary accuracy given as a
+    string or built in the list without a threshold is made to threshold at 0 (``sigmoid(z) > 0.5``
+    is ``z > 0``), keeping its name; anything else leaves the plan unknown."""
+    metrics = compiled_metrics(compile_call, model, ctx.model_outputs, ctx.scope)
+    if metrics is None:
+        return _Metrics(None, False)
     changes: Optional[Dict[cst.CSTNode, cst.CSTNode]] = {}
     thresholded = False
-    width = None
-    for element in elements:
-        if isinstance(element, cst.SimpleString):
-            try:
-                text = element.evaluated_value
-            except Exception:  # pragma: no cover - defensive
-                text = None
-            if text in _ARGMAX_METRICS:
-                continue
-            if isinstance(text, str) and text.lower() in ("accuracy", "acc"):
-                width = width if width is not None else ctx.model_outputs.final_width(model, ctx.scope)
-                if width is not None and width > 1:
-                    continue  # categorical / sparse categorical accuracy: argmax
-                thresholded = True
-                if width is None:
-                    changes = None
-                    continue
-            elif text != "binary_accuracy":
-                changes = None
-                continue
+    for metric in metrics:
+        if metric.kind == ARGMAX:
+            continue
+        if metric.kind == ACCURACY_BY_WIDTH:
+            thresholded, changes = True, None
+            continue
+        if metric.kind == BINARY and metric.form == STRING:
             thresholded = True
             made = _binary_accuracy(loss, ctx)
             if made is None or changes is None:
                 changes = None
                 continue
-            changes[element] = cst.Call(made, [
-                cst.Arg(element, keyword=cst.Name("name"), equal=_EQUAL, comma=_COMMA),
-                cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
+            changes[metric.node] = named_at_zero(made, metric.node)
             continue
-        made_by = ctx.model_outputs.made_by(element, ctx.scope) if isinstance(element, cst.Call) else None
-        qualname = ctx.resolver.qualname(element.func, ctx.scope) if made_by is not None else None
-        if qualname in _ARGMAX_METRIC_CLASSES:
-            continue
-        if qualname == "keras.metrics.BinaryAccuracy":
+        if metric.kind == BINARY and metric.form == CLASS:
             thresholded = True
-            if changes is not None and not any(a.star for a in element.args) \
-                    and argument(element, 2, "threshold") is None:
-                args = list(element.args)
-                if args:
-                    args[-1] = args[-1].with_changes(comma=_COMMA)
-                changes[element] = element.with_changes(args=args + [
-                    cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
+            if changes is not None and not metric.starred and metric.threshold is None:
+                changes[metric.node] = at_zero(metric.node)
                 continue
         changes = None
     return _Metrics(changes, thresholded)
@@ -103,17 +61,13 @@ def _metrics_plan(compile_call: cst.Call, model: cst.BaseExpression, loss: cst.B
 def _binary_accuracy(loss: cst.BaseExpression, ctx) -> Optional[cst.BaseExpression]:
     """``<keras>.metrics.BinaryAccuracy`` spelled as the loss class is (``tf.keras.losses.X`` ->
     ``tf.keras.metrics.BinaryAccuracy``), or through the module's ``keras`` import."""
-    func = loss.func if isinstance(loss, cst.Call) else None
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Attribute) and func.value.attr.value == "losses":
-        return cst.Attribute(cst.Attribute(func.value.value, cst.Name("metrics")), cst.Name("BinaryAccuracy"))
+    module = keras_module_of(loss.func if isinstance(loss, cst.Call) else None)
+    if module is not None:
+        return binary_accuracy_class(module)
     alias = ctx.resolver.module_alias("keras", ctx.scope)
     if alias is None:
         return None
-    return cst.Attribute(cst.Attribute(cst.Name(alias), cst.Name("metrics")), cst.Name("BinaryAccuracy"))
-
-
-_EQUAL = cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))
-_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return binary_accuracy_class(cst.Name(alias))
 
 
 class LogitsIntoProbabilityLoss(Rule):
