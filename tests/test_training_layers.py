@@ -1,0 +1,266 @@
+"""semantic/training_layers.py: which models hold BatchNormalization/dropout layers, how a call passes
+``training``, and which functions are training steps."""
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+
+from tflint_gpu.engine.lint import analyse
+
+
+def _ctx(source: str):
+    return analyse(cst.parse_module(textwrap.dedent(source)), [])
+
+
+def _find(ctx, function: str, text: str):
+    """The first expression equal to ``text`` in the function (or class) named ``function``."""
+    scope = next(s for s in ctx.model.scopes if s.name == function)
+    wanted = cst.parse_expression(text)
+    stack = [scope.node]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, cst.BaseExpression) and node.deep_equals(wanted):
+            inner = next((s for s in ctx.model.scopes if s.node is not scope.node and s.is_function
+                          and any(n is node for n in _below(s.node))), None)
+            return node, inner or scope
+        stack.extend(node.children)
+    raise AssertionError(text)
+
+
+def _below(node):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)
+
+
+HOLDS = """
+    import keras
+    import tensorflow as tf
+    import tf_keras
+
+
+    class MyBN(keras.layers.BatchNormalization):
+        pass
+
+
+    class Block(tf.keras.layers.Layer):
+        def __init__(self, bn):
+            super().__init__()
+            self.forward = tf.keras.Sequential([tf.keras.layers.Dense(8)])
+            if bn:
+                self.forward.add(tf.keras.layers.BatchNormalization())
+
+
+    class Plain(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.d = keras.layers.Dense(3)
+            self.norm = keras.layers.LayerNormalization()
+
+
+    class Helper(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.layers_ = self._make()
+
+        def _make(self):
+            return [keras.layers.Dense(2), keras.layers.SpatialDropout1D(0.1)]
+
+
+    class Outer(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.inner = Block(True)
+
+
+    class Inline(keras.layers.Layer):
+        def call(self, x):
+            return keras.layers.GaussianNoise(0.1)(x)
+
+
+    class NotKeras:
+        def __init__(self):
+            self.drop = keras.layers.Dropout(0.5)
+
+
+    def functional():
+        inputs = keras.Input((4,))
+        h = keras.layers.Dense(4)(inputs)
+        h = keras.layers.AlphaDropout(0.1)(h)
+        return keras.Model(inputs, keras.layers.Dense(1)(h))
+
+
+    def functional_plain():
+        inputs = keras.Input((4,))
+        return keras.Model(inputs=inputs, outputs=keras.layers.Dense(1)(inputs))
+
+
+    def step(model):
+        return model
+
+
+    def main():
+        seq = tf_keras.Sequential([tf_keras.layers.Dense(2), tf_keras.layers.GaussianDropout(0.2)])
+        added = keras.Sequential()
+        added.add(keras.layers.Dense(3))
+        added.add(keras.layers.Dropout(0.3))
+        dense_only = keras.Sequential([keras.layers.Dense(2)])
+        f = functional()
+        g = functional_plain()
+        mine = MyBN()
+        plain = Plain()
+        helper = Helper()
+        outer = Outer()
+        inline = Inline()
+        other = NotKeras()
+        step(f)
+        return seq, added, dense_only, f, g, mine, plain, helper, outer, inline, other
+"""
+
+
+def test_what_a_model_holds():
+    ctx = _ctx(HOLDS)
+    facts = ctx.training_layers
+    expected = {
+        "seq": "GaussianDropout",  # a tf_keras Sequential's list
+        "added": "Dropout",  # Sequential() then .add(...)
+        "dense_only": None,
+        "f": "AlphaDropout",  # functional: back from the outputs
+        "g": None,
+        "mine": "BatchNormalization",  # a same-module subclass
+        "plain": None,  # LayerNormalization has no training mode
+        "helper": "SpatialDropout1D",  # a list a helper method returns
+        "outer": "BatchNormalization",  # Block(True): a Sequential attribute filled by .add under an if
+        "inline": "GaussianNoise",  # made in call
+        "other": None,  # not a Keras class
+    }
+    for name, held in expected.items():
+        node, scope = _find(ctx, "main", name)
+        assert facts.holds(node, scope) == held, name
+    # a parameter, through the module's call of the function
+    node, scope = _find(ctx, "step", "model")
+    assert facts.holds(node, scope) == "AlphaDropout"
+
+
+SIGNATURES = """
+    import keras
+    import tensorflow as tf
+
+
+    class Critic(keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.bn = keras.layers.BatchNormalization()
+
+        def call(self, x, y):
+            return self.bn(x + y)
+
+
+    class Conv(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.bn = keras.layers.BatchNormalization()
+
+        def call(self, x, is_training=False):
+            return self.bn(x, training=is_training)
+
+
+    class Eager(keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.bn = keras.layers.BatchNormalization()
+
+        def call(self, x, training=True):
+            return self.bn(x, training=training)
+
+
+    def main(x, y, kw):
+        seq = keras.Sequential([keras.layers.BatchNormalization()])
+        critic = Critic()
+        conv = Conv()
+        eager = Eager()
+        a = critic(x, y)
+        b = conv(x, True)
+        c = conv(x, is_training=True)
+        d = seq(x, True)
+        e = seq(x)
+        f = seq(x, **kw)
+        g = eager(x)
+        h = critic(x, y, training=True)
+"""
+
+
+def test_how_a_call_passes_training():
+    ctx = _ctx(SIGNATURES)
+    facts = ctx.training_layers
+    given = {"critic(x, y)": False, "conv(x, True)": True, "conv(x, is_training=True)": True,
+             "seq(x, True)": True, "seq(x)": False, "seq(x, **kw)": True, "eager(x)": False,
+             "critic(x, y, training=True)": True}
+    for text, expected in given.items():
+        node, scope = _find(ctx, "main", text)
+        assert facts.training_given(node, scope) is expected, text
+    node, scope = _find(ctx, "main", "eager(x)")
+    assert facts.call_signature(node.func, scope).trains_by_default
+    node, scope = _find(ctx, "main", "conv(x, True)")
+    signature = facts.call_signature(node.func, scope)
+    assert set(signature.modes) == {"is_training"} and not signature.trains_by_default
+    node, scope = _find(ctx, "main", "seq(x)")
+    assert facts.call_signature(node.func, scope) is None  # a Keras built-in: call(inputs, training=None, mask=None)
+
+
+STEPS = """
+    import keras
+    import tensorflow as tf
+    import tf_keras
+
+    model = keras.Sequential([keras.layers.Dense(1)])
+    opt = keras.optimizers.SGD(0.1)
+
+
+    class Gan(keras.Model):
+        def train_step(self, data):
+            return {}
+
+        def call(self, x):
+            return x
+
+
+    def fit_step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        variables = model.trainable_variables + self.D.trainable_weights
+        grads = tape.gradient(loss, variables)
+        opt.apply_gradients(zip(grads, variables))
+
+
+    def val_step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(model(x))
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+
+
+    def saliency(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = model(x)
+        return tape.gradient(y, x)
+"""
+
+
+def test_training_steps():
+    ctx = _ctx(STEPS)
+    facts = ctx.training_layers
+    scopes = {s.name: s for s in ctx.model.scopes}
+    assert facts.step(scopes["train_step"])  # a Keras class's train_step: fit runs it
+    assert not facts.step(scopes["call"])
+    assert facts.step(scopes["fit_step"])  # gradients reach an update
+    assert not facts.step(scopes["val_step"])  # named as an evaluation
+    assert not facts.step(scopes["saliency"])  # gradients only read
+    assert facts.trained(scopes["fit_step"]) == {"model", "self.D"}
+    assert not facts.learning_phase_set()
+    phase = textwrap.dedent(STEPS) + "\ntf_keras.backend.set_learning_phase(1)\n"
+    assert _ctx(phase).training_layers.learning_phase_set()
