@@ -16,12 +16,16 @@ def _ctx(source: str):
 
 
 def _means(ctx):
-    """The text of every mean call of the module the fact calls per-replica, and its run's method."""
+    """The text of every mean (a call or a quotient) the fact calls per-replica, and its run's method."""
     found = []
-    for call, _ in ctx.model.index.get("Call", ()):
-        answer = ctx.replicas.per_replica_mean(call)
-        if answer is not None:
-            found.append((CODE(call), answer.run.func.attr.value))
+    stack = [ctx.module]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if isinstance(node, (cst.Call, cst.BinaryOperation)):
+            answer = ctx.replicas.per_replica_mean(node)
+            if answer is not None:
+                found.append((CODE(node), answer.run.func.attr.value))
     return sorted(found)
 
 
@@ -203,3 +207,34 @@ def test_a_mean_rebound_from_itself():
     """
     assert _means(_ctx(source)) == [("tf.reduce_mean(reg)", "run"), ("tf.reduce_mean(x * w + 2)", "run"),
                                     ("tf.reduce_mean(x * w + 3)", "run")]
+
+
+def test_a_sum_over_the_replicas_own_count_is_a_mean():
+    # A masked mean, divide_no_nan, a count by tf.shape(x)[0] / tf.size / count_nonzero (through tf.cast
+    # and + eps) are means over the replica's data; a sum over the global batch size is not.
+    source = """
+        import tensorflow as tf
+
+        GLOBAL_BATCH = 64
+        strategy = tf.distribute.MirroredStrategy()
+
+        def step(x, mask, w, optimizer, global_batch):
+            with tf.GradientTape() as tape:
+                loss = x * w
+                masked = tf.reduce_sum(loss * mask) / tf.reduce_sum(mask)
+                no_nan = tf.math.divide_no_nan(tf.reduce_sum(loss), tf.cast(tf.math.count_nonzero(mask), tf.float32))
+                batch = tf.reduce_sum(loss) / tf.cast(tf.shape(loss)[0], tf.float32)
+                sized = tf.reduce_sum(loss) / (tf.cast(tf.size(mask), tf.float32) + 1e-9)
+                global_mean = tf.reduce_sum(loss) / GLOBAL_BATCH
+                given = tf.reduce_sum(loss) / tf.cast(global_batch, tf.float32)
+                total = masked + no_nan + batch + sized + global_mean + given
+            optimizer.apply_gradients(zip(tape.gradient(total, [w]), [w]))
+
+        strategy.run(step, args=(1.0, 1.0, 2.0, None, 64))
+    """
+    assert _means(_ctx(source)) == [
+        ("tf.math.divide_no_nan(tf.reduce_sum(loss), tf.cast(tf.math.count_nonzero(mask), tf.float32))", "run"),
+        ("tf.reduce_sum(loss * mask) / tf.reduce_sum(mask)", "run"),
+        ("tf.reduce_sum(loss) / (tf.cast(tf.size(mask), tf.float32) + 1e-9)", "run"),
+        ("tf.reduce_sum(loss) / tf.cast(tf.shape(loss)[0], tf.float32)", "run"),
+    ]

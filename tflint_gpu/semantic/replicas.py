@@ -8,17 +8,20 @@
     (``GraphAnalysis.function_scope``: a function by name, nested or not, ``self.method``, a
     lambda, ``functools.partial(f, ...)``).
 
-``ReplicaSteps.per_replica_mean(call)``
-    When ``call`` is a mean (``tf.reduce_mean``, ``tf.math.reduce_mean``, ``keras.ops.mean``,
-    ``keras.backend.mean``) whose value the GradientTape training step of such a function
-    differentiates: the ``PerReplicaMean`` (the run call, the step); else None. The step is
+``ReplicaSteps.per_replica_mean(node)``
+    When ``node`` is a mean over the replica's own data (``tf.reduce_mean``, ``tf.math.reduce_mean``,
+    ``keras.ops.mean``, ``keras.backend.mean``; or a sum over a count of the replica's data, as a
+    masked mean: ``tf.reduce_sum(loss) / tf.reduce_sum(mask)``, ``tf.math.divide_no_nan(...)``, a
+    count by ``tf.math.count_nonzero``, ``tf.size``, ``tf.shape(x)[0]``, through ``tf.cast`` and ``+
+    eps``) whose value the GradientTape training step of such a function differentiates: the ``PerReplicaMean`` (the run call, the step); else None. The step is
     ``EagerFacts.step_function`` of the handed function (its own, or one a function it calls by
     name holds). The differentiated value is the first argument of ``tape.gradient`` (of
     ``optimizer.minimize`` with ``tape=``; a lambda's body), followed through
     ``semantic.flow`` (names, parameters, ``self.x``, returns of same-module functions and methods)
     and through ``+``, ``-``, a unary sign and a product with a number: ``0.5 *
-    tf.reduce_mean(a) + tf.reduce_mean(b)``. A quotient stops it (``mean /
-    strategy.num_replicas_in_sync``, ``mean / n``: already scaled, or not told).
+    tf.reduce_mean(a) + tf.reduce_mean(b)``. Any other quotient stops it (``mean /
+    strategy.num_replicas_in_sync``, ``mean / n``, ``tf.reduce_sum(loss) / GLOBAL_BATCH``: scaled, or
+    not told).
 
     Not a per-replica mean: a step whose update does not aggregate (``apply_gradients(...,
     experimental_aggregate_gradients=False)``, ``skip_gradients_aggregation=True``) or that
@@ -39,6 +42,11 @@ from tflint_gpu.semantic.model import ASSIGNED, AUGMENTED, ScopeInfo, assigned, 
 
 MEANS = frozenset({"tensorflow.reduce_mean", "tensorflow.math.reduce_mean", "keras.ops.mean",
                    "keras.backend.mean", "tf_keras.backend.mean", "tensorflow.keras.backend.mean"})
+_SUMS = frozenset({"tensorflow.reduce_sum", "tensorflow.math.reduce_sum", "keras.ops.sum", "keras.backend.sum",
+                   "tf_keras.backend.sum", "tensorflow.keras.backend.sum"})
+_COUNTS = _SUMS | {"tensorflow.math.count_nonzero", "tensorflow.size"}
+_QUOTIENTS = frozenset({"tensorflow.math.divide_no_nan", "tensorflow.math.divide", "tensorflow.divide",
+                        "tensorflow.math.truediv", "tensorflow.truediv", "keras.ops.divide", "keras.ops.divide_no_nan"})
 _ONE_REPLICA = "tensorflow.distribute.OneDeviceStrategy"
 _NO_AGGREGATION = (("experimental_aggregate_gradients", "False"), ("skip_gradients_aggregation", "True"))
 _LOSS_MODULES = ("keras.losses.", "tf_keras.losses.", "tensorflow.keras.losses.", "tensorflow.losses.")
@@ -47,7 +55,7 @@ _DEPTH = 8
 
 @dataclass
 class PerReplicaMean:
-    mean: cst.Call
+    mean: cst.BaseExpression  # the mean's call, or a quotient (sum over a per-replica count)
     scope: ScopeInfo  # where ``mean`` is written
     run: cst.Call  # strategy.run(fn, ...)
     step: object  # the semantic.eager.TrainingStep differentiating it
@@ -78,7 +86,7 @@ class ReplicaSteps:
             self._runs = found
         return self._runs
 
-    def per_replica_mean(self, call: cst.Call) -> Optional[PerReplicaMean]:
+    def per_replica_mean(self, call: cst.BaseExpression) -> Optional[PerReplicaMean]:
         if self._means is None:
             self._means = {}
             for run, _, function in self.runs():
@@ -110,7 +118,7 @@ class ReplicaSteps:
                 return False
         return True
 
-    def _differentiated_means(self, step) -> List[Tuple[cst.Call, ScopeInfo]]:
+    def _differentiated_means(self, step) -> List[Tuple[cst.BaseExpression, ScopeInfo]]:
         if step.gradient is not None:
             value = argument(step.gradient, 0, "target")
             if value is None:
@@ -121,12 +129,12 @@ class ReplicaSteps:
             if isinstance(value, cst.Lambda):
                 scope = self.graphs.model.scope_of_node.get(value) or scope
                 value = value.body
-        found: List[Tuple[cst.Call, ScopeInfo]] = []
+        found: List[Tuple[cst.BaseExpression, ScopeInfo]] = []
         if value is not None:
             self._means_in(value, scope, found, 0)
         return found
 
-    def _means_in(self, expr: cst.BaseExpression, scope: ScopeInfo, found: List[Tuple[cst.Call, ScopeInfo]],
+    def _means_in(self, expr: cst.BaseExpression, scope: ScopeInfo, found: List[Tuple[cst.BaseExpression, ScopeInfo]],
                   depth: int) -> None:
         if depth > _DEPTH:
             return
@@ -138,12 +146,18 @@ class ReplicaSteps:
                 return
         for source, where in self.graphs.flow.sources(expr, scope).values():
             if isinstance(source, cst.Call):
-                if self.resolver.qualname(source.func, where) in MEANS and not self._scaled_loss(source, where) \
-                        and all(m is not source for m, _ in found):
-                    found.append((source, where))
+                qualname = self.resolver.qualname(source.func, where)
+                if (qualname in MEANS and not self._scaled_loss(source, where)) or (
+                        qualname in _QUOTIENTS and len(source.args) >= 2
+                        and self._sum_over_count(source.args[0].value, source.args[1].value, where)):
+                    if all(m is not source for m, _ in found):
+                        found.append((source, where))
             elif isinstance(source, cst.BinaryOperation):
                 operator = source.operator
-                if isinstance(operator, (cst.Add, cst.Subtract)):
+                if isinstance(operator, cst.Divide) and self._sum_over_count(source.left, source.right, where):
+                    if all(m is not source for m, _ in found):
+                        found.append((source, where))
+                elif isinstance(operator, (cst.Add, cst.Subtract)):
                     self._means_in(source.left, where, found, depth + 1)
                     self._means_in(source.right, where, found, depth + 1)
                 elif isinstance(operator, cst.Multiply):
@@ -187,6 +201,48 @@ class ReplicaSteps:
         if rewritten:
             keep_others = False  # ``loss = f(loss)``: its own read of ``loss`` reaches the earlier values
         return follow + (others if keep_others else [])
+
+    def _sum_over_count(self, numerator: cst.BaseExpression, denominator: cst.BaseExpression,
+                        scope: ScopeInfo) -> bool:
+        """Is ``numerator / denominator`` a mean over what this replica holds: a sum (``tf.reduce_sum``)
+        over a count of the replica's own data (``tf.reduce_sum(mask)``, ``tf.math.count_nonzero``,
+        ``tf.size(x)``, ``tf.shape(x)[0]``; through ``tf.cast`` and ``+ eps``)? Not a sum over a
+        number or a name the count cannot be read from (``GLOBAL_BATCH_SIZE``)."""
+        sums = self.graphs.flow.sources(numerator, scope)
+        if sums.unknown or not sums.values() or not all(
+                isinstance(e, cst.Call) and self.resolver.qualname(e.func, w) in _SUMS for e, w in sums.values()):
+            return False
+        return self._count(denominator, scope, 0)
+
+    def _count(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
+        if depth > 3:
+            return False
+        if self._first_dimension(expr, scope):
+            return True
+        found = self.graphs.flow.sources(expr, scope)
+        if found.unknown or not found.values():
+            return False
+        for value, where in found.values():
+            if isinstance(value, cst.Call):
+                qualname = self.resolver.qualname(value.func, where)
+                if qualname in _COUNTS:
+                    continue
+                if qualname == "tensorflow.cast" and value.args and self._count(value.args[0].value, where, depth + 1):
+                    continue
+            elif isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) \
+                    and _number(value.right) and self._count(value.left, where, depth + 1):
+                continue
+            elif self._first_dimension(value, where):
+                continue
+            return False
+        return True
+
+    def _first_dimension(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """``tf.shape(x)[0]``: the replica's batch size."""
+        return isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Call) \
+            and self.resolver.qualname(expr.value.func, scope) == "tensorflow.shape" \
+            and len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index) \
+            and isinstance(expr.slice[0].slice.value, cst.Integer) and expr.slice[0].slice.value.value == "0"
 
     def _scaled_loss(self, mean: cst.Call, scope: ScopeInfo) -> bool:
         """Is the mean's argument the output of a Keras loss object whose reduction is not "none"
