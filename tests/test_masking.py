@@ -46,11 +46,21 @@ def test_a_mean_of_a_product_with_a_padding_mask_names_the_mask():
             m = ops.cast(y > 0, "float32")
             out = m * loss
             return ops.mean(out, axis=None)
+
+        def complement(loss, y):
+            pad = tf.cast(tf.equal(y, 0), tf.float32)
+            return tf.reduce_mean(loss * (1 - pad))
+
+        def numpy_mask(loss, y):
+            import numpy as np
+            return tf.reduce_mean(loss * (1.0 - np.equal(y, 0)))
     """)
     assert means["tutorial"] == [("tf.reduce_mean(loss_)", "mask")]
     assert means["lengths"] == [("tf.reduce_mean(tf.multiply(loss, tf.cast(tf.sequence_mask(n, t), tf.float32)))",
                                  "tf.cast(tf.sequence_mask(n, t), tf.float32)")]
     assert means["compare"] == [("ops.mean(out, axis=None)", "m")]
+    assert means["complement"] == [("tf.reduce_mean(loss * (1 - pad))", "(1 - pad)")]
+    assert means["numpy_mask"] == [("tf.reduce_mean(loss * (1.0 - np.equal(y, 0)))", "(1.0 - np.equal(y, 0))")]
 
 
 def test_parameters_are_masks_by_what_the_module_passes_or_by_a_padding_name():

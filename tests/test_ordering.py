@@ -19,7 +19,8 @@ def _grouped(source: str):
         if isinstance(call.func, cst.Name) and call.func.value == "use":
             arg = call.args[0].value
             found = ctx.ordering.grouped(arg, scope)
-            out[CODE(arg)] = None if found is None else CODE(found.func).rsplit(".", 1)[-1]
+            out[CODE(arg)] = None if found is None else CODE(found.source.func).rsplit(".", 1)[-1] + (
+                " (batches shuffled)" if found.batch_shuffle is not None else "")
     return out
 
 
@@ -46,7 +47,7 @@ def test_a_shuffle_an_unknown_stage_or_source_or_a_flat_pattern_is_no_answer():
         import keras
         import tensorflow as tf
 
-        a = keras.utils.image_dataset_from_directory("i", shuffle=False).batch(2).shuffle(4)
+        a = keras.utils.image_dataset_from_directory("i", shuffle=False, batch_size=None).shuffle(4)
         b = keras.utils.image_dataset_from_directory("i", shuffle=flag())
         c = keras.utils.image_dataset_from_directory("i")
         d = tf.data.Dataset.list_files("shards/*.tfrecord", shuffle=False)
@@ -83,3 +84,17 @@ def test_a_shuffle_parameter_every_call_fills_with_false():
         d = other("d", False)
         use(a); use(c)
     """) == {"a": "image_dataset_from_directory", "c": None}
+
+
+def test_a_shuffle_of_whole_batches_does_not_mix_the_classes():
+    assert _grouped("""
+        import keras
+        import tensorflow as tf
+
+        a = keras.utils.image_dataset_from_directory("i", shuffle=False).shuffle(1000)
+        b = keras.utils.image_dataset_from_directory("i", shuffle=False).unbatch().shuffle(1000).batch(32)
+        c = tf.data.Dataset.list_files("d/*/*.png", shuffle=False).batch(8).shuffle(4)
+        d = tf.data.Dataset.list_files("d/*/*.png", shuffle=False).shuffle(4).batch(8)
+        use(a); use(b); use(c); use(d)
+    """) == {"a": "image_dataset_from_directory (batches shuffled)", "b": None,
+             "c": "list_files (batches shuffled)", "d": None}

@@ -29,7 +29,12 @@ class DatasetNotShuffled(Rule):
     the module's calls fill and the returns of the module's functions, and
     through the stages that keep the order (`map`, `filter`, `batch`,
     `prefetch`, `cache`, `repeat`, `interleave`...; `semantic.ordering`).
-    Not reported: a `shuffle` on any path, a stage the engine does not know
+    A `shuffle` after batching does not help, and is reported as such: the
+    Keras utilities batch (32 unless `batch_size=None`), so
+    `image_dataset_from_directory(..., shuffle=False).shuffle(1000)`
+    reorders whole one-class batches (`unbatch()` before the shuffle mixes
+    the elements). Not reported: a `shuffle` of elements on any path, a stage
+    the engine does not know
     (`apply`, `zip`, `concatenate`...), a value it cannot follow, a flat file
     pattern (`"shards/*.tfrecord"`: shards are often written shuffled),
     `labels=None`, validation data, `evaluate` and `predict` (order does not
@@ -87,10 +92,14 @@ class DatasetNotShuffled(Rule):
             return
         if ctx.value_kind(func.value) not in (KERAS, UNKNOWN) or not ctx.is_dataset(data):
             return
-        source = ctx.ordering.grouped(data, ctx.scope)
-        if source is None:
+        grouped = ctx.ordering.grouped(data, ctx.scope)
+        if grouped is None:
             return
-        called = cst.Module([]).code_for_node(source.func).rsplit(".", 1)[-1]
+        called = cst.Module([]).code_for_node(grouped.source.func).rsplit(".", 1)[-1]
+        if grouped.batch_shuffle is not None:
+            ctx.report(data, f"`fit` trains on a dataset in class order, `{called}(..., shuffle=False)`, whose "
+                             f"`shuffle` comes after batching: it reorders whole batches, each still one class")
+            return
         ctx.report(data, f"`fit` trains on a dataset in class order, `{called}(..., shuffle=False)`, that "
                          f"nothing shuffles: each batch holds one class (`fit(shuffle=True)` does not shuffle a "
                          f"Dataset)")
@@ -132,13 +141,27 @@ class DatasetNotShuffled(Rule):
             at=[(11, 17, "`fit` trains on a dataset in class order, `list_files(..., shuffle=False)`")],
             note="list_files with a wildcard directory, through a parameter the module's call fills",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.layers.Dense(3)])
+            train = tf.keras.utils.image_dataset_from_directory("data/train", shuffle=False, batch_size=32)
+            model.fit(train.shuffle(1000), epochs=3)
+            """,
+            at=[(5, 11, "`fit` trains on a dataset in class order, `image_dataset_from_directory(..., "
+                        "shuffle=False)`, whose `shuffle` comes after batching")],
+            note="the utility batches: a shuffle after it reorders one-class batches",
+        ),
         clean(
             """
             import keras
             import tensorflow as tf
 
             model = keras.Sequential([keras.layers.Dense(3)])
-            a = keras.utils.image_dataset_from_directory("data/train", shuffle=False).shuffle(100)
+            u = keras.utils.image_dataset_from_directory("data/train", shuffle=False).unbatch().shuffle(500).batch(32)
+            model.fit(u)
+            a = keras.utils.image_dataset_from_directory("data/train", shuffle=False, batch_size=None).shuffle(100)
             model.fit(a)
             b = keras.utils.image_dataset_from_directory("data/train")
             model.fit(b)
@@ -153,7 +176,8 @@ class DatasetNotShuffled(Rule):
             f = f.apply(tf.data.experimental.ignore_errors())
             model.fit(f)
             """,
-            note="shuffled after, default shuffle, validation/evaluate, flat shards, no labels, an unknown stage",
+            note="unbatched and shuffled, shuffled after, default shuffle, validation/evaluate, flat shards, no labels, "
+                 "an unknown stage",
         ),
         clean(
             """
@@ -167,7 +191,7 @@ class DatasetNotShuffled(Rule):
             if True:
                 g = keras.utils.image_dataset_from_directory("data/train", shuffle=False)
             else:
-                g = keras.utils.image_dataset_from_directory("data/train", shuffle=False).shuffle(64)
+                g = keras.utils.image_dataset_from_directory("data/train", shuffle=False, batch_size=None).shuffle(64)
             model.fit(g)
             """,
             note="a shuffle flag that is not a literal False; one path shuffles",

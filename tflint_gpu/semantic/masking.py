@@ -43,13 +43,16 @@ _REDUCTIONS = _MEANS | frozenset({
     "tensorflow.keras.backend.sum"})
 _MULTIPLY = frozenset({"tensorflow.multiply", "tensorflow.math.multiply", "keras.ops.multiply"})
 _CASTS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast", "keras.backend.cast",
-                    "tensorflow.keras.backend.cast", "tensorflow.expand_dims", "keras.ops.expand_dims"})
+                    "tensorflow.keras.backend.cast", "tensorflow.expand_dims", "keras.ops.expand_dims",
+                    "numpy.expand_dims"})
 # Comparisons that mark real positions 1 (the pad value is compared, the mask keeps what differs).
 _MARKS = frozenset({"tensorflow.math.not_equal", "tensorflow.not_equal", "tensorflow.math.greater",
                     "tensorflow.greater", "keras.ops.not_equal", "keras.ops.greater", "tensorflow.sequence_mask",
-                    "keras.ops.sequence_mask"})
-_EQUAL = frozenset({"tensorflow.math.equal", "tensorflow.equal", "keras.ops.equal"})
-_NOT = frozenset({"tensorflow.math.logical_not", "tensorflow.logical_not", "keras.ops.logical_not"})
+                    "keras.ops.sequence_mask", "numpy.not_equal", "numpy.greater"})
+# Comparisons that mark the padding itself 1: a mask once negated (logical_not, or 1 - it).
+_EQUAL = frozenset({"tensorflow.math.equal", "tensorflow.equal", "keras.ops.equal", "numpy.equal"})
+_NOT = frozenset({"tensorflow.math.logical_not", "tensorflow.logical_not", "keras.ops.logical_not",
+                  "numpy.logical_not"})
 # Names of a parameter that holds a padding mask (a name alone, when no call in the module tells more).
 # A bare ``mask`` is not enough: an inpainting loss's ``mask`` (holes of an image) is averaged over the whole
 # image on purpose.
@@ -93,6 +96,9 @@ class Masks:
     def _marks(self, value: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
         if isinstance(value, cst.Comparison) and len(value.comparisons) == 1:
             return isinstance(value.comparisons[0].operator, (cst.NotEqual, cst.GreaterThan))
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Subtract) \
+                and isinstance(value.left, (cst.Integer, cst.Float)) and float(value.left.value) == 1.0:
+            return self._padding(value.right, scope, depth + 1)  # 1 - cast(equal(y, 0)): the complement
         if not isinstance(value, cst.Call) or not value.args:
             return False
         name = self._qualname(value.func, scope)
@@ -100,12 +106,31 @@ class Masks:
             return True
         first = value.args[0].value
         if name in _NOT:
-            inner = self._flow.sources(first, scope)
-            return bool(inner.found) and not inner.unknown and all(
-                isinstance(v, cst.Call) and self._qualname(v.func, w) in _EQUAL for v, w in inner.found)
+            return self._padding(first, scope, depth + 1)
         if name in _CASTS:
             return self._mask(first, scope, depth + 1)
         return False
+
+    def _padding(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int) -> bool:
+        """Is ``expr`` a mask of the padding itself (``equal(y, 0)``, ``y == 0``, a cast of one)?"""
+        if depth > 4:
+            return False
+        inner = self._flow.sources(expr, scope)
+        if not inner.found or inner.unknown:
+            return False
+        for value, where in inner.found:
+            if isinstance(value, cst.Comparison) and len(value.comparisons) == 1 \
+                    and isinstance(value.comparisons[0].operator, cst.Equal):
+                continue
+            if not isinstance(value, cst.Call) or not value.args:
+                return False
+            name = self._qualname(value.func, where)
+            if name in _EQUAL:
+                continue
+            if name in _CASTS and self._padding(value.args[0].value, where, depth + 1):
+                continue
+            return False
+        return True
 
     # -- means over masked values -----------------------------------------------------
     def masked_mean(self, call: cst.Call, scope: ScopeInfo, divided: bool = False) -> Optional[MaskedMean]:

@@ -20,13 +20,16 @@ every way the value can be made ends at one of these sources with no
   come sorted, so those of one directory (one class, in the usual layout)
   come together.
 
-A stage the walk does not know (``apply``, ``zip``, ``concatenate``,
-``sample_from_datasets``...), a value it cannot follow, or a ``shuffle`` on
-any path: no answer.
+A ``shuffle`` of whole batches does not mix the classes: the Keras utilities
+batch (``batch_size=32`` unless ``None``), and ``ds.batch(n).shuffle(k)``
+reorders batches of one class. The answer says when such a shuffle is on
+the way (``batch_shuffle``). A stage the walk does not know (``apply``,
+``zip``, ``concatenate``, ``sample_from_datasets``...), a value it cannot
+follow, or a ``shuffle`` of single elements on any path: no answer.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Callable, List, NamedTuple, Optional, Tuple
 
 import libcst as cst
 
@@ -44,6 +47,12 @@ _KEEP_ORDER = frozenset({"map", "filter", "batch", "padded_batch", "unbatch", "r
 _FROM_DIRECTORY = frozenset({"image_dataset_from_directory", "text_dataset_from_directory",
                              "audio_dataset_from_directory"})
 _LIST_FILES = frozenset({"tensorflow.data.Dataset.list_files"})
+_BATCHING = frozenset({"batch", "padded_batch", "ragged_batch"})
+
+
+class Grouped(NamedTuple):
+    source: cst.Call  # the grouped source
+    batch_shuffle: Optional[cst.Call]  # a shuffle of whole batches on the way, if any
 _DEPTH = 24
 
 
@@ -52,15 +61,17 @@ class Ordering:
         self._flow = flow
         self._qualname = qualname
 
-    def grouped(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[cst.Call]:
+    def grouped(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[Grouped]:
         """The grouped source every way ``expr`` is made starts from (the first found), or None."""
-        found: List[cst.Call] = []
-        if not self._walk(expr, scope, found, 0) or not found:
+        found: List[Grouped] = []
+        if not self._walk(expr, scope, found, (), 0) or not found:
             return None
-        return found[0]
+        return next((g for g in found if g.batch_shuffle is not None), found[0])
 
-    def _walk(self, expr: cst.BaseExpression, scope: ScopeInfo, found: List[cst.Call], depth: int) -> bool:
-        """False when some way ``expr`` is made is not a grouped source through order-keeping stages."""
+    def _walk(self, expr: cst.BaseExpression, scope: ScopeInfo, found: List[Grouped], outer: Tuple[cst.Call, ...],
+              depth: int) -> bool:
+        """False when some way ``expr`` is made is not a grouped source through order-keeping stages (``outer``:
+        the stages met so far, outermost first)."""
         if depth > _DEPTH:
             return False
         sources = self._flow.sources(expr, scope)
@@ -70,16 +81,40 @@ class Ordering:
             if not isinstance(value, cst.Call):
                 return False
             if self.grouped_source(value, where):
-                found.append(value)
+                shuffled = self._shuffles(value, where, outer)
+                if shuffled is False:
+                    return False
+                found.append(Grouped(value, shuffled))
                 continue
             func = value.func
-            if not isinstance(func, cst.Attribute) or func.attr.value not in _KEEP_ORDER \
-                    or self._qualname(func, where) is not None and \
-                    not self._qualname(func, where).startswith("tensorflow.data."):
+            if not isinstance(func, cst.Attribute) or func.attr.value not in _KEEP_ORDER | {"shuffle"}:
                 return False
-            if not self._walk(func.value, where, found, depth + 1):
+            name = self._qualname(func, where)
+            if name is not None and not name.startswith("tensorflow.data."):
+                return False
+            if not self._walk(func.value, where, found, outer + (value,), depth + 1):
                 return False
         return True
+
+    def _shuffles(self, source: cst.Call, scope: ScopeInfo, outer: Tuple[cst.Call, ...]):
+        """Over the stages from the source out: False when a shuffle reorders single elements; the first
+        shuffle of whole batches (a batched source or a ``batch`` before it, no ``unbatch`` between); None
+        when nothing shuffles."""
+        batch_size = keyword(source, "batch_size")
+        batched = not (batch_size is not None and literal_value(batch_size.value, scope) == (None,)) \
+            and self._qualname(source.func, scope) not in _LIST_FILES
+        first_batch_shuffle = None
+        for stage in reversed(outer):
+            method = stage.func.attr.value
+            if method in _BATCHING:
+                batched = True
+            elif method == "unbatch":
+                batched = False
+            elif method == "shuffle":
+                if not batched:
+                    return False
+                first_batch_shuffle = first_batch_shuffle or stage
+        return first_batch_shuffle
 
     def _false(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
         """Is ``expr`` False however it is reached (a literal, a name or a parameter every call of the
