@@ -16,7 +16,7 @@ _SET_VALUE = frozenset({"keras.backend.set_value"})
 
 
 class LrSetOnSchedule(Rule):
-    """Setting the learning rate of an optimizer built on a `LearningRateSchedule` (TypeError).
+    """Setting the learning rate of an optimizer built on a `LearningRateSchedule`: an error in Keras 3, ignored in tf_keras.
 
     ## What it does
     Finds the learning rate of an optimizer made with a schedule
@@ -25,10 +25,12 @@ class LrSetOnSchedule(Rule):
 
     * `optimizer.learning_rate = value` (`+=` too; `optimizer.lr = value`
       under tf_keras), in Keras 3 and in tf_keras from TF 2.11;
-    * under Keras 3 only: `optimizer.learning_rate.assign(value)` and
-      `tf.keras.backend.set_value(optimizer.learning_rate, value)`, and a
-      `ReduceLROnPlateau` or `LearningRateScheduler` callback given to `fit`
-      of a model compiled with such an optimizer (reported at the callback).
+    * `optimizer.learning_rate.assign(value)` and
+      `tf.keras.backend.set_value(optimizer.learning_rate, value)` (`lr`
+      too under tf_keras), and a `ReduceLROnPlateau` or
+      `LearningRateScheduler` callback given to `fit` of a model compiled
+      with such an optimizer (reported at the callback): an error under
+      Keras 3, silently ignored under tf_keras from TF 2.11.
 
     The optimizer is followed through names, `self.x` attributes, parameters
     and the module's defs, and a model's `optimizer` to every
@@ -51,10 +53,16 @@ class LrSetOnSchedule(Rule):
       `.assign(...)` and `set_value(...)` raise `AttributeError: 'EagerTensor'
       object has no attribute 'assign'`;
     * Keras 3: `ReduceLROnPlateau` raises the TypeError above at its first
-      reduction, `LearningRateScheduler` at the first epoch. (tf_keras 2.21
-      runs both, and `assign`/`set_value`, but the schedule overwrites the
-      value set: `SGD(ExponentialDecay(1.0, ...))` after
-      `learning_rate.assign(1e-5)` moved a variable by exactly -1.0.)
+      reduction, `LearningRateScheduler` at the first epoch.
+    * tf_keras 2.21 runs `assign`, `set_value` and both callbacks without a
+      word, and the schedule overwrites the value at the next step: a
+      one-weight model trained by `SGD(ExponentialDecay(1.0, 1000, 0.999))`
+      for 3 epochs ends at the same weight (1.999994) with no change, after
+      `learning_rate.assign(1e-6)`, after `set_value(opt.lr, 1e-6)`, with
+      `ReduceLROnPlateau(factor=1e-6, patience=0)` and with
+      `LearningRateScheduler(lambda epoch, lr: 1e-6)`; the `lr` the callbacks
+      log is the schedule's (1.0, 0.999999, 0.999998). The rate the code
+      asks for is silently not the rate used.
 
     ## Example
     ```python
@@ -118,28 +126,40 @@ class LrSetOnSchedule(Rule):
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value in _ASSIGN:
             rate = func.value
-            if isinstance(rate, cst.Attribute) and rate.attr.value == "learning_rate":
-                self._keras3_tensor(node, rate.value, ctx)
+            if isinstance(rate, cst.Attribute) and rate.attr.value in _RATE:
+                self._rate_written(node, rate, ctx)
         elif isinstance(func, cst.Attribute) and func.attr.value == "fit":
             self._fit(node, ctx)
         elif ctx.qualname(func) in _SET_VALUE and node.args:
             rate = node.args[0].value
-            if isinstance(rate, cst.Attribute) and rate.attr.value == "learning_rate":
-                self._keras3_tensor(node, rate.value, ctx)
+            if isinstance(rate, cst.Attribute) and rate.attr.value in _RATE:
+                self._rate_written(node, rate, ctx)
 
-    def _keras3_tensor(self, node: cst.Call, optimizer: cst.BaseExpression, ctx) -> None:
-        if self._flavour(optimizer, ctx.scope, ctx) != KERAS3 or ctx.learning_rates.schedule(optimizer, ctx.scope) is None \
+    def _rate_written(self, node: cst.Call, rate: cst.Attribute, ctx) -> None:
+        """``opt.learning_rate.assign(v)`` / ``set_value(opt.learning_rate, v)`` (``lr`` under tf_keras)."""
+        optimizer = rate.value
+        flavour = self._flavour(optimizer, ctx.scope, ctx)
+        if flavour is None or (flavour == KERAS3 and rate.attr.value == "lr") \
+                or ctx.learning_rates.schedule(optimizer, ctx.scope) is None \
                 or ctx.migration.expects_error(node, ctx.scope):
             return
-        ctx.report(node, "Under Keras 3, `learning_rate` of an optimizer built on a LearningRateSchedule is the "
-                         "schedule's output tensor: setting it raises AttributeError (no `assign`)")
+        if flavour == KERAS3:
+            ctx.report(node, "Under Keras 3, `learning_rate` of an optimizer built on a LearningRateSchedule is the "
+                             "schedule's output tensor: setting it raises AttributeError (no `assign`)")
+        else:
+            ctx.report(node, f"Under tf_keras, the LearningRateSchedule sets `{rate.attr.value}` again at every "
+                             f"step: the value written here is silently ignored")
 
     def _fit(self, node: cst.Call, ctx) -> None:
         callbacks = argument(node, ("callbacks",), 99)
         if callbacks is None:
             return
         model = node.func.value
-        if ctx.migration.object_flavour(model, ctx.scope) != KERAS3 or ctx.migration.legacy_env:
+        if ctx.migration.object_flavour(model, ctx.scope) == KERAS3 and not ctx.migration.legacy_env:
+            effect = "Keras 3 raises TypeError at its first change"
+        elif ctx.target.at_least(NEW_OPTIMIZERS_TF):
+            effect = "tf_keras silently ignores it (the schedule sets the rate again at every step)"
+        else:
             return
         found = ctx.learning_rates.rate_callbacks(callbacks, ctx.scope)
         found = [(call, cls) for call, cls in found if id(call) not in self._reported]
@@ -148,7 +168,7 @@ class LrSetOnSchedule(Rule):
         for call, cls in found:
             self._reported.add(id(call))
             ctx.report(call, f"`{cls.rsplit('.', 1)[-1]}` sets the learning rate of an optimizer built on a "
-                             f"LearningRateSchedule: Keras 3 raises TypeError at its first change")
+                             f"LearningRateSchedule: {effect}")
 
     @staticmethod
     def _flavour(optimizer: cst.BaseExpression, scope: ScopeInfo, ctx) -> Optional[str]:
@@ -226,9 +246,20 @@ LrSetOnSchedule.cases = [
         opt = tf_keras.optimizers.Adam(tf_keras.optimizers.schedules.ExponentialDecay(1e-3, 100, 0.9))
         opt.lr = 1e-5
         opt.learning_rate.assign(1e-5)
+        tf_keras.backend.set_value(opt.lr, 1e-5)
+
+        model = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+        model.compile(optimizer=opt, loss="mse")
+        model.fit(x, y, callbacks=[tf_keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.9)])
         """,
-        at=[(4, 1, "Setting `lr` of an optimizer built on a LearningRateSchedule raises TypeError")],
-        note="tf_keras 2.21: setting `lr` raises too; `assign` runs there (not reported)",
+        at=[(4, 1, "Setting `lr` of an optimizer built on a LearningRateSchedule raises TypeError"),
+            (5, 1, "Under tf_keras, the LearningRateSchedule sets `learning_rate` again at every step: the value "
+                   "written here is silently ignored"),
+            (6, 1, "Under tf_keras, the LearningRateSchedule sets `lr` again"),
+            (10, 28, "`LearningRateScheduler` sets the learning rate of an optimizer built on a LearningRateSchedule: "
+                     "tf_keras silently ignores it")],
+        note="tf_keras 2.21: setting `lr` raises too; `assign`, `set_value` and the callbacks run there, and the "
+             "schedule overwrites what they set",
     ),
     clean(
         """
