@@ -264,3 +264,101 @@ def test_training_steps():
     assert not facts.learning_phase_set()
     phase = textwrap.dedent(STEPS) + "\ntf_keras.backend.set_learning_phase(1)\n"
     assert _ctx(phase).training_layers.learning_phase_set()
+
+
+# -- across modules: what another project module hands a def (semantic.project: holders, hands) ------------
+
+MODELS = """
+    import tensorflow as tf
+
+
+    class DS2(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.bn = tf.keras.layers.BatchNormalization()
+            self.out = tf.keras.layers.Dense(1)
+
+        def call(self, inputs):
+            return self.out(self.bn(inputs))
+
+
+    class Plain(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.out = tf.keras.layers.Dense(1)
+
+
+    def encoder(rate):
+        inputs = tf.keras.Input((4,))
+        return tf.keras.Model(inputs, tf.keras.layers.Dropout(rate)(inputs))
+
+
+    def wrapped():
+        return encoder(0.1)
+"""
+
+TRAINER = """
+    import tensorflow as tf
+
+
+    def train(model, optimizer, data):
+        for x, y in data:
+            _train_step(model, optimizer, x, y)
+
+
+    def _train_step(model, optimizer, x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+"""
+
+
+def _write(root, files):
+    for name, text in files.items():
+        (root / name).write_text(textwrap.dedent(text))
+
+
+def _checked(root, names):
+    from tflint_gpu.engine import run
+    from tflint_gpu.rules.base import REGISTRY
+
+    paths = [str(root / name) for name in names]
+    results = run.run_files(paths, lambda _: [REGISTRY["TFG612"]], run.CHECK, jobs=1, project_root=str(root))
+    return {r.path[len(str(root)) + 1:]: [(f.row, f.message.split(" and ")[0]) for f in r.findings]
+            for r in results}
+
+
+def test_summary_holders_and_hands():
+    from tflint_gpu.semantic.project import summarize_source
+
+    assert summarize_source(textwrap.dedent(MODELS)).holders == ("DS2", "encoder", "wrapped")
+    hands = summarize_source(textwrap.dedent("""
+        import tensorflow as tf
+        from models import DS2, encoder
+        from trainer import train
+
+        model = DS2()
+        other = DS2() if tf else None
+        train(model, tf.keras.optimizers.SGD(), data)
+        train(model=encoder(0.1), optimizer=None, data=data)
+        train(other, None, data)
+    """)).hands
+    assert set(hands) == {(0, "trainer.train", "0", 0, "models.DS2"), (0, "trainer.train", "=model", 0, "models.encoder")}
+
+
+def test_a_model_handed_by_another_module(tmp_path):
+    _write(tmp_path, {"models.py": MODELS, "trainer.py": TRAINER,
+                      "main.py": "from models import DS2\nfrom trainer import train\n\n"
+                                 "model = DS2()\ntrain(model=model, optimizer=None, data=[])\n"})
+    assert _checked(tmp_path, ["models.py", "trainer.py", "main.py"])["trainer.py"] == [
+        (12, "`model` holds BatchNormalization/dropout layers (made by `models.DS2`)")]
+    # a def returning a functional model with a Dropout, positionally; a class without such a layer
+    (tmp_path / "main.py").write_text("import models\nimport trainer\n\ntrainer.train(models.wrapped(), None, [])\n")
+    assert _checked(tmp_path, ["models.py", "trainer.py", "main.py"])["trainer.py"] == [
+        (12, "`model` holds BatchNormalization/dropout layers (made by `models.wrapped`)")]
+    (tmp_path / "main.py").write_text("from models import Plain\nfrom trainer import train\n\ntrain(Plain(), None, [])\n")
+    assert _checked(tmp_path, ["models.py", "trainer.py", "main.py"])["trainer.py"] == []
+    # checked alone, the trainer does not see what main.py hands it
+    (tmp_path / "main.py").write_text("from models import DS2\nfrom trainer import train\n\ntrain(DS2(), None, [])\n")
+    assert _checked(tmp_path, ["trainer.py"])["trainer.py"] == []

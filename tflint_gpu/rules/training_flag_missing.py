@@ -21,7 +21,12 @@ class TrainingFlagMissing(Rule):
     `keras.Model(inputs, outputs)`, or a subclassed Model/Layer of the file
     whose methods make one (in `__init__`, `build`, a helper method, a list,
     a nested Sequential or another such class), followed through names,
-    parameters, `self.x` attributes and the file's own functions.
+    parameters, `self.x` attributes and the file's own functions; and, for
+    a parameter of a top-level def that nothing in its file calls, what the
+    project's other modules hand it (`train(model=DS2(...))` in a script,
+    `DS2` a class of another module that makes a BatchNormalization or
+    dropout layer anywhere in its body, or a def of one that makes one and
+    returns a value: the project index's summaries).
 
     A training step is a `train_step` method of a Keras class (`fit` runs
     it), or a function whose own body differentiates a loss with a
@@ -110,7 +115,7 @@ class TrainingFlagMissing(Rule):
     code = "TFG612"
     name = "training-flag-missing"
     message = "model with BatchNormalization/Dropout called in a training step without `training=True`"
-    needs = (("BatchNormalization", "Dropout", "GaussianNoise"), ("GradientTape", "train_step"))
+    needs = (("GradientTape", "train_step"),)  # the layers may be made in another module
     fix_safety = Safety.UNSAFE
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
@@ -138,7 +143,8 @@ class TrainingFlagMissing(Rule):
         held = facts.holds(func, scope)
         if not held or facts.learning_phase_set():
             return
-        message = (f"`{receiver}` holds `{held}` and is called in a training step without `training=True`: "
+        held = held if " " in held else f"`{held}`"  # a layer's class, or another module's maker
+        message = (f"`{receiver}` holds {held} and is called in a training step without `training=True`: "
                    "it runs in inference mode")
         fixable = signature is None or set(signature.modes) <= {"training"}
         ctx.report(node, message, _fix(node) if fixable else None)

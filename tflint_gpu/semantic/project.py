@@ -38,6 +38,16 @@ parse, no code run):
   (see ``_builds``): ``ProjectFile.builds``, so that an importer reads
   ``common.conv_block(inputs)`` as a step of a functional model.
 
+* which top-level classes and defs make a Keras layer that computes differently
+  in training (``TRAINING_LAYER_NAMES``, through an import: ``tf.keras.layers.Dropout(0.1)``
+  anywhere in a class's body or among its bases, or in a def that returns a value), also
+  through a same-module one they call by name (``Summary.holders``); and the objects the
+  module hands to another module's defs: an argument of a call of an imported name that is
+  a call of an imported or own top-level name, or a name every assignment of which in the
+  module is one (``model = DS2(...)`` ... ``train(model=model)``), as (callee, the argument's
+  position or ``=keyword``, the maker) (``Summary.hands``), so that the callee's module reads
+  ``ProjectIndex.handed_holders``: whether what its def's parameter receives holds such a layer.
+
 A summary depends on the module's text only (relative imports are kept
 relative), so it is cached by content hash. Module names come from paths
 under the project root (also under ``root/src``); absolute imports are looked
@@ -66,7 +76,13 @@ from tflint_gpu.semantic.path_text import format_tail, percent_tail
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 5
+SUMMARY_FORMAT = 6
+# Keras layers that compute differently in training (``semantic.training_layers`` reads the same set):
+# a module's ``holders`` are the classes and defs that make one.
+TRAINING_LAYER_NAMES = frozenset({
+    "BatchNormalization", "SyncBatchNormalization", "Dropout", "SpatialDropout1D", "SpatialDropout2D",
+    "SpatialDropout3D", "GaussianDropout", "AlphaDropout", "GaussianNoise",
+})
 
 # Kinds of top-level bindings in a summary.
 IMPORT, DEF, CLASS, ALIAS, OTHER = "i", "d", "c", "a", "o"
@@ -90,7 +106,7 @@ class Summary:
     and pickle), compared by ``digest``."""
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
-                 "writes", "saves", "flags", "graph_calls", "_digest")
+                 "writes", "saves", "flags", "graph_calls", "holders", "hands", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -100,7 +116,8 @@ class Summary:
                  constants: Optional[Dict[str, Constant]] = None, writes: Iterable[str] = (),
                  saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None,
                  flags: Optional[Dict[str, Constant]] = None,
-                 graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = ()) -> None:
+                 graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = (),
+                 holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = ()) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -127,6 +144,12 @@ class Summary:
         # (level, dotted import target, positions given a parameter of the graph def) of each callee
         # called from graph code (see ``_graph_calls``)
         self.graph_calls = tuple((c[0], c[1], tuple(c[2])) for c in graph_calls)
+        # top-level classes and defs that make a layer of ``TRAINING_LAYER_NAMES``, sorted
+        self.holders: Tuple[str, ...] = tuple(sorted(set(holders)))
+        # (callee's level, callee's dotted import target, "position" or "=keyword", maker's level (-1: this
+        # module's own top-level name), maker's dotted target) of each object handed to another module's def
+        self.hands: Tuple[Tuple[int, str, str, int, str], ...] = tuple(
+            (h[0], h[1], h[2], h[3], h[4]) for h in hands)
         self._digest: Optional[str] = None
 
     @property
@@ -148,14 +171,15 @@ class Summary:
                 "saves": {k: [list(v[0]), [[c[0], c[1], c[2], list(c[3])] for c in v[1]]]
                           for k, v in self.saves.items()},
                 "flags": {k: list(v) for k, v in self.flags.items()},
-                "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls]}
+                "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls],
+                "holders": list(self.holders), "hands": [list(h) for h in self.hands]}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
-                                                        "saves", "flags", "graph_calls"}:
+                                                        "saves", "flags", "graph_calls", "holders", "hands"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -229,11 +253,19 @@ class Summary:
                     and isinstance(c[3], list) and all(isinstance(k, str) for k in c[3]) for c in v[1])
                 for v in saves.values()):
             raise ValueError("summary")
+        holders, hands = data["holders"], data["hands"]
+        if not isinstance(holders, list) or not all(isinstance(h, str) for h in holders):
+            raise ValueError("summary")
+        if not isinstance(hands, list) or not all(
+                isinstance(h, list) and len(h) == 5 and _is_int(h[0]) and isinstance(h[1], str)
+                and isinstance(h[2], str) and isinstance(h[3], int) and not isinstance(h[3], bool)
+                and -1 <= h[3] < 100 and isinstance(h[4], str) for h in hands):
+            raise ValueError("summary")
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls)
+                   graph_calls, holders, hands)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -447,7 +479,8 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
             constants[name] = found
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
                    returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes),
-                   _flags(flag_calls, bound, single), _graph_calls(tree, bound))
+                   _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
+                   _hands(tree, bound))
 
 
 ARGPARSE, ABSL = "argparse:", "absl:"  # the namespaces of ``Summary.flags``
@@ -1143,6 +1176,122 @@ def _graph_calls(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, s
     return [(key[0], key[1], tuple(sorted(positions))) for key, positions in found.items()]
 
 
+def _holders(tree: ast.Module, bound: Dict[str, tuple]) -> List[str]:
+    """The top-level classes and defs (``Summary.holders``) that make a layer of ``TRAINING_LAYER_NAMES``
+    spelled through an import (anywhere in a class's body, or a class's base; in a def that returns a
+    value), or call by name a same-module one that does."""
+    def imported(dotted: str) -> bool:
+        value = bound.get(dotted.partition(".")[0])
+        return value is not None and value[0] == IMPORT
+
+    direct: Set[str] = set()
+    called: Dict[str, Set[str]] = {}
+    for statement in tree.body:
+        if not isinstance(statement, (ast.ClassDef, ast.FunctionDef)):
+            continue
+        names: Set[str] = set()
+        makes = False
+        gives = isinstance(statement, ast.ClassDef)
+        for base in getattr(statement, "bases", ()):
+            dotted = _dotted(base)
+            if dotted is not None and dotted.rsplit(".", 1)[-1] in TRAINING_LAYER_NAMES and imported(dotted):
+                makes = True
+            elif dotted is not None and "." not in dotted:
+                names.add(dotted)
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Call):
+                dotted = _dotted(node.func)
+                if dotted is None:
+                    continue
+                if dotted.rsplit(".", 1)[-1] in TRAINING_LAYER_NAMES and imported(dotted):
+                    makes = True
+                elif "." not in dotted:
+                    names.add(dotted)
+            elif isinstance(node, ast.Return) and node.value is not None:
+                gives = True
+        if not gives:
+            continue
+        if makes:
+            direct.add(statement.name)
+        called[statement.name] = names
+    found = set(direct)
+    changed = True
+    while changed:
+        changed = False
+        for name, names in called.items():
+            if name not in found and names & found and bound.get(name, (OTHER,))[0] in (DEF, CLASS):
+                found.add(name)
+                changed = True
+    return sorted(n for n in found if bound.get(n, (OTHER,))[0] in (DEF, CLASS))
+
+
+def _hands(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, str, int, str]]:
+    """The objects the module hands to defs of other project modules (``Summary.hands``)."""
+    imports = {name: value for name, value in bound.items()
+               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in _NOT_PROJECT)}
+    if not imports:
+        return []
+    own = {name for name, value in bound.items() if value[0] in (DEF, CLASS)}
+
+    def maker(value: ast.AST) -> Optional[Tuple[int, str]]:
+        if not isinstance(value, ast.Call):
+            return None
+        dotted = _dotted(value.func)
+        if dotted is None:
+            return None
+        head, _, tail = dotted.partition(".")
+        if head in imports:
+            return imports[head][1], imports[head][2] + ("." + tail if tail else "")
+        if head in own and not tail:
+            return -1, head
+        return None
+
+    makers: Dict[str, List[Optional[Tuple[int, str]]]] = {}
+    calls: List[ast.Call] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    makers.setdefault(target.id, []).append(maker(node.value))
+                else:
+                    for inner in ast.walk(target):
+                        if isinstance(inner, ast.Name):
+                            makers.setdefault(inner.id, []).append(None)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            target = node.target
+            for inner in ast.walk(target):
+                if isinstance(inner, ast.Name):
+                    makers.setdefault(inner.id, []).append(None)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+                makers.setdefault(arg.arg, []).append(None)
+        elif isinstance(node, ast.Call):
+            dotted = _dotted(node.func)
+            if dotted is not None and dotted.partition(".")[0] in imports:
+                calls.append(node)
+    found: Dict[Tuple[int, str, str, int, str], None] = {}
+    for call in calls:
+        dotted = _dotted(call.func) or ""
+        head, _, tail = dotted.partition(".")
+        level, target = imports[head][1], imports[head][2] + ("." + tail if tail else "")
+        slots = [(str(i), a) for i, a in enumerate(call.args)] + [("=" + k.arg, k.value) for k in call.keywords
+                                                                   if k.arg is not None]
+        for slot, value in slots:
+            if isinstance(value, ast.Starred):
+                break
+            if isinstance(value, ast.Name):
+                made = makers.get(value.id, [None])
+                if all(m is not None for m in made):
+                    for m in made:
+                        found[(level, target, slot, m[0], m[1])] = None
+            else:
+                m = maker(value)
+                if m is not None:
+                    found[(level, target, slot, m[0], m[1])] = None
+    return list(found)
+
+
 def compile_tree(source: str, path: str = "<module>") -> ast.Module:
     """CPython's ``ast`` of ``source`` (raises SyntaxError, ValueError, RecursionError, MemoryError)."""
     with warnings.catch_warnings():
@@ -1189,6 +1338,8 @@ GRAPH_CALLERS = "~graph-callers:"
 WRITES = "~writes:"
 # The ``deps`` entry of a file that asked which checked modules define a command-line flag, and its defaults.
 FLAGS = "~flags:"
+# The same for the objects other modules hand to a module's defs (``handed``).
+HANDS = "~hands:"
 _Loader = Callable[[str], Optional[Summary]]
 
 
@@ -1240,6 +1391,8 @@ class ProjectIndex:
         self._by_name: Dict[str, Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = {}
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
+        # module -> its ``handed`` (def -> slot -> makers)
+        self._handed_memo: Dict[str, Dict[str, Dict[str, Tuple[str, ...]]]] = {}
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
         self.loader = loader or load_summary
         self.by_text = by_text
@@ -1328,6 +1481,8 @@ class ProjectIndex:
             return self._written(name[len(WRITES):])
         if name.startswith(FLAGS):
             return self._flag_digest(name[len(FLAGS):])
+        if name.startswith(HANDS):
+            return self._hands_digest(name[len(HANDS):])
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
@@ -1380,6 +1535,51 @@ class ProjectIndex:
         memo = self._callers_memo[(field, module)] = {name: tuple(sorted(users)) for name, users in callers.items()}
         self._positions[(field, module)] = {name: tuple(sorted(p)) for name, p in positions.items()}
         return memo
+
+    def handed(self, module: str) -> Dict[str, Dict[str, Tuple[str, ...]]]:
+        """What the checked modules other than ``module`` hand to its top-level defs (``Summary.hands``,
+        the callee resolved through imports and re-exports to the def's own module, the maker to the
+        absolute name of the class or def that made the object): def name -> "position"/"=keyword" ->
+        the makers, sorted."""
+        memo = self._handed_memo.get(module)
+        if memo is not None:
+            return memo
+        scratch: Set[Tuple[str, str]] = set()
+        found: Dict[str, Dict[str, Set[str]]] = {}
+        prefix = module + "."
+        for path in self.checked:
+            summary = self.summaries.get(path)
+            named = self.module_name(path) if summary is not None and summary.hands else None
+            if named is None or named[0] == module:
+                continue
+            importer, package = named
+            for level, target, slot, maker_level, maker in summary.hands:
+                callee = self.resolve(level, target, importer, package, scratch)
+                if callee is None or callee[0] != "project" or not callee[1].startswith(prefix) \
+                        or "." in callee[1][len(prefix):]:
+                    continue
+                if maker_level < 0:
+                    made = f"{importer}.{maker}"
+                else:
+                    resolved = self.resolve(maker_level, maker, importer, package, scratch)
+                    if resolved is None or resolved[0] != "project":
+                        continue
+                    made = resolved[1]
+                found.setdefault(callee[1][len(prefix):], {}).setdefault(slot, set()).add(made)
+        memo = self._handed_memo[module] = {
+            name: {slot: tuple(sorted(makers)) for slot, makers in slots.items()} for name, slots in found.items()}
+        return memo
+
+    def _hands_digest(self, module: str) -> str:
+        answer = self.handed(module)
+        return hashlib.sha256(json.dumps(sorted(answer.items())).encode()).hexdigest()[:20] if answer else "-"
+
+    def holder(self, absolute: str, deps: Set[Tuple[str, str]]) -> bool:
+        """Is the project class or def ``absolute`` (``pkg.model.DS2``) one of its module's
+        ``Summary.holders``?"""
+        module, _, name = absolute.rpartition(".")
+        summary = self.summary(module, deps) if module else None
+        return summary is not None and name in summary.holders
 
     def graph_data_positions(self, module: str, name: str) -> Tuple[int, ...]:
         """The positions at which every call from graph code in other modules (``graph_callers``) gives
@@ -1956,6 +2156,18 @@ class ProjectFile:
         if self.module is None or self.own_notebook:
             return ()
         return self.index.graph_data_positions(self.module, name)
+
+    def handed_holder(self, name: str, position: int, parameter: str) -> Optional[str]:
+        """The first project class or def (absolute name) that made an object another module hands
+        this file's top-level def ``name``, at ``position`` or by the keyword ``parameter``, and that
+        makes a layer computing differently in training (``ProjectIndex.handed``, ``holder``); None
+        for none. Asking records the answer's digest and the makers' modules in ``deps``."""
+        if self.module is None or self.own_notebook:
+            return None
+        self.deps.add((HANDS + self.module, self.index._hands_digest(self.module)))
+        slots = self.index.handed(self.module).get(name, {})
+        makers = slots.get(str(position), ()) + slots.get("=" + parameter, ())
+        return next((made for made in makers if self.index.holder(made, self.deps)), None)
 
     def graph_caller(self, name: str) -> Optional[str]:
         """``loop_caller`` for a call from graph code in another module (``ProjectIndex.graph_callers``)."""

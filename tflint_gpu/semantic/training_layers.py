@@ -32,6 +32,15 @@ same, unless its ``call`` declares ``training=True`` as the default.
     * a same-module Keras class (``Discriminator()``): what ``class_holds``
       says of it.
 
+    A parameter is followed to what the module's calls pass in its place (a
+    chain of them: ``train(model)`` handing ``model`` to ``_train_step(model,
+    ...)``); a top-level def's parameter no call of the module fills, to what
+    other project modules among the checked files hand it
+    (``ProjectFile.handed_holder``: ``model = DS2(...)`` then
+    ``train(model=model)`` in a script, ``DS2`` a class of a third module that
+    makes a BatchNormalization); then the answer names the maker:
+    ``"BatchNormalization/dropout layers (made by `pkg.model.DS2`)"``.
+
 ``class_holds(cls)``
     For a same-module Keras class (a ``keras.layers.Layer``/``keras.Model``
     subclass through its bases): one of those layers among its bases, or
@@ -88,13 +97,11 @@ from typing import Dict, List, Optional, Set, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.api import argument
-from tflint_gpu.semantic.model import SCOPE_TYPES, ScopeInfo, walk
+from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
+from tflint_gpu.semantic.project import TRAINING_LAYER_NAMES
 
 # Layers whose output (or state) depends on ``training``: measured, see the module's docs.
-TRAINING_LAYERS = frozenset({
-    "BatchNormalization", "SyncBatchNormalization", "Dropout", "SpatialDropout1D", "SpatialDropout2D",
-    "SpatialDropout3D", "GaussianDropout", "AlphaDropout", "GaussianNoise",
-})
+TRAINING_LAYERS = TRAINING_LAYER_NAMES
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
 _VARIABLES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
@@ -103,6 +110,7 @@ _EVALUATING = re.compile(r"(?:^|_)(?:test|val|valid|validate|validation|eval|eva
 _LEARNING_PHASE = frozenset({"keras.backend.set_learning_phase"})
 _BACK = 200  # how many steps back from a functional model's outputs are read
 _PENDING = ""  # a class or call being read: a cycle adds nothing
+_PARAMETER_DEPTH = 6  # how many parameters are followed to their callers, one after the other
 
 
 @dataclass
@@ -140,7 +148,9 @@ class TrainingLayers:
         self._classes: Dict[int, Optional[str]] = {}
         self._made: Dict[int, Optional[str]] = {}
         self._nested: Optional[Dict[int, List[ScopeInfo]]] = None
-        self._adds: Optional[List[Tuple[cst.Call, ScopeInfo]]] = None
+        # id of a call that made an object -> the ``.add(layer)`` calls on it (argument, scope)
+        self._adds: Optional[Dict[int, List[Tuple[cst.BaseExpression, ScopeInfo]]]] = None
+        self._signatures: Dict[int, Optional[CallSignature]] = {}
         self._steps: Dict[int, bool] = {}
         self._trained: Dict[int, Set[str]] = {}
         self._phase: Optional[bool] = None
@@ -156,12 +166,16 @@ class TrainingLayers:
         return last if last in TRAINING_LAYERS else None
 
     # -- what a model holds -----------------------------------------------------
-    def holds(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+    def holds(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> Optional[str]:
         cls = self.graphs.objects.self_class(expr, scope)
         if cls is not None:
             return self.class_holds(cls)
         if isinstance(expr, cst.Call):
             return self._made_holds(expr, scope)
+        if isinstance(expr, cst.Name) and depth < _PARAMETER_DEPTH:
+            handed = self._parameter_holds(expr, scope, depth)
+            if handed is not None:
+                return handed or None
         for value, where in self.graphs.flow.sources(expr, scope).values():
             found = self._made_holds(value, where) if isinstance(value, cst.Call) else None
             if found is None and value is not expr and isinstance(value, cst.Name):
@@ -170,6 +184,35 @@ class TrainingLayers:
             if found:
                 return found
         return None
+
+    def _parameter_holds(self, expr: cst.Name, scope: ScopeInfo, depth: int) -> Optional[str]:
+        """For a name bound only to a parameter of a def: what the module's calls pass in its place
+        (each read again), or, when the module has no such call and the def is a top-level one, what
+        other project modules hand it (``ProjectFile.handed_holder``); "" when that holds nothing
+        seen, None when the name is no such parameter."""
+        found = lookup(expr.value, scope, None)
+        if found is None or found.kind != ASSIGNED or found.writers or len(found.own_values) != 1:
+            return None
+        value = found.own_values[0]
+        function = found.scope
+        if not (isinstance(value, tuple) and value[0] == PARAM and isinstance(value[1], cst.Param)) \
+                or not isinstance(function.node, cst.FunctionDef):
+            return None
+        param = value[1]
+        passed = self.graphs.flow.passed(function, param)
+        if passed is not None:
+            for given, where in passed:
+                held = self.holds(given, where, depth + 1)
+                if held:
+                    return held
+            return ""
+        project = self.resolver.project
+        if project is None or function.parent is not self.model.root or param.star:
+            return ""
+        params = list(function.node.params.posonly_params) + list(function.node.params.params)
+        position = next((i for i, p in enumerate(params) if p is param), -1)
+        maker = project.handed_holder(function.name, position, param.name.value)
+        return f"BatchNormalization/dropout layers (made by `{maker}`)" if maker else ""
 
     def _made_holds(self, call: cst.Call, scope: ScopeInfo) -> Optional[str]:
         key = id(call)
@@ -228,16 +271,19 @@ class TrainingLayers:
     def _added_holds(self, made: cst.Call) -> Optional[str]:
         """``m.add(layer)`` calls on an object ``made`` made."""
         if self._adds is None:
-            self._adds = [(call, scope) for scope in self.model.scopes for call in scope.calls
-                          if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add"
-                          and len(call.args) == 1 and not call.args[0].star]
-        flow = self.graphs.flow
-        for call, scope in self._adds:
-            receiver = call.func.value
-            if any(value is made for value, _ in flow.sources(receiver, scope).values()):
-                found = self.holds(call.args[0].value, scope)
-                if found:
-                    return found
+            self._adds = {}
+            flow = self.graphs.flow
+            for scope in self.model.scopes:
+                for call in scope.calls:
+                    if isinstance(call.func, cst.Attribute) and call.func.attr.value == "add" \
+                            and len(call.args) == 1 and not call.args[0].star:
+                        for value, _ in flow.sources(call.func.value, scope).values():
+                            if isinstance(value, cst.Call):
+                                self._adds.setdefault(id(value), []).append((call.args[0].value, scope))
+        for layer, scope in self._adds.get(id(made), ()):
+            found = self.holds(layer, scope)
+            if found:
+                return found
         return None
 
     def _tensor_holds(self, tensor: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
@@ -335,26 +381,29 @@ class TrainingLayers:
     # -- how a call passes ``training`` -----------------------------------------
     def call_signature(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[CallSignature]:
         for cls in self._classes_of(expr, scope):
-            for method in self.graphs.objects.methods(cls, "call")[:1]:
-                node = method.node
-                if not isinstance(node, cst.FunctionDef):
-                    continue
-                params = list(node.params.posonly_params) + list(node.params.params)
-                if method.binds_instance:
-                    params = params[1:]
-                every = params + list(node.params.kwonly_params)
-                forwarded = {arg.value.value for inner in [method] + self._nested_in(method)
-                             for call in inner.calls for arg in call.args
-                             if arg.keyword is not None and arg.keyword.value == "training"
-                             and isinstance(arg.value, cst.Name)}
-                modes = {p.name.value: p.default for p in every
-                         if p.name.value == "training" or p.name.value in forwarded}
-                return CallSignature([p.name.value for p in params], isinstance(node.params.star_arg, cst.Param),
-                                     node.params.star_kwarg is not None, modes)
+            key = id(cls)
+            if key not in self._signatures:
+                self._signatures[key] = self._signature(cls)
+            if self._signatures[key] is not None:
+                return self._signatures[key]
         return None
 
-    def _nested_in(self, function: ScopeInfo) -> List[ScopeInfo]:
-        return [s for s in self.model.scopes if s is not function and any(o is function for o in s.chain())]
+    def _signature(self, cls: ScopeInfo) -> Optional[CallSignature]:
+        methods = self.graphs.objects.methods(cls, "call")[:1]  # the one found first through the bases
+        if not methods or not isinstance(methods[0].node, cst.FunctionDef):
+            return None
+        method = methods[0]
+        node = method.node
+        params = list(node.params.posonly_params) + list(node.params.params)
+        if method.binds_instance:
+            params = params[1:]
+        every = params + list(node.params.kwonly_params)
+        inner = [s for s in self._scopes_in(method.parent) if any(o is method for o in s.chain())]
+        forwarded = {arg.value.value for scope in inner for call in scope.calls for arg in call.args
+                     if arg.keyword is not None and arg.keyword.value == "training" and isinstance(arg.value, cst.Name)}
+        modes = {p.name.value: p.default for p in every if p.name.value == "training" or p.name.value in forwarded}
+        return CallSignature([p.name.value for p in params], isinstance(node.params.star_arg, cst.Param),
+                             node.params.star_kwarg is not None, modes)
 
     def _classes_of(self, expr: cst.BaseExpression, scope: ScopeInfo) -> List[ScopeInfo]:
         objects = self.graphs.objects
