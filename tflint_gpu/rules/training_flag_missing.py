@@ -508,16 +508,30 @@ class TrainingFlagMissing(Rule):
             optimizer = tf_keras.optimizers.SGD(0.01)
 
 
-            class Wrapper(tf_keras.layers.Layer):
-                def call(self, x, training=None):
-                    return model(x)
-
-
             def train_step(x):
                 with tf.GradientTape() as tape:
                     loss = tf.reduce_mean(model(x))
                 grads = tape.gradient(loss, model.trainable_variables)
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            """,
+            note="tf_keras's learning phase set to 1: then a call without `training` trains (measured)",
+        ),
+        clean(
+            """
+            import keras
+            import tensorflow as tf
+
+            model = keras.Sequential([keras.layers.Dense(8), keras.layers.BatchNormalization()])
+            optimizer = keras.optimizers.SGD(0.01)
+
+
+            class Wrapper(keras.layers.Layer):
+                def call(self, x, training=None):
+                    with tf.GradientTape() as tape:
+                        loss = tf.reduce_mean(model(x))
+                    grads = tape.gradient(loss, model.trainable_variables)
+                    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+                    return x
 
 
             def test_train_step():
@@ -527,8 +541,7 @@ class TrainingFlagMissing(Rule):
                 grads = tape.gradient(loss, model.trainable_variables)
                 optimizer.apply_gradients(zip(grads, model.trainable_variables))
             """,
-            note="tf_keras's learning phase set to 1 (then a call without `training` trains); inside a layer's "
-                 "`call` (the caller's mode passes on); a test",
+            note="inside a layer's `call` (the caller's mode passes on to the layers it calls); a test (named as one)",
         ),
     ]
 
