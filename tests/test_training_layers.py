@@ -362,3 +362,26 @@ def test_a_model_handed_by_another_module(tmp_path):
     # checked alone, the trainer does not see what main.py hands it
     (tmp_path / "main.py").write_text("from models import DS2\nfrom trainer import train\n\ntrain(DS2(), None, [])\n")
     assert _checked(tmp_path, ["trainer.py"])["trainer.py"] == []
+
+
+def test_a_target_network_updated_softly_is_not_trained():
+    ctx = _ctx("""
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(4), keras.layers.Dropout(0.1)])
+        target = keras.Sequential([keras.layers.Dense(4), keras.layers.Dropout(0.1)])
+        opt = keras.optimizers.Adam()
+
+
+        def learn(x, y):
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(tf.square(model(x, training=True) - y - target(x)))
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+            for t, s in zip(target.variables, model.weights):
+                t.assign(0.99 * t + 0.01 * s)
+    """)
+    learn = next(s for s in ctx.model.scopes if s.name == "learn")
+    assert ctx.training_layers.step(learn)
+    assert ctx.training_layers.trained(learn) == {"model"}

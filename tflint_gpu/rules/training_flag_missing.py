@@ -42,7 +42,8 @@ class TrainingFlagMissing(Rule):
     as its default (measured: then it trains); calls inside a layer's `call`
     (its caller passes `training` on); a frozen model called for its outputs
     only (a teacher, a target network: its variables are not read for the
-    update); functions named as evaluation (`test`, `val`, `valid`, `eval`,
+    update; a target network's soft update reads `target.variables`, not its
+    trainable variables); functions named as evaluation (`test`, `val`, `valid`, `eval`,
     `predict`, `infer` as a word of the name); test code; a module that calls
     tf_keras's `set_learning_phase`.
 

@@ -80,8 +80,10 @@ same, unless its ``call`` declares ``training=True`` as the default.
 ``trained(function)``
     The objects whose variables the function's own body reads for
     differentiation or updates: the dotted receivers ``X`` of every
-    ``X.trainable_variables``/``trainable_weights``/``variables``/``weights``
-    (``"self.D"``, ``"model"``, ``"self"``).
+    ``X.trainable_variables``/``trainable_weights`` (``"self.D"``, ``"model"``,
+    ``"self"``; not ``X.variables``/``X.weights``, which a target network's
+    soft update reads: ``t.assign(tau * s + (1 - tau) * t)`` over
+    ``zip(target.variables, model.variables)``).
 
 ``learning_phase_set()``
     Does the module call tf_keras's ``backend.set_learning_phase`` (measured
@@ -104,7 +106,8 @@ from tflint_gpu.semantic.project import TRAINING_LAYER_NAMES
 TRAINING_LAYERS = TRAINING_LAYER_NAMES
 _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
-_VARIABLES = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
+# Only the trainable ones: ``variables``/``weights`` are what a target network's soft update reads.
+_VARIABLES = frozenset({"trainable_variables", "trainable_weights"})
 _EVALUATING = re.compile(r"(?:^|_)(?:test|val|valid|validate|validation|eval|evaluate|evaluation|predict|"
                          r"prediction|infer|inference)(?:_|$|\d)", re.IGNORECASE)
 _LEARNING_PHASE = frozenset({"keras.backend.set_learning_phase"})
