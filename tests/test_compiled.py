@@ -7,7 +7,7 @@ import libcst as cst
 
 from tflint_gpu.engine.lint import analyse
 from tflint_gpu.semantic.compiled import (ACCURACY_BY_WIDTH, ARGMAX, BINARY, CLASS, FUNCTION, OBJECT, OTHER, STRING,
-                                          compiled_metrics, logits_loss)
+                                          THRESHOLDS, compiled_metrics, logits_loss)
 
 
 def _facts(source: str):
@@ -28,11 +28,13 @@ def test_metrics_resolve_as_keras_resolves_them():
         import keras
 
         acc = keras.metrics.BinaryAccuracy(threshold=0.0)
+        prec = keras.metrics.Precision(thresholds=0.5)
         one = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
         one.compile("sgd", "mse", metrics=["accuracy", "ACC", "binary_accuracy", "categorical_accuracy", "mae",
                                            keras.metrics.BinaryAccuracy(), keras.metrics.BinaryAccuracy("a", None, 0.3),
                                            keras.metrics.SparseCategoricalAccuracy(), keras.metrics.binary_accuracy,
-                                           acc, keras.metrics.AUC()],
+                                           acc, keras.metrics.AUC(), keras.metrics.Precision(),
+                                           keras.metrics.Recall(0.3), keras.metrics.Precision(top_k=1), prec],
                     weighted_metrics="acc")
         wide = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
         wide.compile("sgd", "mse", metrics=("accuracy",))
@@ -51,7 +53,10 @@ def test_metrics_resolve_as_keras_resolves_them():
                    ('keras.metrics.BinaryAccuracy("a", None, 0.3)', BINARY, CLASS, "0.3"),
                    ("keras.metrics.SparseCategoricalAccuracy()", ARGMAX, CLASS, None),
                    ("keras.metrics.binary_accuracy", BINARY, FUNCTION, None), ("acc", BINARY, OBJECT, "0.0"),
-                   ("keras.metrics.AUC()", OTHER, CLASS, None), ('"acc"', BINARY, STRING, None)]
+                   ("keras.metrics.AUC()", OTHER, CLASS, None), ("keras.metrics.Precision()", THRESHOLDS, CLASS, None),
+                   ("keras.metrics.Recall(0.3)", THRESHOLDS, CLASS, "0.3"),
+                   ("keras.metrics.Precision(top_k=1)", OTHER, CLASS, None), ("prec", THRESHOLDS, OBJECT, "0.5"),
+                   ('"acc"', BINARY, STRING, None)]
     assert [m.kind for m in compiled_metrics(wide, wide.func.value, ctx.model_outputs, root)] == [ARGMAX]
     assert [m.kind for m in compiled_metrics(told, told.func.value, ctx.model_outputs, root)] == [ACCURACY_BY_WIDTH]
     assert compiled_metrics(third, third.func.value, ctx.model_outputs, root) is None  # metrics or loss_weights

@@ -28,22 +28,23 @@ def named_at_zero(made: cst.BaseExpression, name: cst.BaseExpression) -> cst.Cal
                            cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
 
 
-def at_zero(built: cst.Call) -> Optional[cst.Call]:
-    """A ``BinaryAccuracy(...)`` call given ``threshold=0.0``: added where it has none, its
-    ``threshold=`` (keyword or third positional) replaced where it has one; None where a
-    ``*``/``**`` argument may hold it."""
+def at_zero(built: cst.Call, name: str = "threshold", position: int = 2) -> Optional[cst.Call]:
+    """A metric call given ``<name>=0.0`` (``BinaryAccuracy``'s ``threshold``, the third
+    parameter; ``Precision``/``Recall``'s ``thresholds``, the first): added where it has none,
+    replaced where it has one (by keyword or position); None where a ``*``/``**`` argument may
+    hold it."""
     if any(a.star for a in built.args):
         return None
     args = list(built.args)
     positional = [a for a in args if a.keyword is None]
     for index, arg in enumerate(args):
-        if (arg.keyword is not None and arg.keyword.value == "threshold") \
-                or (arg.keyword is None and len(positional) > 2 and arg is positional[2]):
+        if (arg.keyword is not None and arg.keyword.value == name) \
+                or (arg.keyword is None and len(positional) > position and arg is positional[position]):
             args[index] = arg.with_changes(value=cst.Float("0.0"))
             return built.with_changes(args=args)
     if args:
         args[-1] = args[-1].with_changes(comma=_COMMA)
-    return built.with_changes(args=args + [cst.Arg(cst.Float("0.0"), keyword=cst.Name("threshold"), equal=_EQUAL)])
+    return built.with_changes(args=args + [cst.Arg(cst.Float("0.0"), keyword=cst.Name(name), equal=_EQUAL)])
 
 
 def keras_prefix(expr: Optional[cst.BaseExpression], resolver, scope) -> Optional[cst.BaseExpression]:

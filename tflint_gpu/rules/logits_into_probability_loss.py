@@ -27,15 +27,18 @@ class _Metrics(NamedTuple):
 
 def _metrics_plan(compile_call: cst.Call, model: cst.BaseExpression, loss: cst.BaseExpression, ctx) -> _Metrics:
     """What the compiled metrics become once the loss reads logits (how Keras resolves each one is
-    ``semantic.compiled``'s): argmax metrics are unchanged by logits; a binary accuracy given as a
-    string or built in the list without a threshold is made to threshold at 0 (``sigmoid(z) > 0.5``
-    is ``z > 0``), keeping its name; anything else leaves the plan unknown."""
+    ``semantic.compiled``'s): argmax metrics given as a string or built in the list are unchanged by
+    logits; a binary accuracy given so, without a threshold, is made to threshold at 0
+    (``sigmoid(z) > 0.5`` is ``z > 0``), keeping its name; anything else leaves the plan unknown."""
     metrics = compiled_metrics(compile_call, model, ctx.model_outputs, ctx.scope)
     if metrics is None:
         return _Metrics(None, False)
     changes: Optional[Dict[cst.CSTNode, cst.CSTNode]] = {}
     thresholded = False
     for metric in metrics:
+        if metric.form not in (STRING, CLASS):  # a function or an object built elsewhere: not rewritten
+            changes = None
+            continue
         if metric.kind == ARGMAX:
             continue
         if metric.kind == ACCURACY_BY_WIDTH:

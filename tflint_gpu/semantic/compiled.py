@@ -12,7 +12,9 @@ categorical accuracy (argmax). The width is ``ModelOutputs.final_width`` (a ``De
 ``units`` is a literal); where it is not told, the kind is ``ACCURACY_BY_WIDTH``. Binary
 accuracy is also ``"binary_accuracy"``, ``BinaryAccuracy(...)`` built in the element (its
 ``threshold``, default 0.5), the function ``keras.metrics.binary_accuracy`` (threshold 0.5)
-and a name bound once to a ``BinaryAccuracy(...)`` built elsewhere.
+and a name bound once to a ``BinaryAccuracy(...)`` built elsewhere. ``Precision``/``Recall``
+without ``top_k`` are ``THRESHOLDS`` (positive where the output exceeds ``thresholds``, default
+0.5).
 
 ``logits_loss(expr, outputs, graphs, scope)``: ``"binary"``/``"categorical"`` when a
 compiled loss takes the model's output for logits: a Keras cross-entropy class (binary,
@@ -34,7 +36,8 @@ from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, assigned
 BINARY = "binary"  # thresholds the outputs (BinaryAccuracy)
 ARGMAX = "argmax"  # compares the argmax or top k: the same on logits as on probabilities
 ACCURACY_BY_WIDTH = "accuracy-by-width"  # "accuracy" of an output whose width is not told
-OTHER = "other"  # anything else (AUC, precision, a custom metric, a name)
+THRESHOLDS = "thresholds"  # Precision / Recall: outputs > thresholds (default 0.5) are positive
+OTHER = "other"  # anything else (AUC, a custom metric, a name)
 
 STRING, CLASS, FUNCTION, OBJECT = "string", "class", "function", "object"
 
@@ -44,6 +47,7 @@ _ARGMAX_CLASSES = frozenset({"keras.metrics.CategoricalAccuracy", "keras.metrics
                              "keras.metrics.TopKCategoricalAccuracy", "keras.metrics.SparseTopKCategoricalAccuracy"})
 _BINARY_FUNCTIONS = frozenset({"keras.metrics.binary_accuracy"})
 _BINARY_CLASS = "keras.metrics.BinaryAccuracy"
+_THRESHOLDS_CLASSES = frozenset({"keras.metrics.Precision", "keras.metrics.Recall"})
 
 # Keras cross-entropy classes: (kind, the position of from_logits).
 _LOSS_CLASSES = {"keras.losses.BinaryCrossentropy": ("binary", 0),
@@ -63,8 +67,9 @@ class CompiledMetric(NamedTuple):
     node: cst.BaseExpression  # the element of metrics= / weighted_metrics=
     kind: str  # BINARY, ARGMAX, ACCURACY_BY_WIDTH or OTHER
     form: str  # STRING, CLASS (built in the element), FUNCTION, OBJECT (a name bound to one built elsewhere)
-    threshold: Optional[cst.BaseExpression] = None  # a BinaryAccuracy's threshold= (None: the default, 0.5)
-    starred: bool = False  # the BinaryAccuracy call has a * or ** argument (its threshold is not told)
+    threshold: Optional[cst.BaseExpression] = None  # BinaryAccuracy's threshold=, Precision/Recall's
+    # thresholds= (None: the default, 0.5)
+    starred: bool = False  # the call that built it has a * or ** argument (its threshold is not told)
 
 
 def compiled_metrics(call: cst.Call, model: cst.BaseExpression, outputs, scope: ScopeInfo
@@ -99,30 +104,37 @@ def compiled_metrics(call: cst.Call, model: cst.BaseExpression, outputs, scope: 
                 found.append(CompiledMetric(element, OTHER, STRING))
             continue
         if isinstance(element, cst.Call):
-            qualname = outputs.resolver.qualname(element.func, scope)
-            if qualname in _ARGMAX_CLASSES:
-                found.append(CompiledMetric(element, ARGMAX, CLASS))
-            elif qualname == _BINARY_CLASS:
-                starred = any(a.star for a in element.args)
-                found.append(CompiledMetric(element, BINARY, CLASS, argument(element, 2, "threshold"), starred))
-            else:
-                found.append(CompiledMetric(element, OTHER, CLASS))
+            found.append(_built(element, element, CLASS, outputs.resolver.qualname(element.func, scope)))
             continue
         if isinstance(element, (cst.Name, cst.Attribute)):
             if outputs.resolver.qualname(element, scope) in _BINARY_FUNCTIONS:
                 found.append(CompiledMetric(element, BINARY, FUNCTION))
                 continue
             made = outputs.made_by(element, scope, at=element) if isinstance(element, cst.Name) else None
-            if made is not None and outputs.resolver.qualname(made[0].func, made[1]) == _BINARY_CLASS:
-                built = made[0]
-                found.append(CompiledMetric(element, BINARY, OBJECT, argument(built, 2, "threshold"),
-                                            any(a.star for a in built.args)))
+            if made is not None:
+                found.append(_built(element, made[0], OBJECT, outputs.resolver.qualname(made[0].func, made[1])))
                 continue
         found.append(CompiledMetric(element, OTHER, OBJECT))
     return found
 
 
 _UNREAD = object()
+
+
+def _built(element: cst.BaseExpression, built: cst.Call, form: str, qualname: Optional[str]) -> CompiledMetric:
+    """What a metric object built by ``built`` is: a binary accuracy (its ``threshold``), a
+    precision or recall (its ``thresholds``; with ``top_k`` given it compares the top k: other),
+    an argmax accuracy, or other."""
+    starred = any(a.star for a in built.args)
+    if qualname in _ARGMAX_CLASSES:
+        return CompiledMetric(element, ARGMAX, form)
+    if qualname == _BINARY_CLASS:
+        return CompiledMetric(element, BINARY, form, argument(built, 2, "threshold"), starred)
+    if qualname in _THRESHOLDS_CLASSES:
+        top_k = argument(built, 1, "top_k")
+        if top_k is None or (isinstance(top_k, cst.Name) and top_k.value == "None"):
+            return CompiledMetric(element, THRESHOLDS, form, argument(built, 0, "thresholds"), starred)
+    return CompiledMetric(element, OTHER, form)
 
 
 def _text(node: cst.SimpleString):
@@ -189,5 +201,6 @@ def _is_true(expr: Optional[cst.BaseExpression]) -> bool:
     return isinstance(expr, cst.Name) and expr.value == "True"
 
 
-__all__ = ["CompiledMetric", "compiled_metrics", "logits_loss", "BINARY", "ARGMAX", "ACCURACY_BY_WIDTH", "OTHER",
+__all__ = ["CompiledMetric", "compiled_metrics", "logits_loss", "BINARY", "ARGMAX", "ACCURACY_BY_WIDTH", "THRESHOLDS",
+           "OTHER",
            "STRING", "CLASS", "FUNCTION", "OBJECT"]
