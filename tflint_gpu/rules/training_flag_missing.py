@@ -43,9 +43,13 @@ class TrainingFlagMissing(Rule):
     (its caller passes `training` on); a frozen model called for its outputs
     only (a teacher, a target network: its variables are not read for the
     update; a target network's soft update reads `target.variables`, not its
-    trainable variables); functions named as evaluation (`test`, `val`, `valid`, `eval`,
-    `predict`, `infer` as a word of the name); test code; a module that calls
-    tf_keras's `set_learning_phase`.
+    trainable variables); a mode passed under the name the callee's `call`
+    passes on as `training=` (`conv(x, is_training=True)`); functions named
+    as evaluation (`test`, `val`, `valid`, `eval`, `predict`, `infer` as a
+    word of the name); test code; a module that calls tf_keras's
+    `set_learning_phase`. Not seen: models made by `keras.applications` or
+    loaded from files, layers of another library, a model reaching the step
+    through a container or an attribute of another object.
 
     ## Why is this bad?
     Called without `training`, these layers run in inference mode, in a
@@ -84,8 +88,13 @@ class TrainingFlagMissing(Rule):
     the batch's statistics and updates its moving averages. Every Keras layer
     takes `training` through `__call__`, also a subclassed model whose
     `call(self, x)` declares no `training` parameter: Keras then passes it on
-    to the layers inside (measured under both flavours below), so the fix is
-    offered for every finding.
+    to the layers inside (measured under both flavours below). No fix where
+    the callee's `call` takes its mode under another name and passes it on
+    (`def call(self, x, is_training=False): ... self.bn(x,
+    training=is_training)`): the explicit `training=False` given to the inner
+    layer wins over the outer `training=True` (measured in both flavours:
+    `training=True` left the moving mean at 0.0, `is_training=True` moved
+    it); such a call is reported without a fix.
 
     ## Measured effect
     TF 2.21 on CPU, Keras 3.15.1 and tf_keras 2.21.0 alike: a
