@@ -434,6 +434,35 @@ class TrainingFlagMissing(Rule):
             effect=CHANGES,
             note="tf_keras: a functional model made by a function, reaching the step as a parameter",
         ),
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            class ConvNet(tf.keras.Model):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = tf.keras.layers.Dense(16)
+                    self.dropout = tf.keras.layers.Dropout(0.5)
+
+                def call(self, x, is_training=False):
+                    return self.dropout(self.fc(x), training=is_training)
+
+
+            net = ConvNet()
+            optimizer = tf.keras.optimizers.Adam()
+
+
+            def run_optimization(x, y):
+                with tf.GradientTape() as g:
+                    loss = tf.reduce_mean(tf.square(net(x) - y))
+                gradients = g.gradient(loss, net.trainable_variables)
+                optimizer.apply_gradients(zip(gradients, net.trainable_variables))
+            """,
+            at=[(20, 41, "`net` holds `Dropout`")],
+            note="the mode is the callee's `is_training` (aymericdamien/TensorFlow-Examples' shape, which passes "
+                 "it): reported, no fix (`training=True` would lose to the explicit `training=is_training`)",
+        ),
         clean(
             """
             import keras
