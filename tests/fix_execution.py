@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 MAX_ELEMENTS = 1000
 SEED = 1234
+LOGICAL_CPUS = 2  # the child's CPU as two logical devices (``tf.config.list_logical_devices("CPU")``)
 
 
 @dataclass
@@ -117,7 +118,9 @@ def _child(out: str) -> None:
     import numpy as np
     import tensorflow as tf
 
-    from tflint_gpu.verify.runner import describe_error, to_numpy
+    from tflint_gpu.verify.runner import describe_error, split_cpu, to_numpy
+
+    split_cpu(tf, LOGICAL_CPUS)  # before any op: a case's MirroredStrategy gets two replicas (TFG504)
 
     try:
         import keras as keras3  # Keras 3 itself, whatever tf.keras is here

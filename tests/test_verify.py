@@ -464,3 +464,21 @@ def test_a_rule_without_a_fix_has_a_hand_written_after_that_loses_the_finding(tm
     (tmp_path / "before.py").write_text(before, encoding="utf-8")
     (tmp_path / "after.py").write_text(after, encoding="utf-8")
     assert harness.golden_check(_no_fix_rule(), tmp_path / "before.py", tmp_path / "after.py") == problem
+
+
+def test_an_example_asking_for_logical_cpus_runs_on_them(tmp_path):
+    # LOGICAL_CPUS = 2 (TFG504's MirroredStrategy over two replicas): the runner splits the CPU before
+    # TensorFlow's first op (its device probe); an example without it sees one CPU.
+    if not HAS_TENSORFLOW:
+        pytest.skip("tensorflow is not installed: the examples cannot run")
+    body = ("import tensorflow as tf\n{}\n\ndef main(size):\n"
+            "    return tf.constant(len(tf.config.list_logical_devices('CPU')))\n")
+    counts = []
+    for setting in ("LOGICAL_CPUS = 2", ""):
+        example = tmp_path / f"example{len(counts)}.py"
+        example.write_text(body.format(setting), encoding="utf-8")
+        report = harness.run_child(example, tmp_path / f"out{len(counts)}.pkl", size="small", repeat=0,
+                                   device="cpu", timeout=300)
+        assert report["error"] is None, report["error"]
+        counts.append(int(report["result"]))
+    assert counts == [2, 1]

@@ -21,6 +21,10 @@ Keras's ``fit``/``predict``): before the example is imported, the class of
 With ``--before-result``, and when this file ran, it also imports
 BEFORE.py and records ``behaviour_changed(before_result, this_result)``.
 
+An example whose top level sets ``LOGICAL_CPUS = n`` (a literal) runs with the first CPU split
+into ``n`` logical devices, made before TensorFlow's first op (a ``MirroredStrategy`` over
+``/cpu:0`` and ``/cpu:1`` on one machine).
+
 ``--probe`` only reports the device and the TensorFlow version (and, as every report,
 ``package``: the folder of the tflint_gpu package this process runs).
 
@@ -73,6 +77,39 @@ def describe_error(error: BaseException) -> str:
     if len(first) > 200:
         first = first[:197] + "..."
     return f"{name}: {first}"
+
+
+def split_cpu(tf: Any, count: int) -> int:
+    """Make the first CPU ``count`` logical devices (``/cpu:0`` ... ``/cpu:<count-1>``), for an example
+    that runs a ``tf.distribute.MirroredStrategy`` over several replicas on one machine; must run before
+    TensorFlow's first op. Returns how many logical CPUs there are (1 when it was too late)."""
+    cpus = tf.config.list_physical_devices("CPU")
+    if count > 1 and cpus:
+        try:
+            tf.config.set_logical_device_configuration(cpus[0], [tf.config.LogicalDeviceConfiguration()] * count)
+        except RuntimeError:  # the runtime already started: the devices stay as they are
+            pass
+    return len(tf.config.list_logical_devices("CPU"))
+
+
+def logical_cpus(path: str) -> int:
+    """An example's literal top-level ``LOGICAL_CPUS = n`` (default 1)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return 1
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "LOGICAL_CPUS"
+                                                 for t in stmt.targets):
+            try:
+                value = ast.literal_eval(stmt.value)
+            except ValueError:
+                return 1
+            return value if isinstance(value, int) and value > 0 else 1
+    return 1
 
 
 def load_module(path: str, name: str):
@@ -228,6 +265,8 @@ def run(args: argparse.Namespace) -> Dict[str, Any]:
     try:
         import tensorflow as tf
 
+        if args.file:
+            split_cpu(tf, logical_cpus(args.file))  # before device_info's first op
         report.update(device_info(tf))
         if args.require_gpu and not report["gpu"]:
             report.update(error="no GPU visible to TensorFlow", phase="device")
