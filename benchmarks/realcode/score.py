@@ -56,6 +56,9 @@ OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
     "positional-argument-trap": ("TFG905", "TFG916", "TFG921"),
     # Probabilities given to a loss that applies softmax itself (`tf.nn.*_with_logits`, `from_logits=True`).
     "softmax-with-from-logits": ("TFG606",),
+    # A GAN generator's loss computed without the generator (`D(real)`, or fakes made before the tape):
+    # its gradients are all None (TFG616). Other wrong targets (a wrong label for the loss) no rule reads.
+    "gan-generator-loss-wrong-target": ("TFG616",),
 }
 # Kinds named after a rule that other rules may report too: a "removed method" such as
 # `tf.losses.mean_squared_error` is a removed name to the derived table (TFG903).

@@ -523,6 +523,17 @@ class RuleContext:
         return facts
 
     @property
+    def tape_models(self):
+        """Gradients taken for a model the tape's block never runs (``semantic.tape_models.TapeModels``),
+        built on first use."""
+        facts = getattr(self, "_tape_models", None)
+        if facts is None:
+            from tflint_gpu.semantic.tape_models import TapeModels
+
+            facts = self._tape_models = TapeModels(self.graphs.flow, self.resolver.qualname)
+        return facts
+
+    @property
     def ordering(self):
         """Datasets in a grouped order that nothing shuffles (``semantic.ordering.Ordering``), built on
         first use."""
