@@ -66,7 +66,8 @@ class PerReplicaMeanLoss(Rule):
     `strategy.scope()` (Keras scales its own losses); a mean of a Keras loss
     object built with a reduction other than `"none"` (Keras 3 divides that
     by the replicas itself, see below; tf_keras raises `ValueError` in
-    `strategy.run`); a `OneDeviceStrategy`; a step that aggregates
+    `strategy.run`; a loss object the module does not show, such as a
+    parameter, is taken for a per-example one); a `OneDeviceStrategy`; a step that aggregates
     gradients itself (`apply_gradients(...,
     experimental_aggregate_gradients=False)`, `skip_gradients_aggregation=True`,
     an `all_reduce` call).
