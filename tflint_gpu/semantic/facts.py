@@ -211,6 +211,18 @@ class RuleContext:
         return kind == UNKNOWN and not self.graphs.objects.defined(method) \
             and not self._made_by_other(receiver, project_classes=True)
 
+    def may_be_keras_object(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
+        """Is ``expr`` a Keras model or layer, as far as the file tells? Typed one (``value_kind``); or
+        not typed, when every value the flow finds for it is one and something unknown (a parameter
+        no call in the module gives) is the only other possibility: ``model`` in ``if isinstance(model,
+        str): model = load_model(model)``."""
+        scope = scope or self.scope
+        kind = self.value_kind(expr, scope)
+        if kind != UNKNOWN:
+            return kind == KERAS
+        found = self.graphs.flow.sources(expr, scope).values()
+        return bool(found) and all(self.value_kind(value, where) == KERAS for value, where in found)
+
     def _made_by_other(self, expr: cst.BaseExpression, project_classes: bool = False) -> bool:
         """Was ``expr`` (a name or ``self.x``) made by a call of something that may not be a Keras
         model: an imported API other than Keras (``tf.train.Checkpoint``, ``Image.open``, a project's
