@@ -385,3 +385,31 @@ def test_a_target_network_updated_softly_is_not_trained():
     learn = next(s for s in ctx.model.scopes if s.name == "learn")
     assert ctx.training_layers.step(learn)
     assert ctx.training_layers.trained(learn) == {"model"}
+
+
+def test_a_step_in_module_code():
+    ctx = _ctx("""
+        import keras
+        import tensorflow as tf
+
+        model = keras.Sequential([keras.layers.Dense(4), keras.layers.Dropout(0.1)])
+        opt = keras.optimizers.Adam()
+
+        for x, y in data:
+            with tf.GradientTape() as tape:
+                loss = tf.reduce_mean(model(x) - y)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            saliency = model(x)
+        after = model(x)
+    """)
+    calls = [node for node, _ in ctx.model.index["Call"] if cst.Module([]).code_for_node(node) == "model(x)"]
+    inside, saliency, after = calls
+    root = ctx.model.root
+    facts = ctx.training_layers
+    assert facts.inline_trained(inside, root) == {"model"}
+    assert facts.inline_trained(saliency, root) is None  # a tape whose gradients reach no update
+    assert facts.inline_trained(after, root) is None

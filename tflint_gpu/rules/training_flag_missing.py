@@ -31,7 +31,9 @@ class TrainingFlagMissing(Rule):
     A training step is a `train_step` method of a Keras class (`fit` runs
     it), or a function whose own body differentiates a loss with a
     `tf.GradientTape` and applies the gradients (`apply_gradients`,
-    `minimize`, `apply`, an `assign_sub` by hand). The call is reported only
+    `minimize`, `apply`, an `assign_sub` by hand), or, in module code (a
+    script's or notebook's loop), the `with tf.GradientTape()` block of such
+    a step. The call is reported only
     when the same function reads the variables of `m` (or of an object `m` is
     an attribute of: `self.D.trainable_variables`, `self.trainable_variables`)
     for the update: a model that the step trains.
@@ -133,15 +135,20 @@ class TrainingFlagMissing(Rule):
         if not isinstance(func, (cst.Name, cst.Attribute)):
             return
         scope = ctx.scope
-        if not scope.is_function:
-            return
         facts = ctx.training_layers
-        if not facts.step(scope) or in_test_function(scope) or ctx.in_test_module:
+        if scope.is_function:
+            if not facts.step(scope) or in_test_function(scope):
+                return
+            trained = facts.trained(scope)
+        else:
+            trained = facts.inline_trained(node, scope)  # a script's or notebook's own loop
+            if trained is None:
+                return
+        if ctx.in_test_module:
             return
         receiver = dotted(func)
         if receiver is None or ctx.qualname(func) is not None:
             return
-        trained = facts.trained(scope)
         parts = receiver.split(".")
         if not any(".".join(parts[:n]) in trained for n in range(1, len(parts) + 1)):
             return
@@ -433,6 +440,54 @@ class TrainingFlagMissing(Rule):
             """,
             effect=CHANGES,
             note="tf_keras: a functional model made by a function, reaching the step as a parameter",
+        ),
+        flagged(
+            """
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.BatchNormalization(),
+                                      keras.layers.Dense(1)])
+            optimizer = keras.optimizers.SGD(0.01)
+            x = np.random.default_rng(0).normal(3.0, 1.0, (32, 4)).astype("float32")
+            y = np.ones((32, 1), "float32")
+
+            for epoch in range(3):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            predictions = model(x)
+            moving_mean = model.layers[1].moving_mean.numpy()
+            """,
+            fixed="""
+            import keras
+            import numpy as np
+            import tensorflow as tf
+
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.BatchNormalization(),
+                                      keras.layers.Dense(1)])
+            optimizer = keras.optimizers.SGD(0.01)
+            x = np.random.default_rng(0).normal(3.0, 1.0, (32, 4)).astype("float32")
+            y = np.ones((32, 1), "float32")
+
+            for epoch in range(3):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+            predictions = model(x)
+            moving_mean = model.layers[1].moving_mean.numpy()
+            """,
+            at=[(14, 41, "`model` holds `BatchNormalization`")],
+            effect=CHANGES,
+            note="a script's (or notebook's) own loop: the call under the step's tape; the prediction after the "
+                 "loop is inference",
         ),
         flagged(
             """

@@ -85,6 +85,12 @@ same, unless its ``call`` declares ``training=True`` as the default.
     soft update reads: ``t.assign(tau * s + (1 - tau) * t)`` over
     ``zip(target.variables, model.variables)``).
 
+``inline_trained(node, scope)``
+    ``trained`` for a call in module code (a script's or a notebook's loop)
+    inside the ``with tf.GradientTape()`` block of a training step in a
+    loop that also takes the tape's gradient: the receivers whose trainable
+    variables the loop reads; None when no such block holds the call.
+
 ``learning_phase_set()``
     Does the module call tf_keras's ``backend.set_learning_phase`` (measured
     under tf_keras 2.21: ``set_learning_phase(1)`` makes a call without
@@ -455,17 +461,36 @@ class TrainingLayers:
         return self.eager.step_function(function, depth=0) is not None
 
     def trained(self, function: ScopeInfo) -> Set[str]:
-        key = id(function)
+        return self._trained_in(function.node.body if not isinstance(function.node, cst.Module) else function.node)
+
+    def _trained_in(self, region: cst.CSTNode) -> Set[str]:
+        key = id(region)
         found = self._trained.get(key)
         if found is None:
             found = self._trained[key] = set()
-            for node in walk(function.node.body if not isinstance(function.node, cst.Module) else function.node,
-                             skip=SCOPE_TYPES):
+            for node in walk(region, skip=SCOPE_TYPES):
                 if isinstance(node, cst.Attribute) and node.attr.value in _VARIABLES:
                     name = dotted(node.value)
                     if name is not None:
                         found.add(name)
         return found
+
+    def inline_trained(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[Set[str]]:
+        """For ``node`` in module code (a script's or notebook's training loop): when a ``with
+        tf.GradientTape()`` block around it is a training step (``semantic.eager.training_step``),
+        the receivers whose trainable variables the loop around it reads (the loop must also take the
+        tape's gradient: a module may hold several tapes of one name); else None."""
+        if scope.kind != "module":
+            return None
+        for parent in scope.ancestors(node):
+            if isinstance(parent, cst.With):
+                step = self.eager.training_step(parent, scope)
+                # module code may hold several tapes of one name: the gradient must be taken in the
+                # loop around this one
+                if step is not None and step.loop is not None and step.gradient is not None \
+                        and any(up is step.loop for up in scope.ancestors(step.gradient)):
+                    return self._trained_in(step.loop)
+        return None
 
     def learning_phase_set(self) -> bool:
         if self._phase is None:
