@@ -37,8 +37,9 @@ class MonitorWithoutValidation(Rule):
     ## Why is this bad?
     A `fit` without validation data logs no `val_` figure, so the callback
     never sees the number it waits for. Keras warns (`Early stopping
-    conditioned on metric `val_loss` which is not available`) once an
-    epoch, among other output, and carries on:
+    conditioned on metric `val_loss` which is not available`: tf_keras at
+    every epoch through its logger, Keras 3 as a Python `UserWarning`, shown
+    once) among the training output, and carries on:
     * `EarlyStopping` never stops training (and never restores the best
       weights);
     * `ReduceLROnPlateau` never lowers the learning rate;
