@@ -122,4 +122,32 @@ def test_the_mask_reduced_or_the_mean_divided_or_an_axis_is_no_masked_mean():
     scope = next(s for s in ctx.model.scopes if s.name == "divided")
     mean = next(c for c in walk(scope.node) if isinstance(c, cst.Call) and CODE(c).startswith("tf.reduce_mean(loss"))
     assert ctx.masks.masked_mean(mean, scope) is not None  # the fact alone: a mean over padding ...
-    assert ctx.masks.masked_mean(mean, scope, divided=True) is None  # ... unless divided (the rule tells it)
+    assert ctx.masks.masked_mean(mean, scope, divisor=cst.Name("count")) is None  # ... unless divided (the rule
+    # tells it), but not by a scale: the replica count or a number
+    replicas = cst.parse_expression("tf.distribute.get_strategy().num_replicas_in_sync")
+    assert ctx.masks.masked_mean(mean, scope, divisor=replicas) is not None
+    assert ctx.masks.masked_mean(mean, scope, divisor=cst.Integer("2")) is not None
+
+
+def test_a_fix_may_write_the_mask_again_only_where_it_is_one_stable_name():
+    ctx = analyse(cst.parse_module(textwrap.dedent("""
+        import tensorflow as tf
+
+        def kept(loss, y):
+            mask = tf.cast(y != 0, loss.dtype)
+            loss *= mask
+            return tf.reduce_mean(loss)
+
+        def rebound(loss, y):
+            mask = tf.cast(y != 0, loss.dtype)
+            loss *= mask
+            mask = tf.ones_like(mask)
+            return tf.reduce_mean(loss)
+    """)), [])
+    stable = {}
+    for scope in ctx.model.scopes:
+        for call in scope.calls:
+            found = ctx.masks.masked_mean(call, scope)
+            if found is not None:
+                stable[scope.name] = found.stable
+    assert stable == {"kept": True, "rebound": False}

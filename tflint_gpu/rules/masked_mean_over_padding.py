@@ -1,10 +1,9 @@
 from __future__ import annotations
 
-from typing import Optional, Set
+from typing import Dict, Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import lookup
 from tflint_gpu.semantic.testcode import in_test_function
 from tflint_gpu.rules.base import CHANGES, Fix, Rule, Safety, clean, flagged
 
@@ -29,7 +28,9 @@ class MaskedMeanOverPadding(Rule):
     rebindings (`semantic.masking`); a parameter no call fills counts when its
     name says padding (`padding_mask`, `seq_mask`...). Not reported: a mean
     divided by something (`tf.reduce_mean(v) / tf.reduce_mean(mask)` is the
-    masked mean), a function that also reduces the mask
+    masked mean) other than a number or the replica count (`/
+    strategy.num_replicas_in_sync` scales a per-replica mean, TFG504's fix:
+    the mean is still over padding), a function that also reduces the mask
     (`tf.reduce_sum(loss * mask) / tf.reduce_sum(mask)`, `count_nonzero`), a
     mean along an axis, a bare `mask` parameter nothing in the module fills
     (an inpainting loss averages its hole mask over the whole image on
@@ -94,19 +95,19 @@ class MaskedMeanOverPadding(Rule):
 
     def __init__(self) -> None:
         super().__init__()
-        self._divided: Set[int] = set()
+        self._divided: Dict[int, cst.BaseExpression] = {}
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
-        self._divided = set()
+        self._divided = {}
 
     def visit_BinaryOperation(self, node: cst.BinaryOperation, ctx) -> None:
         if isinstance(node.operator, (cst.Divide, cst.FloorDivide)):
-            self._divided.add(id(node.left))
+            self._divided[id(node.left)] = node.right
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if in_test_function(ctx.scope) or ctx.in_test_module:
             return
-        found = ctx.masks.masked_mean(node, ctx.scope, id(node) in self._divided)
+        found = ctx.masks.masked_mean(node, ctx.scope, self._divided.get(id(node)))
         if found is None:
             return
         mean = ctx.call_name(node) or ""
@@ -119,13 +120,8 @@ class MaskedMeanOverPadding(Rule):
         value, mask = found.value, found.mask
         if ctx.call_name(node) not in _TF_MEANS or len(node.args) != 1:
             return None
-        if not isinstance(value, cst.Name) or not isinstance(mask, cst.Name):
-            return None
-        scope = ctx.scope
-        at_mean = lookup(mask.value, scope, node)
-        at_product = lookup(mask.value, scope, found.product)
-        if at_mean is None or at_product is None or at_mean.own_values != at_product.own_values:
-            return None  # the mask is rebound between the product and the mean
+        if not isinstance(value, cst.Name) or not found.stable:
+            return None  # an inline product, or a mask rebound between the product and the mean
         names = [ctx.module_expr("tensorflow", name) for name in
                  ("math.divide_no_nan", "reduce_sum", "broadcast_to", "shape")]
         if any(n is None for n in names):
@@ -225,6 +221,30 @@ class MaskedMeanOverPadding(Rule):
             """,
             effect=CHANGES,
             note="a bare `mask` parameter that the module's call fills with a padding comparison",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            def loss_function(real, pred):
+                mask = tf.cast(tf.math.not_equal(real, 0), tf.float32)
+                loss = tf.square(pred - tf.cast(real, tf.float32)) * mask
+                return tf.reduce_mean(loss) / tf.distribute.get_strategy().num_replicas_in_sync
+            """,
+            """
+            import tensorflow as tf
+
+            def loss_function(real, pred):
+                mask = tf.cast(tf.math.not_equal(real, 0), tf.float32)
+                loss = tf.square(pred - tf.cast(real, tf.float32)) * mask
+                return tf.math.divide_no_nan(tf.reduce_sum(loss), tf.reduce_sum(tf.broadcast_to(mask, tf.shape(loss)))) / tf.distribute.get_strategy().num_replicas_in_sync
+            """,
+            at=[(6, 12, "`tf.reduce_mean` of a value multiplied by a padding mask")],
+            run="""
+            result = float(loss_function(tf.constant([[1, 2, 0, 0]]), tf.constant([[0.0, 0.0, 5.0, 5.0]])))
+            """,
+            effect=CHANGES,
+            note="divided by the replica count (TFG504's fix): a scale, the mean is still over padding",
         ),
         clean(
             """

@@ -21,8 +21,11 @@ multiplied by a mask that is 1 on real positions and 0 on padding. The facts:
   mask``, ``loss = loss * mask``)? The answer names the mask and the product;
   none when the scope also reduces the mask (``tf.reduce_sum(mask)``,
   ``count_nonzero``: the author divides by it) or the mean is itself divided
-  (``divided``: ``tf.reduce_mean(v) / tf.reduce_mean(mask)`` is the masked
-  mean).
+  (``divisor``: ``tf.reduce_mean(v) / tf.reduce_mean(mask)`` is the masked
+  mean), unless by a number or the replica count (``/
+  strategy.num_replicas_in_sync`` scales a per-replica mean: still over
+  padding). ``stable`` says whether the mask is a name holding the same value
+  at the product and at the mean (what a fix may write again).
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from typing import Callable, List, NamedTuple, Optional
 
 import libcst as cst
 
-from tflint_gpu.semantic.model import ASSIGNED, AUGMENTED, ScopeInfo, lookup
+from tflint_gpu.semantic.model import ASSIGNED, AUGMENTED, ScopeInfo, lookup, walk
 
 Qualname = Callable[[cst.BaseExpression, ScopeInfo], Optional[str]]
 
@@ -63,6 +66,7 @@ class MaskedMean(NamedTuple):
     mask: cst.BaseExpression  # the mask operand of the product
     product: cst.CSTNode  # the BinaryOperation, multiply call or AugAssign that multiplies
     value: cst.BaseExpression  # the mean's argument
+    stable: bool  # one product, and its mask a name that holds the same value at the mean
 
 
 class Masks:
@@ -133,13 +137,15 @@ class Masks:
         return True
 
     # -- means over masked values -----------------------------------------------------
-    def masked_mean(self, call: cst.Call, scope: ScopeInfo, divided: bool = False) -> Optional[MaskedMean]:
-        """``divided``: the call is the left side of a division (a masked mean already, or a scale)."""
+    def masked_mean(self, call: cst.Call, scope: ScopeInfo,
+                    divisor: Optional[cst.BaseExpression] = None) -> Optional[MaskedMean]:
+        """``divisor``: what the call is divided by, when it is the left side of a division (a masked mean
+        already, unless the divisor is a number or the count of replicas: a scale)."""
         if self._qualname(call.func, scope) not in _MEANS or not call.args or call.args[0].keyword is not None:
             return None
         if any(a.star for a in call.args) or len(call.args) > 1 and not _axis_none(call.args[1:]):
             return None
-        if divided:
+        if divisor is not None and not _scale(divisor):
             return None
         value = call.args[0].value
         products = self._products(value, scope, call)
@@ -148,7 +154,17 @@ class Masks:
         masks = [mask for mask, _ in products]
         if self._reduces(scope, masks):
             return None
-        return MaskedMean(products[0][0], products[0][1], value)
+        mask, product = products[0]
+        return MaskedMean(mask, product, value, len(products) == 1 and self._same_binding(mask, product, call, scope))
+
+    @staticmethod
+    def _same_binding(mask: cst.BaseExpression, product: cst.CSTNode, mean: cst.Call, scope: ScopeInfo) -> bool:
+        """Does the mask name hold at the mean what it held at the product (not rebound between)?"""
+        if not isinstance(mask, cst.Name):
+            return False
+        at_mean = lookup(mask.value, scope, mean)
+        at_product = lookup(mask.value, scope, product)
+        return at_mean is not None and at_product is not None and at_mean.own_values == at_product.own_values
 
     def _products(self, value: cst.BaseExpression, scope: ScopeInfo, at: cst.CSTNode):
         """(mask, node) for each way ``value`` is a product with a padding mask; empty unless every
@@ -206,6 +222,14 @@ class Masks:
         while isinstance(expr, cst.Call) and expr.args and self._qualname(expr.func, scope) in _CASTS:
             expr = expr.args[0].value
         return expr
+
+
+def _scale(divisor: cst.BaseExpression) -> bool:
+    """A number, or an expression of the replica count (``/ strategy.num_replicas_in_sync``): a scale, not
+    a count of real positions."""
+    if isinstance(divisor, (cst.Integer, cst.Float)):
+        return True
+    return any(isinstance(node, cst.Attribute) and node.attr.value == "num_replicas_in_sync" for node in walk(divisor))
 
 
 def _axis_none(args) -> bool:
