@@ -95,7 +95,9 @@ HOLDS = """
 
     def functional_plain():
         inputs = keras.Input((4,))
-        return keras.Model(inputs=inputs, outputs=keras.layers.Dense(1)(inputs))
+        base = keras.Sequential([keras.layers.Dense(4), keras.layers.BatchNormalization()])
+        h = base(inputs, training=False)
+        return keras.Model(inputs=inputs, outputs=keras.layers.Dense(1)(h))
 
 
     def step(model):
@@ -129,7 +131,7 @@ def test_what_a_model_holds():
         "added": "Dropout",  # Sequential() then .add(...)
         "dense_only": None,
         "f": "AlphaDropout",  # functional: back from the outputs
-        "g": None,
+        "g": None,  # its BatchNormalization is called with training=False: the author's choice
         "mine": "BatchNormalization",  # a same-module subclass
         "plain": None,  # LayerNormalization has no training mode
         "helper": "SpatialDropout1D",  # a list a helper method returns

@@ -96,7 +96,12 @@ class TrainingFlagMissing(Rule):
     training=is_training)`): the explicit `training=False` given to the inner
     layer wins over the outer `training=True` (measured in both flavours:
     `training=True` left the moving mean at 0.0, `is_training=True` moved
-    it); such a call is reported without a fix.
+    it); such a call is reported without a fix. And under Keras 3 a
+    functional model passes its own mode to every layer, also one built as
+    `base(x, training=False)` (measured: Keras 3.15 moved that base's moving
+    mean under an outer `training=True`, tf_keras 2.21 did not): the fix
+    then also trains a base frozen that way (such a base alone is not
+    reported).
 
     ## Measured effect
     TF 2.21 on CPU, Keras 3.15.1 and tf_keras 2.21.0 alike: a

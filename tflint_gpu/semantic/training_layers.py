@@ -28,7 +28,11 @@ same, unless its ``call`` declares ``training=True`` as the default.
     * ``keras.Model(inputs, outputs)`` (functional): the layers called on the
       way from ``outputs`` back to the inputs (``Dense(1)(Dropout(0.5)(h))``,
       a layer held in a name, a ``tf`` op's tensor arguments), at most 200
-      steps back;
+      steps back; not a layer called with its own ``training=`` (a frozen
+      ``base(x, training=False)``: the author chose its mode. Measured: under
+      tf_keras 2.21 the outer ``training=True`` does not reach it; under
+      Keras 3.15 it does, a functional model passing its own mode to every
+      layer, so adding ``training=True`` would unfreeze it);
     * a same-module Keras class (``Discriminator()``): what ``class_holds``
       says of it.
 
@@ -318,7 +322,8 @@ class TrainingLayers:
             func = expr.func
             qualname = self._qualname(func, where)
             if qualname is None:  # a layer called on tensors: the layer, then its inputs
-                found = self.holds(func, where)
+                fixed = any(arg.keyword is not None and arg.keyword.value == "training" for arg in expr.args)
+                found = None if fixed else self.holds(func, where)  # base(x, training=False): the author's mode
                 if found:
                     return found
             elif self._layer_name(qualname) is not None or qualname in _SEQUENTIAL or qualname in _FUNCTIONAL:
