@@ -162,3 +162,32 @@ def test_logits_argument_and_the_helpers_that_hand_a_parameter_on():
     assert handed is not None and handed[:2] == (0, "pred")
     assert outputs.logits_parameter(root.defs["rebinds"]) is None  # not handed on unchanged
     assert outputs.logits_parameter(root.defs["plain"]) is None  # takes probabilities
+
+
+def test_the_model_a_rebound_name_holds_at_a_read():
+    """With ``at``, the model a name holds there and the layers added to that one: a notebook's
+    ``model`` rebuilt cell after cell, or in a loop; without it, a name bound more than once is not told."""
+    ctx, root = _facts("""
+        import tensorflow as tf
+
+        model = "a hub handle"
+        for units in (1, 2):
+            model = tf.keras.Sequential()
+            model.add(tf.keras.layers.Dense(8, activation="relu"))
+            model.add(tf.keras.layers.Dense(1))
+            model.compile("adam", "mse")
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(3))
+        model.compile("adam", "mse")
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(1, activation="sigmoid"))
+        model.compile("adam", "mse")
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, activation="softmax")])
+        model.compile("adam", "mse")
+        """)
+    outputs = ctx.model_outputs
+    compiles = [c for c in root.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "compile"]
+    reads = [c.func.value for c in compiles]
+    got = [(outputs.final_activation(r, root, at=r), outputs.final_width(r, root, at=r)) for r in reads]
+    assert got == [(LINEAR, 1), (LINEAR, 3), (SIGMOID, 1), (SOFTMAX, 2)]
+    assert outputs.final_activation(reads[1], root) is None  # bound five times: not told without `at`

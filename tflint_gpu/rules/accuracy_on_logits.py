@@ -20,7 +20,9 @@ class AccuracyOnLogits(Rule):
 
     ## What it does
     Finds `model.compile(...)` where the model's last layer has no activation
-    (a `Dense`/`Conv` layer without `activation=`, read as TFG605 reads it),
+    (a `Dense`/`Conv` layer without `activation=`, read as TFG605 reads it;
+    a name bound more than once, such as a notebook's `model` or one rebuilt
+    in a loop, is read as the model it holds at that `compile`),
     the loss takes the output for logits and is a binary one
     (`BinaryCrossentropy(from_logits=True)`,
     `BinaryFocalCrossentropy(from_logits=True)`,
@@ -126,9 +128,10 @@ class AccuracyOnLogits(Rule):
         loss = argument(node, 1, "loss")
         if loss is None or logits_loss(loss, ctx.model_outputs, ctx.graphs, ctx.scope) != "binary":
             return
-        if ctx.model_outputs.final_activation(func.value, ctx.scope) != LINEAR:
+        model = func.value  # the model the name holds at this compile (a notebook rebinds `model`)
+        if ctx.model_outputs.final_activation(model, ctx.scope, at=model) != LINEAR:
             return
-        metrics = compiled_metrics(node, func.value, ctx.model_outputs, ctx.scope)
+        metrics = compiled_metrics(node, model, ctx.model_outputs, ctx.scope, at=model)
         for metric in metrics or ():
             if metric.kind not in (BINARY, THRESHOLDS) or metric.starred or not _half(metric.threshold):
                 continue
@@ -136,7 +139,7 @@ class AccuracyOnLogits(Rule):
             ctx.report(metric.node,
                        f"The model outputs logits (no activation in its last layer, a `from_logits=True` loss), but "
                        f"{_spelled(metric)} thresholds them at 0.5 (sigmoid > 0.62): use {advice}",
-                       self._fix(metric, loss, func.value, ctx))
+                       self._fix(metric, loss, model, ctx))
 
     def _fix(self, metric, loss: cst.BaseExpression, model: cst.BaseExpression, ctx) -> Optional[Fix]:
         if metric.form == CLASS:
@@ -176,7 +179,7 @@ def _metrics_module(metric, loss: cst.BaseExpression, model: cst.BaseExpression,
     ...``); None where there is none."""
     outputs, resolver, scope = ctx.model_outputs, ctx.resolver, ctx.scope
     spelled = [(metric.node, scope)] if metric.form == FUNCTION else []
-    for made in (outputs.made_by(loss, scope), outputs.made_by(model, scope)):
+    for made in (outputs.made_by(loss, scope), outputs.made_by(model, scope, at=model)):
         if made is not None:
             spelled.append((made[0].func, made[1]))
             if made[0].args and resolver.qualname(made[0].func, made[1]) == "functools.partial":
@@ -365,6 +368,62 @@ result = b.evaluate(x, y, verbose=0, return_dict=True)
         note="a same-module loss function passing its y_pred as sigmoid_cross_entropy_with_logits's logits; a "
              "BinaryAccuracy object built elsewhere (reported, no fix: it may be used elsewhere); classes imported "
              "from tensorflow.keras: BinaryAccuracy spelled through the file's tf (tf.keras)",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        model = "https://tfhub.dev/google/tf2-preview/gnews-swivel-20dim/1"
+        for epochs in (5, 10):
+            model = tf.keras.Sequential()
+            model.add(tf.keras.layers.Dense(16, activation="relu"))
+            model.add(tf.keras.layers.Dense(1))
+            model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(1))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+        linear = model
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(1, activation="sigmoid"))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(3))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+        """,
+        fixed="""
+        import tensorflow as tf
+
+        model = "https://tfhub.dev/google/tf2-preview/gnews-swivel-20dim/1"
+        for epochs in (5, 10):
+            model = tf.keras.Sequential()
+            model.add(tf.keras.layers.Dense(16, activation="relu"))
+            model.add(tf.keras.layers.Dense(1))
+            model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=[tf.keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)])
+
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(1))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=[tf.keras.metrics.BinaryAccuracy(name="accuracy", threshold=0.0)])
+        linear = model
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(1, activation="sigmoid"))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(3))
+        model.compile("adam", loss=tf.losses.BinaryCrossentropy(from_logits=True), metrics=["accuracy"])
+        """,
+        at=[(8, 89, "The model outputs logits"), (12, 85, "The model outputs logits")],
+        run="""
+import numpy as np
+linear.build((None, 1))
+linear.set_weights([np.ones((1, 1), "float32"), np.zeros((1,), "float32")])
+x = np.array([[0.1], [0.2], [0.3], [0.4], [-0.1], [-0.3]], "float32")
+result = linear.evaluate(x, np.array([[1], [1], [1], [1], [0], [0]], "float32"), verbose=0, return_dict=True)
+""",
+        effect=CHANGES,
+        note="a name rebound (a notebook's `model`, a sweep rebuilding it in a loop): the model it holds at each "
+             "compile, with the layers added to that one (a later sigmoid or three-unit model is not the linear "
+             "one-unit model before it)",
     ),
     clean(
         """

@@ -9,7 +9,8 @@ loss weights in Keras 3). Keras 3.15 (``trainers/compile_utils.get_metric``) and
 2.21 (``engine/compile_utils``) resolve ``"accuracy"``/``"acc"`` (any case) by the output's
 last axis: ``BinaryAccuracy`` (outputs > 0.5) when it is 1, else sparse categorical or
 categorical accuracy (argmax). The width is ``ModelOutputs.final_width`` (a ``Dense`` whose
-``units`` is a literal); where it is not told, the kind is ``ACCURACY_BY_WIDTH``. Binary
+``units`` is a literal; with ``at``, of the model a name holds there); where it is not told,
+the kind is ``ACCURACY_BY_WIDTH``. Binary
 accuracy is also ``"binary_accuracy"``, ``BinaryAccuracy(...)`` built in the element (its
 ``threshold``, default 0.5), the function ``keras.metrics.binary_accuracy`` (threshold 0.5)
 and a name bound once to a ``BinaryAccuracy(...)`` built elsewhere. ``Precision``/``Recall``
@@ -72,8 +73,8 @@ class CompiledMetric(NamedTuple):
     starred: bool = False  # the call that built it has a * or ** argument (its threshold is not told)
 
 
-def compiled_metrics(call: cst.Call, model: cst.BaseExpression, outputs, scope: ScopeInfo
-                     ) -> Optional[List[CompiledMetric]]:
+def compiled_metrics(call: cst.Call, model: cst.BaseExpression, outputs, scope: ScopeInfo,
+                     at: Optional[cst.CSTNode] = None) -> Optional[List[CompiledMetric]]:
     if len([a for a in call.args if a.keyword is None]) > 2 or any(a.star for a in call.args):
         return None
     elements = []
@@ -95,7 +96,7 @@ def compiled_metrics(call: cst.Call, model: cst.BaseExpression, outputs, scope: 
             if text in _ARGMAX_STRINGS:
                 found.append(CompiledMetric(element, ARGMAX, STRING))
             elif isinstance(text, str) and text.lower() in ("accuracy", "acc"):
-                width = outputs.final_width(model, scope) if width is _UNREAD else width
+                width = outputs.final_width(model, scope, at) if width is _UNREAD else width
                 kind = ACCURACY_BY_WIDTH if width is None else BINARY if width == 1 else ARGMAX
                 found.append(CompiledMetric(element, kind, STRING))
             elif text == "binary_accuracy":

@@ -133,23 +133,26 @@ class ModelOutputs:
         return None
 
     # -- models -----------------------------------------------------------------
-    def final_activation(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
-        made = self.made_by(expr, scope)
+    def final_activation(self, expr: cst.BaseExpression, scope: ScopeInfo,
+                         at: Optional[cst.CSTNode] = None) -> Optional[str]:
+        """(With ``at``: the model a name holds there, the one binding live at that read.)"""
+        made = self.made_by(expr, scope, at=at)
         if made is None:
             return None
         call, where = made
         if self._qualname(call.func, where) in _MODEL:  # its outputs may end in an activation function
             outputs = argument(call, 1, "outputs")
             return self.tensor_activation(outputs, where) if outputs is not None else None
-        layer = self._final_layer(expr, scope)
+        layer = self._final_layer(expr, scope, at)
         return self.layer_activation(*layer) if layer is not None else None
 
-    def final_width(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[int]:
+    def final_width(self, expr: cst.BaseExpression, scope: ScopeInfo, at: Optional[cst.CSTNode] = None
+                    ) -> Optional[int]:
         """The size of the last axis of a model's output, where exact: the model is
         read as for ``final_activation`` and its last layer is a ``Dense`` whose
         ``units`` is an integer literal; None otherwise. (Keras's compile resolves
         ``metrics=["accuracy"]`` by it: binary accuracy when it is 1.)"""
-        layer = self._final_layer(expr, scope)
+        layer = self._final_layer(expr, scope, at)
         made = self.made_by(*layer) if layer is not None else None
         if made is None:
             return None
@@ -161,10 +164,10 @@ class ModelOutputs:
             return int(units.evaluated_value)
         return None
 
-    def _final_layer(self, expr: cst.BaseExpression, scope: ScopeInfo):
+    def _final_layer(self, expr: cst.BaseExpression, scope: ScopeInfo, at: Optional[cst.CSTNode] = None):
         """(the expression of a model's last layer, its scope), as ``final_activation`` reads it; None
         when the last step is not a layer (an activation function) or is not told."""
-        made = self.made_by(expr, scope)
+        made = self.made_by(expr, scope, at=at)
         if made is None:
             return None
         call, where = made
@@ -180,8 +183,12 @@ class ModelOutputs:
                 added = [c for c in where.calls if isinstance(c.func, cst.Attribute) and c.func.attr.value == "add"
                          and isinstance(c.func.value, cst.Name) and c.func.value.value == expr.value
                          and len(c.args) == 1]
+                order = where.flow_order()
+                if at is not None:  # the adds to the model bound there: after its binding, before the read
+                    start, end = order.pre.get(id(call), -1), order.pre.get(id(at))
+                    added = [c for c in added if order.pre.get(id(c), -1) > start
+                             and (end is None or order.pre.get(id(c), -1) < end)]
                 if added:
-                    order = where.flow_order()
                     return max(added, key=lambda c: order.pre.get(id(c), -1)).args[0].value, where
             return None
         if qualname in _MODEL:
