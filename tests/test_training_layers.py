@@ -415,3 +415,37 @@ def test_a_step_in_module_code():
     assert facts.inline_trained(inside, root) == {"model"}
     assert facts.inline_trained(saliency, root) is None  # a tape whose gradients reach no update
     assert facts.inline_trained(after, root) is None
+
+
+def test_a_helper_called_under_a_step_s_tape():
+    ctx = _ctx("""
+        import tensorflow as tf
+
+        target = tf.keras.Sequential([tf.keras.layers.Dense(2)])
+
+
+        class Agent:
+            def _loss(self, x, model):
+                return tf.reduce_mean(self.q(x) + model(x) + target(x))
+
+            def learn(self, x, model):
+                with tf.GradientTape() as tape:
+                    loss = self._loss(x, model)
+                variables = self.q.trainable_variables + model.trainable_variables + target.trainable_variables
+                self.opt.apply_gradients(zip(tape.gradient(loss, variables), variables))
+
+            def _forward(self, x):
+                return self.q(x)
+
+            def learn_and_log(self, x):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(self._forward(x))
+                self.opt.minimize(loss, self.q.trainable_variables, tape=tape)
+                return self._forward(x)
+    """)
+    scopes = {s.name: s for s in ctx.model.scopes}
+    facts = ctx.training_layers
+    # `model` is the step's parameter, another binding in the helper: not carried over
+    assert facts.helper_trained(scopes["_loss"]) == {"self.q", "target"}
+    assert facts.helper_trained(scopes["_forward"]) is None  # also called after the tape
+    assert facts.helper_trained(scopes["learn"]) is None  # a step itself

@@ -33,7 +33,9 @@ class TrainingFlagMissing(Rule):
     `tf.GradientTape` and applies the gradients (`apply_gradients`,
     `minimize`, `apply`, an `assign_sub` by hand), or, in module code (a
     script's or notebook's loop), the `with tf.GradientTape()` block of such
-    a step. The call is reported only
+    a step; also a same-module def every call of which is made under such a
+    step's tape (`loss = self._loss(states)`), for the models the step
+    trains (`self.q` when called as `self._loss(...)`). The call is reported only
     when the same function reads the variables of `m` (or of an object `m` is
     an attribute of: `self.D.trainable_variables`, `self.trainable_variables`)
     for the update: a model that the step trains.
@@ -142,9 +144,12 @@ class TrainingFlagMissing(Rule):
         scope = ctx.scope
         facts = ctx.training_layers
         if scope.is_function:
-            if not facts.step(scope) or in_test_function(scope):
+            if in_test_function(scope):
                 return
-            trained = facts.trained(scope)
+            # the step's own body, or a helper every call of which is under a step's tape
+            trained = facts.trained(scope) if facts.step(scope) else facts.helper_trained(scope)
+            if trained is None:
+                return
         else:
             trained = facts.inline_trained(node, scope)  # a script's or notebook's own loop
             if trained is None:
@@ -493,6 +498,82 @@ class TrainingFlagMissing(Rule):
             effect=CHANGES,
             note="a script's (or notebook's) own loop: the call under the step's tape; the prediction after the "
                  "loop is inference",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(16),
+                                                  tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(2)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                def _loss(self, states, targets):
+                    return tf.reduce_mean(tf.square(self.q(states) - targets))
+
+                def learn(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = self._loss(states, targets)
+                    grads = tape.gradient(loss, self.q.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.q.trainable_variables))
+                    return loss
+            """,
+            fixed="""
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(16),
+                                                  tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(2)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                def _loss(self, states, targets):
+                    return tf.reduce_mean(tf.square(self.q(states, training=True) - targets))
+
+                def learn(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = self._loss(states, targets)
+                    grads = tape.gradient(loss, self.q.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.q.trainable_variables))
+                    return loss
+            """,
+            at=[(11, 41, "`self.q` holds `Dropout`")],
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            agent = Agent()
+            states = tf.random.stateless_normal((16, 4), seed=(1, 2))
+            targets = tf.random.stateless_normal((16, 2), seed=(1, 3))
+            losses = [agent.learn(states, targets) for _ in range(3)]
+            """,
+            effect=CHANGES,
+            note="the forward pass in a helper method every call of which is under the step's tape",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+
+            class Agent:
+                def __init__(self):
+                    self.q = tf.keras.Sequential([tf.keras.layers.Dense(16), tf.keras.layers.Dropout(0.5)])
+                    self.opt = tf.keras.optimizers.SGD(0.1)
+
+                def _loss(self, states, targets):
+                    return tf.reduce_mean(tf.square(self.q(states) - targets))
+
+                def learn(self, states, targets):
+                    with tf.GradientTape() as tape:
+                        loss = self._loss(states, targets)
+                    grads = tape.gradient(loss, self.q.trainable_variables)
+                    self.opt.apply_gradients(zip(grads, self.q.trainable_variables))
+
+                def report(self, states, targets):
+                    return self._loss(states, targets)
+            """,
+            note="the helper is also called outside any training step (an evaluation): its mode is not told",
         ),
         flagged(
             """

@@ -89,6 +89,13 @@ same, unless its ``call`` declares ``training=True`` as the default.
     soft update reads: ``t.assign(tau * s + (1 - tau) * t)`` over
     ``zip(target.variables, model.variables)``).
 
+``helper_trained(function)``
+    ``trained`` for a same-module def, no step itself, that every call in the
+    module makes under the tape of a training step (``loss =
+    self._loss(states)`` in the ``with``): the names the steps train that
+    mean the same object in the def (``self.x`` when it is called as
+    ``self._loss(...)``, a module-level name neither binds); None otherwise.
+
 ``inline_trained(node, scope)``
     ``trained`` for a call in module code (a script's or a notebook's loop)
     inside the ``with tf.GradientTape()`` block of a training step in a
@@ -165,6 +172,7 @@ class TrainingLayers:
         self._adds: Optional[Dict[int, List[Tuple[cst.BaseExpression, ScopeInfo]]]] = None
         self._signatures: Dict[int, Optional[CallSignature]] = {}
         self._steps: Dict[int, bool] = {}
+        self._helpers: Dict[int, Optional[Set[str]]] = {}
         self._trained: Dict[int, Set[str]] = {}
         self._phase: Optional[bool] = None
 
@@ -478,6 +486,33 @@ class TrainingLayers:
                     name = dotted(node.value)
                     if name is not None:
                         found.add(name)
+        return found
+
+    def helper_trained(self, function: ScopeInfo) -> Optional[Set[str]]:
+        """For a same-module def that is no step itself, every call of which in the module is made
+        under the tape of a training step (``loss = self._loss(x)`` inside the ``with``): what those
+        steps train, as the def can name it (``self.x`` when called as ``self.f(...)``, a module-level
+        name neither binds); None when it is no such helper."""
+        key = id(function)
+        if key in self._helpers:
+            return self._helpers[key]
+        self._helpers[key] = None
+        found: Optional[Set[str]] = None
+        if function.is_function and isinstance(function.node, cst.FunctionDef) and not self.step(function) \
+                and not _EVALUATING.search(function.name) and not (
+                    function.name == "call" and function.enclosing_class is not None):
+            sites = self.graphs.call_sites(function)
+            if sites and all(caller.is_function and self.step(caller)
+                             and self.eager.under_tape(call, caller, callers=0) for call, caller in sites):
+                found = set()
+                for call, caller in sites:
+                    by_self = isinstance(call.func, cst.Attribute)
+                    for name in self.trained(caller):
+                        root = name.partition(".")[0]
+                        if (root == "self" and by_self) or (
+                                root != "self" and root not in function.assigned and root not in caller.assigned):
+                            found.add(name)
+        self._helpers[key] = found
         return found
 
     def inline_trained(self, node: cst.CSTNode, scope: ScopeInfo) -> Optional[Set[str]]:
