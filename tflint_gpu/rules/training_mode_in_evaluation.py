@@ -184,7 +184,14 @@ class TrainingModeInEvaluation(Rule):
                     return self.net(batch, training=False)
             """,
             at=[(17, 16, "`self.net` holds `Dropout` and is called with `training=True` in `_one_step_evaluate`")],
-            note="a subclassed model holding dropout, through self",
+            run="""
+            tf.keras.utils.set_random_seed(0)
+            trainer = Trainer()
+            batch = tf.ones((4, 3))
+            result = [trainer._one_step_evaluate(batch).numpy().tolist() for _ in range(2)]
+            """,
+            effect=CHANGES,
+            note="a subclassed model holding dropout, through self (before: two evaluations of one batch differ)",
         ),
         clean(
             """

@@ -23,7 +23,7 @@ import libcst as cst
 
 from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.semantic.project import TRAINING_LAYER_NAMES
-from tflint_gpu.semantic.training_layers import _EVALUATING as EVALUATING
+from tflint_gpu.semantic.training_layers import EVALUATING
 
 
 # Words of a name for prediction: Monte Carlo dropout (`model(x, training=True)` at prediction, for an

@@ -125,7 +125,7 @@ _SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
 # Only the trainable ones: ``variables``/``weights`` are what a target network's soft update reads.
 _VARIABLES = frozenset({"trainable_variables", "trainable_weights"})
-_EVALUATING = re.compile(r"(?:^|_)(?:test|val|valid|validate|validation|eval|evaluate|evaluation|predict|"
+EVALUATING = re.compile(r"(?:^|_)(?:test|val|valid|validate|validation|eval|evaluate|evaluation|predict|"
                          r"prediction|infer|inference)(?:_|$|\d)", re.IGNORECASE)
 _LEARNING_PHASE = frozenset({"keras.backend.set_learning_phase"})
 _BACK = 200  # how many steps back from a functional model's outputs are read
@@ -463,7 +463,7 @@ class TrainingLayers:
     def _is_step(self, function: ScopeInfo) -> bool:
         if not function.is_function or not isinstance(function.node, cst.FunctionDef) or function.excluded:
             return False
-        if _EVALUATING.search(function.name):
+        if EVALUATING.search(function.name):
             return False
         cls = function.enclosing_class
         keras_method = cls is not None and (self.graphs.is_keras_class(cls) or self.graphs.objects.outside_bases(cls))
@@ -499,7 +499,7 @@ class TrainingLayers:
         self._helpers[key] = None
         found: Optional[Set[str]] = None
         if function.is_function and isinstance(function.node, cst.FunctionDef) and not self.step(function) \
-                and not _EVALUATING.search(function.name) and not (
+                and not EVALUATING.search(function.name) and not (
                     function.name == "call" and function.enclosing_class is not None):
             sites = self.graphs.call_sites(function)
             if sites and all(caller.is_function and self.step(caller)
