@@ -46,6 +46,11 @@ NAMES = [
     "tensorflow.config.list_logical_devices",
     "tensorflow.config.get_visible_devices",
     "tensorflow.config.set_visible_devices",
+    "tensorflow.distribute.get_strategy",
+    "tensorflow.math.divide_no_nan",
+    "tensorflow.reduce_sum",
+    "tensorflow.broadcast_to",
+    "tensorflow.shape",
 ]
 KEYWORDS = [
     ("tensorflow.function", "jit_compile"),

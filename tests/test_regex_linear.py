@@ -40,6 +40,7 @@ _FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split",
 # Inline patterns built at run time from a value (the place: a representative value).
 _DYNAMIC = {
     ("semantic/target.py", "re.escape(key)"): "requires",
+    ("semantic/attribute_typos.py", "+ key"): "Trainable",
 }
 # Characters tried for each part of a pattern, the likeliest to matter first.
 _POOL = (" \t\n\r\f\\#.,:;=-_'\"%()[]{}<>!~^*+/`$&|?@" + "aAzZ09" + "in" + "outps" + "\u00e9")

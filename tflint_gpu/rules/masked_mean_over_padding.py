@@ -90,7 +90,7 @@ class MaskedMeanOverPadding(Rule):
     code = "TFG615"
     name = "masked-mean-over-padding"
     message = "Mean of a masked loss divides by every position, padding included"
-    needs = (("mask",), ("mean",))
+    needs = (("mean",),)
     fix_safety = Safety.UNSAFE
 
     def __init__(self) -> None:
@@ -122,8 +122,8 @@ class MaskedMeanOverPadding(Rule):
             return None
         if not isinstance(value, cst.Name) or not found.stable:
             return None  # an inline product, or a mask rebound between the product and the mean
-        names = [ctx.module_expr("tensorflow", name) for name in
-                 ("math.divide_no_nan", "reduce_sum", "broadcast_to", "shape")]
+        names = [ctx.module_expr("tensorflow", "math.divide_no_nan"), ctx.module_expr("tensorflow", "reduce_sum"),
+                 ctx.module_expr("tensorflow", "broadcast_to"), ctx.module_expr("tensorflow", "shape")]
         if any(n is None for n in names):
             return None
         (divide, imports), (total, _), (broadcast, _), (shape, _) = names

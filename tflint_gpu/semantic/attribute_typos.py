@@ -34,12 +34,12 @@ def keras_attribute_meant(name: str) -> Optional[str]:
 
 
 def module_uses_attribute(source: str, name: str) -> bool:
-    escaped = re.escape(name)
-    if re.search(r"\.\s*" + escaped + r"\b(?!\s*=(?!=))", source):
+    key = re.escape(name)
+    if re.search(r"\.\s*" + key + r"\b(?!\s*=(?!=))", source):
         return True  # a read (or an augmented assignment, which reads first)
-    if re.search(r"[\"']" + escaped + r"[\"']", source):
+    if re.search(r"[\"']" + key + r"[\"']", source):
         return True
-    return re.search(r"(?m)^[ \t]+(?:def[ \t]+" + escaped + r"\b|" + escaped + r"[ \t]*(?::[^=\n]*)?=(?!=))",
+    return re.search(r"(?m)^[ \t]+(?:def[ \t]+" + key + r"\b|" + key + r"[ \t]*(?::[^=\n]*)?=(?!=))",
                      source) is not None
 
 
