@@ -59,6 +59,8 @@ OTHER_KINDS: Dict[str, Tuple[str, ...]] = {
     # A GAN generator's loss computed without the generator (`D(real)`, or fakes made before the tape):
     # its gradients are all None (TFG616). Other wrong targets (a wrong label for the loss) no rule reads.
     "gan-generator-loss-wrong-target": ("TFG616",),
+    # A model holding BatchNormalization/dropout run with training=True in an evaluation step (TFG617).
+    "eval-step-training-true": ("TFG617",),
 }
 # Kinds named after a rule that other rules may report too: a "removed method" such as
 # `tf.losses.mean_squared_error` is a removed name to the derived table (TFG903).
