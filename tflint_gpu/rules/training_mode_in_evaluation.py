@@ -20,7 +20,7 @@ class TrainingModeInEvaluation(Rule):
     `predict_batch`...: `test`, `val`, `valid`, `eval`, `evaluate`,
     `predict`, `infer` as a word of the name) and its own body holds no
     training step (no gradients reaching an optimizer update;
-    `semantic.evaluation`), where the model or layer called holds a
+    `semantic.training_layers`), where the model or layer called holds a
     `BatchNormalization`, a dropout layer or `GaussianNoise` the engine can
     see (`semantic.training_layers`, the facts TFG612 asks). Not reported: a
     function whose name speaks of prediction, inference or sampling (Monte
@@ -82,10 +82,11 @@ class TrainingModeInEvaluation(Rule):
         scope = ctx.scope
         if not scope.is_function or ctx.in_test_module or literal_value(given.value, scope) != (True,):
             return
-        if ctx.qualname(node.func) is not None or not ctx.evaluation.evaluates(scope) \
-                or ctx.evaluation.training_on_purpose(node, scope):
+        facts = ctx.training_layers
+        if ctx.qualname(node.func) is not None or not facts.evaluates(scope) \
+                or facts.training_on_purpose(node, scope):
             return
-        held = ctx.training_layers.holds(node.func, scope)
+        held = facts.holds(node.func, scope)
         if not held:
             return
         held = held if " " in held else f"`{held}`"

@@ -89,6 +89,10 @@ GRAPH_TEXT: Tuple[str, ...] = tuple(dict.fromkeys(
 # Imports of another Keras 3 backend: a module with one of these and no
 # TensorFlow import is backend-specific code that TensorFlow never traces.
 OTHER_BACKENDS = ("jax", "torch", "openvino", "mlx")
+# Keras's Sequential as qualified names read it (``names.normalize``: ``tf.keras`` and ``tf_keras`` are ``keras``).
+KERAS_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
+# A model's or layer's variables that its optimizer trains (``variables``/``weights`` hold the others too).
+TRAINABLE_LISTS = frozenset({"trainable_variables", "trainable_weights"})
 DATASET_METHODS = frozenset(
     {
         "map",

@@ -35,6 +35,7 @@ from tflint_gpu.semantic.api import (
     DATASET_METHODS,
     DATASET_TFDS_BUILDER,
     DATASET_TFDS_LOAD,
+    KERAS_SEQUENTIAL,
     argument,
     keyword,
 )
@@ -1092,7 +1093,6 @@ _RANDOM_EXACT = frozenset(
         "tensorflow.multinomial",
     }
 )
-_KERAS_CONTAINERS = frozenset({"keras.Sequential", "keras.models.Sequential"})
 
 
 def random_call(call: cst.Call, scope: ScopeInfo, ctx) -> Optional[str]:
@@ -1134,7 +1134,7 @@ def _random_layer(call: cst.Call, scope: ScopeInfo, ctx) -> bool:
     qualname = ctx.qualname(call.func, scope) or ""
     if qualname.startswith("keras.layers.") and qualname.rsplit(".", 1)[1].startswith("Random"):
         return True
-    if qualname in _KERAS_CONTAINERS and call.args:
+    if qualname in KERAS_SEQUENTIAL and call.args:
         layers = call.args[0].value
         if isinstance(layers, (cst.List, cst.Tuple)):
             return any(isinstance(e.value, cst.Call) and _random_layer(e.value, scope, ctx) for e in layers.elements)

@@ -535,16 +535,6 @@ class RuleContext:
         return facts
 
     @property
-    def evaluation(self):
-        """Functions that evaluate a model (``semantic.evaluation.Evaluation``), built on first use."""
-        facts = getattr(self, "_evaluation", None)
-        if facts is None:
-            from tflint_gpu.semantic.evaluation import Evaluation
-
-            facts = self._evaluation = Evaluation(self.eager, self.graphs.flow, self.resolver.qualname)
-        return facts
-
-    @property
     def tape_models(self):
         """Gradients taken for a model the tape's block never runs (``semantic.tape_models.TapeModels``),
         built on first use."""

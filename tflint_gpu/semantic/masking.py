@@ -39,14 +39,13 @@ from tflint_gpu.semantic.model import ASSIGNED, AUGMENTED, ScopeInfo, lookup, wa
 Qualname = Callable[[cst.BaseExpression, ScopeInfo], Optional[str]]
 
 _MEANS = frozenset({"tensorflow.reduce_mean", "tensorflow.math.reduce_mean", "keras.ops.mean",
-                    "keras.backend.mean", "tensorflow.keras.backend.mean"})
+                    "keras.backend.mean"})
 _REDUCTIONS = _MEANS | frozenset({
     "tensorflow.reduce_sum", "tensorflow.math.reduce_sum", "tensorflow.math.count_nonzero",
-    "tensorflow.count_nonzero", "keras.ops.sum", "keras.ops.count_nonzero", "keras.backend.sum",
-    "tensorflow.keras.backend.sum"})
+    "tensorflow.count_nonzero", "keras.ops.sum", "keras.ops.count_nonzero", "keras.backend.sum"})
 _MULTIPLY = frozenset({"tensorflow.multiply", "tensorflow.math.multiply", "keras.ops.multiply"})
 _CASTS = frozenset({"tensorflow.cast", "tensorflow.dtypes.cast", "keras.ops.cast", "keras.backend.cast",
-                    "tensorflow.keras.backend.cast", "tensorflow.expand_dims", "keras.ops.expand_dims",
+                    "tensorflow.expand_dims", "keras.ops.expand_dims",
                     "numpy.expand_dims"})
 # Comparisons that mark real positions 1 (the pad value is compared, the mask keeps what differs).
 _MARKS = frozenset({"tensorflow.math.not_equal", "tensorflow.not_equal", "tensorflow.math.greater",

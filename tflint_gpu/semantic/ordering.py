@@ -131,7 +131,7 @@ class Ordering:
         shuffle = keyword(call, "shuffle")
         if shuffle is None or not self._false(shuffle.value, scope):
             return False
-        if name.rsplit(".", 1)[-1] in _FROM_DIRECTORY and {"keras", "tf_keras"} & set(name.split(".")[:3]):
+        if name.startswith("keras.") and name.rsplit(".", 1)[-1] in _FROM_DIRECTORY:  # tf.keras, tf_keras too
             labels = keyword(call, "labels")
             return labels is None or literal_value(labels.value, scope) not in ((None,),)
         if name in _LIST_FILES:

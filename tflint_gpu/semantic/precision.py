@@ -53,7 +53,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument, keyword
+from tflint_gpu.semantic.api import KERAS_SEQUENTIAL, argument, keyword
 from tflint_gpu.semantic.model import ModuleModel, ScopeInfo, lookup
 from tflint_gpu.semantic.names import Resolver, normalize
 
@@ -76,7 +76,6 @@ _POLICIES = frozenset({
     "keras.DTypePolicy",
     "keras.dtype_policies.DTypePolicy",
 })
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
 _LOSS_SCALE = frozenset({
     "keras.optimizers.LossScaleOptimizer",
@@ -175,7 +174,7 @@ class PrecisionFacts:
                       ) -> Optional[Tuple[cst.Call, ScopeInfo, str]]:
         """The model construction ``value`` (bound to ``name`` in ``scope``)
         stands for: itself, or what a same-module function it calls returns."""
-        if self._qualname(value.func, scope) in _SEQUENTIAL | _FUNCTIONAL:
+        if self._qualname(value.func, scope) in KERAS_SEQUENTIAL | _FUNCTIONAL:
             return value, scope, name
         if not isinstance(value.func, cst.Name):
             return None
@@ -186,13 +185,13 @@ class PrecisionFacts:
         if len(returns) != 1:
             return None
         returned = returns[0].value
-        if isinstance(returned, cst.Call) and self._qualname(returned.func, function) in _SEQUENTIAL | _FUNCTIONAL:
+        if isinstance(returned, cst.Call) and self._qualname(returned.func, function) in KERAS_SEQUENTIAL | _FUNCTIONAL:
             return returned, function, ""
         if isinstance(returned, cst.Name):
             found = lookup(returned.value, function, returns[0])
             inner = found.single_value if found is not None else None
             if isinstance(inner, cst.Call) and found.scope is function \
-                    and self._qualname(inner.func, function) in _SEQUENTIAL | _FUNCTIONAL:
+                    and self._qualname(inner.func, function) in KERAS_SEQUENTIAL | _FUNCTIONAL:
                 return inner, function, returned.value
         return None
 
@@ -200,7 +199,7 @@ class PrecisionFacts:
         """The constructor calls of the output layers of a model construction
         (empty when any of them is not a known Keras layer)."""
         qualname = self._qualname(construction.func, scope)
-        if qualname in _SEQUENTIAL:
+        if qualname in KERAS_SEQUENTIAL:
             layers = argument(construction, 0, "layers")
             if isinstance(layers, (cst.List, cst.Tuple)):
                 elements = [e for e in layers.elements if not isinstance(e, cst.StarredElement)]

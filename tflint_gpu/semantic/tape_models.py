@@ -29,22 +29,16 @@ from typing import Callable, List, NamedTuple, Optional, Set
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument
+from tflint_gpu.semantic.api import KERAS_SEQUENTIAL, TRAINABLE_LISTS, argument
 from tflint_gpu.semantic.model import IMPORT, OPAQUE, ScopeInfo, lookup, walk
 
 Qualname = Callable[[cst.BaseExpression, ScopeInfo], Optional[str]]
 
-_VARIABLES = frozenset({"trainable_variables", "trainable_weights"})
-_LIBRARIES = ("tensorflow.", "keras.", "tf_keras.", "numpy.", "math.", "tensorflow_probability.")
+# Qualified names read through ``names.normalize``: ``tf.keras.X`` and ``tf_keras.X`` are ``keras.X``.
+_LIBRARIES = ("tensorflow.", "keras.", "numpy.", "math.", "tensorflow_probability.")
 # Constructors of objects that hold no model of the module unless given one.
-_FRESH = ("keras.layers.", "keras.losses.", "keras.metrics.", "keras.applications.", "keras.activations.",
-          "tensorflow.keras.layers.", "tensorflow.keras.losses.", "tensorflow.keras.metrics.",
-          "tensorflow.keras.applications.", "tf_keras.layers.", "tf_keras.losses.", "tf_keras.metrics.",
-          "tf_keras.applications.")
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential", "tensorflow.keras.Sequential",
-                         "tensorflow.keras.models.Sequential", "tf_keras.Sequential", "tf_keras.models.Sequential"})
-_INPUTS = frozenset({"keras.Input", "keras.layers.Input", "tensorflow.keras.Input", "tensorflow.keras.layers.Input",
-                     "tf_keras.Input", "tf_keras.layers.Input"})
+_FRESH = ("keras.layers.", "keras.losses.", "keras.metrics.", "keras.applications.", "keras.activations.")
+_INPUTS = frozenset({"keras.Input", "keras.layers.Input"})
 _DEPTH = 3
 _BUILTINS = frozenset({"len", "range", "zip", "list", "tuple", "float", "int", "abs", "min", "max", "sum", "print",
                        "isinstance", "enumerate", "dict", "str", "bool"})
@@ -82,7 +76,7 @@ class TapeModels:
             sources, where = found.found[0]
             if where is not scope:
                 return None
-        if isinstance(sources, cst.Attribute) and sources.attr.value in _VARIABLES \
+        if isinstance(sources, cst.Attribute) and sources.attr.value in TRAINABLE_LISTS \
                 and _plain(sources.value):
             return sources.value
         return None
@@ -98,10 +92,7 @@ class TapeModels:
         if not (isinstance(item.item, cst.Call) and (self._qualname(item.item.func, scope) or "").endswith(
                 "GradientTape")):
             return None
-        for node in walk(scope.node, skip=_SCOPES):
-            if isinstance(node, cst.With) and any(i is item for i in node.items):
-                return node
-        return None
+        return next((node for node in scope.ancestors(item) if isinstance(node, cst.With)), None)
 
     # -- may the block run the model ----------------------------------------------------
     def _may_run(self, body: cst.CSTNode, model: cst.BaseExpression, scope: ScopeInfo, depth: int,
@@ -189,14 +180,14 @@ class TapeModels:
                     return False
                 if any(_reads(arg.value, model) for arg in value.args):
                     return False
-                if name in _SEQUENTIAL and not self._fresh_layers(value, where):
+                if name in KERAS_SEQUENTIAL and not self._fresh_layers(value, where):
                     return False
             elif not self._library_value(value, where):
                 return False
         return True
 
     def _library_object(self, name: str, call: cst.Call) -> bool:
-        return name.startswith(_FRESH) or name in _SEQUENTIAL or not any(
+        return name.startswith(_FRESH) or name in KERAS_SEQUENTIAL or not any(
             part in ("Model", "Functional") for part in name.split("."))
 
     def _fresh_layers(self, call: cst.Call, scope: ScopeInfo) -> bool:
@@ -217,9 +208,6 @@ class TapeModels:
             return True
         name = self._qualname(value, scope)
         return name is not None and name.startswith(_LIBRARIES)
-
-
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
 
 def _plain(expr: cst.BaseExpression) -> bool:

@@ -81,6 +81,19 @@ same, unless its ``call`` declares ``training=True`` as the default.
     evaluates (``test``, ``val``/``valid``, ``eval``, ``predict``, ``infer``
     as a word of the name).
 
+``evaluates(function)``
+    Does ``function`` evaluate a model: a def whose name says so (the words
+    ``step`` reads to exclude a function: ``test_step``, ``_one_step_evaluate``,
+    ``validate_epoch``) whose own body holds no GradientTape training step, and
+    not a Keras class's ``call`` (its ``training`` is its caller's)?
+
+``training_on_purpose(call, scope)``
+    Is a training-mode call in such a function likely deliberate: the function's
+    name speaks of prediction, inference or sampling (Monte Carlo dropout keeps
+    dropout on to estimate an uncertainty), or the callee is itself a dropout or
+    noise layer (every way the flow finds it made: that layer's constructor),
+    which says what it wants?
+
 ``trained(function)``
     The objects whose variables the function's own body reads for
     differentiation or updates: the dotted receivers ``X`` of every
@@ -115,19 +128,22 @@ from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from tflint_gpu.semantic.api import argument
+from tflint_gpu.semantic.api import KERAS_SEQUENTIAL, TRAINABLE_LISTS, argument
 from tflint_gpu.semantic.model import ASSIGNED, PARAM, SCOPE_TYPES, ScopeInfo, lookup, walk
 from tflint_gpu.semantic.project import TRAINING_LAYER_NAMES
 
 # Layers whose output (or state) depends on ``training``: measured, see the module's docs.
 TRAINING_LAYERS = TRAINING_LAYER_NAMES
-_SEQUENTIAL = frozenset({"keras.Sequential", "keras.models.Sequential"})
 _FUNCTIONAL = frozenset({"keras.Model", "keras.models.Model"})
-# Only the trainable ones: ``variables``/``weights`` are what a target network's soft update reads.
-_VARIABLES = frozenset({"trainable_variables", "trainable_weights"})
+# Only the trainable ones (api.TRAINABLE_LISTS): ``variables``/``weights`` are what a target network's soft
+# update reads.
 EVALUATING = re.compile(r"(?:^|_)(?:test|val|valid|validate|validation|eval|evaluate|evaluation|predict|"
                          r"prediction|infer|inference)(?:_|$|\d)", re.IGNORECASE)
 _LEARNING_PHASE = frozenset({"keras.backend.set_learning_phase"})
+# Words of a name for prediction: Monte Carlo dropout (``model(x, training=True)`` at prediction, for an
+# uncertainty) is a known technique, and inference code may keep a layer noisy on purpose.
+_PREDICTING = re.compile(r"(?:^|_)(?:predict|prediction|infer|inference|sample|sampling|mc)(?:_|$|\d)", re.IGNORECASE)
+_NORMALISATION = frozenset({"BatchNormalization", "SyncBatchNormalization"})
 _BACK = 200  # how many steps back from a functional model's outputs are read
 _PENDING = ""  # a class or call being read: a cycle adds nothing
 _PARAMETER_DEPTH = 6  # how many parameters are followed to their callers, one after the other
@@ -172,6 +188,7 @@ class TrainingLayers:
         self._adds: Optional[Dict[int, List[Tuple[cst.BaseExpression, ScopeInfo]]]] = None
         self._signatures: Dict[int, Optional[CallSignature]] = {}
         self._steps: Dict[int, bool] = {}
+        self._evaluations: Dict[int, bool] = {}
         self._helpers: Dict[int, Optional[Set[str]]] = {}
         self._trained: Dict[int, Set[str]] = {}
         self._phase: Optional[bool] = None
@@ -251,7 +268,7 @@ class TrainingLayers:
             name = self._layer_name(qualname)
             if name is not None:
                 return name
-            if qualname in _SEQUENTIAL:
+            if qualname in KERAS_SEQUENTIAL:
                 layers = argument(call, 0, "layers")
                 if isinstance(layers, (cst.List, cst.Tuple)):
                     for element in layers.elements:
@@ -334,7 +351,7 @@ class TrainingLayers:
                 found = None if fixed else self.holds(func, where)  # base(x, training=False): the author's mode
                 if found:
                     return found
-            elif self._layer_name(qualname) is not None or qualname in _SEQUENTIAL or qualname in _FUNCTIONAL:
+            elif self._layer_name(qualname) is not None or qualname in KERAS_SEQUENTIAL or qualname in _FUNCTIONAL:
                 continue  # a layer made, not called
             elif not (qualname.startswith("tensorflow.") or qualname.startswith("keras.ops.")):
                 continue  # keras.Input(...), another library
@@ -368,7 +385,7 @@ class TrainingLayers:
     def _call_holds(self, call: cst.Call, scope: ScopeInfo) -> Optional[str]:
         qualname = self._qualname(call.func, scope)
         if qualname is not None:
-            if self._layer_name(qualname) or qualname in _SEQUENTIAL or qualname in _FUNCTIONAL:
+            if self._layer_name(qualname) or qualname in KERAS_SEQUENTIAL or qualname in _FUNCTIONAL:
                 return self._made_holds(call, scope)
             return None
         if isinstance(call.func, cst.Name):
@@ -473,6 +490,34 @@ class TrainingLayers:
             return True
         return self.eager.step_function(function, depth=0) is not None
 
+    def evaluates(self, function: ScopeInfo) -> bool:
+        key = id(function)
+        found = self._evaluations.get(key)
+        if found is None:
+            found = self._evaluations[key] = self._evaluates(function)
+        return found
+
+    def _evaluates(self, function: ScopeInfo) -> bool:
+        if not function.is_function or not isinstance(function.node, cst.FunctionDef) or function.name == "call":
+            return False
+        if not EVALUATING.search(function.name):
+            return False
+        return self.eager.step_function(function, depth=0) is None
+
+    def training_on_purpose(self, call: cst.Call, scope: ScopeInfo) -> bool:
+        if _PREDICTING.search(scope.name):
+            return True
+        sources = self.graphs.flow.sources(call.func, scope)
+        if sources.unknown or not sources.found:
+            return False
+        for value, where in sources.found:
+            if not isinstance(value, cst.Call):
+                return False
+            name = self._layer_name(self.resolver.qualname(value.func, where))
+            if name is None or name in _NORMALISATION:
+                return False
+        return True
+
     def trained(self, function: ScopeInfo) -> Set[str]:
         return self._trained_in(function.node.body if not isinstance(function.node, cst.Module) else function.node)
 
@@ -482,7 +527,7 @@ class TrainingLayers:
         if found is None:
             found = self._trained[key] = set()
             for node in walk(region, skip=SCOPE_TYPES):
-                if isinstance(node, cst.Attribute) and node.attr.value in _VARIABLES:
+                if isinstance(node, cst.Attribute) and node.attr.value in TRAINABLE_LISTS:
                     name = dotted(node.value)
                     if name is not None:
                         found.add(name)
