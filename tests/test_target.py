@@ -439,8 +439,11 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     assert "  1  TFG901  removed-keras-argument  1 safe fix" in out
     assert "4 breakages in 2 files (3 checked); 4 fixable by safe fixes (100%), 0 by hand." in out
     assert "Pins to change: requirements.txt:2: tensorflow==2.15.0" in out
-    command = "tflint-gpu --fix --target-version latest --select TFG901,TFG902 src"
-    assert out.rstrip().endswith(f"Apply the safe fixes: {command}")
+    command = "tflint-gpu upgrade --fix src"
+    assert f"Apply the safe fixes: {command}" in out and "--unsafe-fixes" not in out
+    # The path that needs no code change is named, with what it does not cover.
+    assert out.rstrip().splitlines()[-1].startswith("Not moving to Keras 3 yet? Keep Keras 2 on TF 2.16+: pin tf_keras")
+    assert "TF_USE_LEGACY_KERAS=1" in out and "tensorflow-addons" in out
 
     assert cli.main(["upgrade", "--no-cache", "--format", "json", "src"]) == 1
     report = json.loads(capsys.readouterr().out)
@@ -449,9 +452,12 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     assert [(r["code"], r["count"]) for r in report["rules"]] == [("TFG902", 3), ("TFG901", 1)]
     assert report["from"][0]["target-version"] == "tf2.15" and report["command"] == command
 
-    # The command it prints fixes them; then nothing is left to break.
+    # The command it prints fixes them and says so; then nothing is left to break.
     assert cli.main(command.split()[1:] + ["--no-cache"]) == 0
-    capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "Fixed 4 breakages (safe fixes)." in out
+    assert "Nothing is left that the migration rules know of would break (3 files checked)." in out
+    assert "reset_state()" in (tmp_path / "src/more.py").read_text()
     assert cli.main(["upgrade", "--no-cache", "src"]) == 0
     assert "Nothing the migration rules know of would break (3 files checked)." in capsys.readouterr().out
     assert cli.main(["upgrade", "--target-version", "tf2.15", "src"]) == 2
@@ -556,12 +562,47 @@ def test_stdin_gets_the_target_of_the_file_it_names(tmp_path, capsys, monkeypatc
     assert codes(capsys.readouterr().out) == ["TFG902", "TFG902"]
 
 
+UNSAFE_ONLY = textwrap.dedent("""\
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, name="dense_1")])
+    kernels = [v for v in model.trainable_variables if "dense_1/" in v.name]
+""")
+
+
+def test_upgrade_prints_no_command_that_applies_no_fix_and_fixes_what_is_left_on_request(tmp_path, capsys,
+                                                                                        monkeypatch):
+    project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "train.py": UNSAFE_ONLY,
+                       "fit.py": BREAKS})
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["upgrade", "--no-cache", "--select", "TFG915", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "Apply the safe fixes" not in out
+    assert "No safe fixes: what is listed is fixed by hand, or by the unsafe fixes." in out
+    assert "With the unsafe fixes too (read the diff): tflint-gpu upgrade --fix --select TFG915 --unsafe-fixes " \
+           "train.py" in out
+    # --fix alone applies no unsafe fix; with --unsafe-fixes it does, and nothing is left.
+    assert cli.main(["upgrade", "--no-cache", "--select", "TFG915", "--fix", "train.py"]) == 1
+    out = capsys.readouterr().out
+    assert "Fixed 0 breakages (safe fixes)." in out and "Left to fix, by rule:" in out
+    assert (tmp_path / "train.py").read_text() == UNSAFE_ONLY
+    assert cli.main(["upgrade", "--no-cache", "--select", "TFG915", "--fix", "--unsafe-fixes", "train.py"]) == 0
+    assert "Fixed 1 breakage (safe and unsafe fixes)." in capsys.readouterr().out
+    assert '"dense_1/" in v.path' in (tmp_path / "train.py").read_text()
+    # JSON says the same.
+    assert cli.main(["upgrade", "--no-cache", "--format", "json", "fit.py"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["command"] == "tflint-gpu upgrade --fix fit.py" and report["fixed"] is None
+    assert "TF_USE_LEGACY_KERAS=1" in report["keras2"]
+
+
 def test_upgrade_options_and_errors(tmp_path, capsys, monkeypatch):
     project(tmp_path, {"requirements.txt": "tensorflow==2.15.0\n", "train.py": BREAKS})
     monkeypatch.chdir(tmp_path)
     assert cli.main(["upgrade", "--no-cache", "--select", "TFG902", "--format", "json", "train.py"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert [r["code"] for r in report["rules"]] == ["TFG902"] and "--select TFG902 train.py" in report["command"]
+    assert [r["code"] for r in report["rules"]] == ["TFG902"]
+    assert report["command"] == "tflint-gpu upgrade --fix --select TFG902 train.py"
     assert cli.main(["upgrade", "--no-cache", "--exit-zero", "train.py"]) == 0
     capsys.readouterr()
     assert cli.main(["upgrade", "--select", "TFG201", "train.py"]) == 2

@@ -103,7 +103,8 @@ def _upgrade_parser(sub) -> None:
     p = sub.add_parser("upgrade", help="what an upgrade to TF 2.16+ / Keras 3 would break",
                        description="Report what an upgrade to TF 2.16+ / Keras 3 would break: the findings of "
                                    "the migration rules by rule and by file, the share safe fixes rewrite, "
-                                   "and the command that applies them. Exit 1 when something would break.")
+                                   "and the command that applies them (--fix). Exit 1 when something would "
+                                   "break (after --fix: when something is left).")
     p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .)")
     p.add_argument("--target-version", metavar="TARGET", default="latest",
                    help="the target to upgrade to (a Keras 3 one; default: latest)")
@@ -111,6 +112,8 @@ def _upgrade_parser(sub) -> None:
                    help="only these migration rules (default: every migration rule)")
     p.add_argument("--format", "--output-format", dest="format", choices=("text", "json"), default="text")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when something would break")
+    p.add_argument("--fix", action="store_true", help="apply the safe fixes, then report what is left")
+    p.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
     p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
     p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")

@@ -4,7 +4,10 @@ Runs the migration rules (``Rule.migration``) with the target set to a Keras 3
 one (``latest`` unless ``--target-version`` names another), whatever the
 project pins now, and reports: the target each project has now and why (the
 pins to change), the findings per rule, the share safe fixes rewrite, the
-files to touch, and the command that applies those fixes. The configuration's
+files to touch, and the command that applies those fixes; ``--fix`` applies them
+(``--unsafe-fixes`` adds the unsafe ones) and reports what is left by hand. It
+also names the path that needs no code change (``tf_keras`` with
+``TF_USE_LEGACY_KERAS=1``). The configuration's
 ``select``/``ignore`` do not hide a breakage here (a project that turned a
 migration rule off still learns what the upgrade breaks); its per-file
 ignores and ``# noqa`` comments still apply.
@@ -17,7 +20,7 @@ import json
 import os
 import shlex
 import sys
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from tflint_gpu import config
 from tflint_gpu.engine import run as runner
@@ -61,13 +64,17 @@ def main(args: argparse.Namespace) -> int:
     errors = [f"{path}: no such file or directory" for path in missing]
     for settings, group in by_settings(resolver, files):
         prepare_targets(settings, group)
-    results = run_by_settings(resolver, files, origins, runner.CHECK, jobs=max(1, args.jobs), no_cache=args.no_cache,
+    fix = bool(getattr(args, "fix", False))
+    unsafe = bool(getattr(args, "unsafe_fixes", False))
+    mode = runner.FIX if fix else runner.CHECK
+    results = run_by_settings(resolver, files, origins, mode, jobs=max(1, args.jobs), no_cache=args.no_cache,
                               adapt=lambda s: dataclasses.replace(s, rules=rules, target_version=destination,
-                                                                  _targets={}))
+                                                                  unsafe_fixes=unsafe, _targets={}))
     now = _Now(resolver)
     errors.extend(r.error for r in results if r.error)
     findings = sorted((f for r in results for f in r.findings), key=lambda f: f.sort_key())
-    report = build_report(findings, files, now, destination, paths, errors)
+    report = build_report(findings, files, now, destination, paths, errors, select=args.select or (),
+                          fixed=sum(r.fixed for r in results) if fix else None, unsafe_applied=fix and unsafe)
     if args.format == "json":
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
@@ -93,13 +100,23 @@ class _Now:
         return self.resolver.settings_for(path).target_folder(path)
 
 
+# Keras's own advice for TF 2.16+ code that stays on Keras 2 (keras.io/getting_started: "Using Keras 2").
+KERAS2_PATH = ("Keep Keras 2 on TF 2.16+: pin tf_keras to TensorFlow's minor version (tensorflow==2.X with "
+               "tf_keras~=2.X.0) and set TF_USE_LEGACY_KERAS=1 before TensorFlow is imported: "
+               "tf.keras is then tf_keras (Keras 2) and the Keras 3 breakages do not apply (NumPy 2 removals "
+               "and tensorflow-addons, which no longer imports with TF 2.16+, still do).")
+
+
 def _fixable(finding: Finding, safety: Safety) -> bool:
     return finding.fix is not None and finding.fix.safety is safety
 
 
 def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.Settings, destination,
-                 paths: Sequence[str], errors: Sequence[str] = ()) -> Dict:
-    """The upgrade report as data (the JSON output; the text is made from it)."""
+                 paths: Sequence[str], errors: Sequence[str] = (), select: Sequence[str] = (),
+                 fixed: Optional[int] = None, unsafe_applied: bool = False) -> Dict:
+    """The upgrade report as data (the JSON output; the text is made from it). ``fixed``: the number
+    of fixes ``--fix`` applied (None: nothing was fixed, ``findings`` are what would break); after a
+    fix, ``findings`` are what is left."""
     current: Dict[str, Dict] = {}
     for path in files:
         target = now.target_for(path)
@@ -125,11 +142,18 @@ def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.
     total = len(findings)
     safe = sum(_fixable(f, Safety.SAFE) for f in findings)
     unsafe = sum(_fixable(f, Safety.UNSAFE) for f in findings)
-    codes = sorted(rules)
-    command = None
-    if codes:
-        command = " ".join(["tflint-gpu", "--fix", "--target-version", destination.spelling,
-                            "--select", ",".join(codes)] + [shlex.quote(p) for p in paths])
+    command = unsafe_command = None
+    # The commands that apply them: only ones that would change something.
+    base = ["tflint-gpu", "upgrade", "--fix"]
+    if destination.spelling != "latest":
+        base += ["--target-version", destination.spelling]
+    for selected in select:
+        base += ["--select", selected]
+    where = [shlex.quote(p) for p in paths]
+    if safe:
+        command = " ".join(base + where)
+    if unsafe:
+        unsafe_command = " ".join(base + ["--unsafe-fixes"] + where)
     return {
         "to": {"target-version": destination.spelling, "target": destination.describe()},
         "from": sorted(current.values(), key=lambda e: e["folder"] or ""),
@@ -144,6 +168,10 @@ def build_report(findings: Sequence[Finding], files: Sequence[str], now: config.
         "files": sorted(by_file.values(), key=lambda e: (-e["count"], e["path"])),
         "checked_files": len(files),
         "command": command,
+        "unsafe_command": unsafe_command,
+        "fixed": fixed,
+        "unsafe_fixes_applied": bool(unsafe_applied),
+        "keras2": KERAS2_PATH,
         "errors": list(errors),
     }
 
@@ -156,13 +184,19 @@ def render_text(report: Dict) -> str:
         out.append(f"  now{where}: {entry['target-version']} ({entry['target']}), {entry['files']} "
                    f"file{'s' if entry['files'] != 1 else ''}: {'; '.join(entry['why'])}")
     total = report["total"]
+    fixed = report.get("fixed")
+    if fixed is not None:
+        kind = "safe and unsafe" if report.get("unsafe_fixes_applied") else "safe"
+        out.append(f"Fixed {fixed} breakage{'s' if fixed != 1 else ''} ({kind} fixes).")
     if not total:
-        out.append(f"Nothing the migration rules know of would break ({report['checked_files']} files checked).")
+        left = "is left that" if fixed is not None else ""
+        out.append(f"Nothing {left + ' ' if left else ''}the migration rules know of would break "
+                   f"({report['checked_files']} file{'s' if report['checked_files'] != 1 else ''} checked).")
         if report["pins"]:
             out.append("Pins to change: " + "; ".join(report["pins"]))
         return "\n".join(out) + "\n"
     out.append("")
-    out.append("Breakages by rule:")
+    out.append("Left to fix, by rule:" if fixed is not None else "Breakages by rule:")
     width = max(len(str(r["count"])) for r in report["rules"])
     name_width = max(len(r["name"]) for r in report["rules"])
     for rule in report["rules"]:
@@ -185,5 +219,12 @@ def render_text(report: Dict) -> str:
     if report["pins"]:
         out.append("Pins to change: " + "; ".join(report["pins"]))
     out.append("")
-    out.append(f"Apply the safe fixes: {report['command']}")
+    if report["command"]:
+        out.append(f"Apply the safe fixes: {report['command']}")
+    elif fixed is None:
+        out.append("No safe fixes: what is listed is fixed by hand" + (", or by the unsafe fixes" if
+                                                                        report["unsafe_command"] else "") + ".")
+    if report["unsafe_command"]:
+        out.append(f"With the unsafe fixes too (read the diff): {report['unsafe_command']}")
+    out.append(f"Not moving to Keras 3 yet? {report['keras2']}")
     return "\n".join(out) + "\n"
