@@ -128,11 +128,16 @@ class Keras3TfOpOnSymbolicTensor(Rule):
     `reduce_mean`→`mean`, `reduce_max`/`min`/`prod`, `split` with a literal
     number of equal parts, and element-wise `abs`, `exp`, `sqrt`, `square`,
     `sigmoid`, `tanh`, `log`, `sin`, `cos`, `negative`, `tf.nn.relu`): the
-    call is renamed and its keywords mapped to `keras.ops`'s names. No fix
-    with `name=`, `*args`, `split` by a list of sizes (`keras.ops.split`
-    takes indices), or any other op (wrap it in a layer). The tests run the
-    original, which raises the ValueError, and the fixed model, which must
-    build and predict.
+    call is renamed and its keywords mapped to `keras.ops`'s names. Unsafe
+    when the call passes `name=`: `keras.ops` takes none, so the fix drops it
+    (under tf_keras it named only the op inside the `TFOpLambda` layer, whose
+    own name stayed `tf.reshape`: measured, the model's layer names are the
+    same with and without it). A nested call (`tf.reshape(tf.concat([a, b],
+    -1), ...)`) is reported at the innermost op; once that is rewritten, the
+    next pass of `--fix` reports and rewrites the outer one. No fix with
+    `*args`, `split` by a list of sizes (`keras.ops.split` takes indices), or
+    any other op (wrap it in a layer). The tests run the original, which
+    raises the ValueError, and the fixed model, which must build and predict.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the ValueError above, at model
@@ -182,6 +187,7 @@ class Keras3TfOpOnSymbolicTensor(Rule):
         target, params, names = _OPS[op]
         mapping = dict(zip(params, names))
         args: List[cst.Arg] = []
+        safety = Safety.SAFE
         for position, arg in enumerate(node.args):
             if arg.star:
                 return None
@@ -189,6 +195,9 @@ class Keras3TfOpOnSymbolicTensor(Rule):
                 if position >= len(params):
                     return None
                 args.append(arg)
+                continue
+            if arg.keyword.value == "name":  # keras.ops takes none; it named only the op inside a TFOpLambda
+                safety = Safety.UNSAFE
                 continue
             new = mapping.get(arg.keyword.value)
             if new is None:
@@ -204,8 +213,10 @@ class Keras3TfOpOnSymbolicTensor(Rule):
         if found is None:
             return None
         func, imports = found
-        return Fix(f"Use `keras.ops.{target}`", Safety.SAFE, {node: node.with_changes(func=func, args=args)},
-                   imports)
+        if args:  # no trailing comma left by a dropped `name=`
+            args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        title = f"Use `keras.ops.{target}`" + (" (drops `name=`)" if safety is Safety.UNSAFE else "")
+        return Fix(title, safety, {node: node.with_changes(func=func, args=args)}, imports)
 
     cases = [
         flagged(
@@ -404,13 +415,42 @@ class Keras3TfOpOnSymbolicTensor(Rule):
         ),
         flagged(
             """
+            import numpy as np
+            import tensorflow as tf
+
+            inputs = tf.keras.Input((4,))
+            a = tf.keras.layers.Dense(4, kernel_initializer="ones")(inputs)
+            b = tf.reshape(tf.concat([a, a * 2.0], -1), [-1, 2, 4], name="pairs")
+            model = tf.keras.Model(inputs, b)
+            """,
+            at=[(6, 16, "A Keras 3 KerasTensor cannot be passed to `tf.concat`")],
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            inputs = tf.keras.Input((4,))
+            a = tf.keras.layers.Dense(4, kernel_initializer="ones")(inputs)
+            b = keras.ops.reshape(keras.ops.concatenate([a, a * 2.0], -1), [-1, 2, 4])
+            model = tf.keras.Model(inputs, b)
+            """,
+            run="""
+            y = model.predict(np.arange(8, dtype=np.float32).reshape(2, 4), verbose=0)
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="nested ops: the inner is reported; after its fix the outer is, and its `name=` is dropped "
+                 "(unsafe); what tf_keras computed, Keras 3 computes",
+        ),
+        flagged(
+            """
             import keras
             import tensorflow as tf
 
             inputs = keras.Input((8, 8, 6))
             small = tf.image.resize(inputs, (4, 4))
             a, b = tf.split(small, [2, 4], axis=-1)
-            c = tf.concat([a, b], -1, name="merged")
+            c = tf.concat([a, b], -1, "merged")
             noise = tf.random.uniform(tf.shape(c))
             """,
             at=[(5, 9, "A Keras 3 KerasTensor cannot be passed to `tf.image.resize` (ValueError): use `keras.ops` or "
@@ -419,7 +459,7 @@ class Keras3TfOpOnSymbolicTensor(Rule):
                 (7, 5, "A Keras 3 KerasTensor cannot be passed to `tf.concat`"),
                 (8, 27, "A Keras 3 KerasTensor cannot be passed to `tf.shape`")],
             note="no exact rewrite: an op with no keras.ops twin, split by sizes (keras.ops.split takes indices), "
-                 "name=; an op given only another op's result is not reported again (tf.random.uniform)",
+                 "a name passed by position; an op given only another op's result is not reported again (tf.random.uniform)",
         ),
         clean(
             """
