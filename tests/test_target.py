@@ -442,7 +442,7 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     command = "tflint-gpu upgrade --fix src"
     assert f"Apply the safe fixes: {command}" in out and "--unsafe-fixes" not in out
     # The path that needs no code change is named, with what it does not cover.
-    assert out.rstrip().splitlines()[-1].startswith("Not moving to Keras 3 yet? Keep Keras 2 on TF 2.16+: pin tf_keras")
+    assert out.rstrip().splitlines()[-1].startswith("Not moving to Keras 3 yet? Pin tf_keras to TensorFlow's version")
     assert "TF_USE_LEGACY_KERAS=1" in out and "tensorflow-addons" in out
 
     assert cli.main(["upgrade", "--no-cache", "--format", "json", "src"]) == 1
