@@ -168,6 +168,98 @@ KERAS_LIST: List[Tuple[str, str]] = [
 ]
 
 
+# What runs around an item of Keras's list when its fix is executed (``--verify``): (before, after) the
+# example: objects it needs, and code that uses what it made. The original runs where tf.keras is
+# tf_keras (``keras`` is then ``tf.keras``), the fixed text under Keras 3.
+PRELUDE = ("import os\nimport tempfile\nimport numpy as np\nos.chdir(tempfile.mkdtemp())\n"
+           "def _batches():\n    while True:\n        yield np.ones((2, 4), np.float32), np.ones((2, 1), np.float32)\n"
+           "gen = _batches()\n"
+           "seq = tf.data.Dataset.from_tensor_slices((np.ones((4, 4), np.float32), np.ones((4, 1), np.float32)))"
+           ".batch(2)\n")
+KERAS_RUN: Dict[str, Tuple[str, str]] = {
+    "`save_format=` of `model.save`": ("", "reloaded = keras.models.load_model(\"model.h5\", compile=False)\n"),
+    "`save_weights` without the `.weights.h5` suffix": ("", "model.load_weights(_saved)\n"),
+    "TF ops on Keras symbolic tensors while building a functional model": (
+        "", "y = keras.Model(inputs, [a, b]).predict(np.ones((2, 4), np.float32), verbose=0)\n"),
+    "`tf.Variable` as a layer attribute is not tracked as a weight": ("", "scale = Scale()\n"),
+    "`keras.layers.experimental.preprocessing`": ("", "y = layer(np.ones((1, 2), np.float32))\n"),
+    "`keras.mixed_precision.experimental`": ("", "keras.mixed_precision.set_global_policy(\"float32\")\n"),
+    "`Model.fit_generator` / `evaluate_generator` / `predict_generator`": ("model.compile(\"sgd\", \"mse\")\n", ""),
+    "`workers`/`use_multiprocessing`/`max_queue_size` of `fit` (moved to PyDataset)": (
+        "model.compile(\"sgd\", \"mse\")\n", ""),
+    "`self.compiled_loss` / `compiled_metrics` in a custom `train_step`": ("", """\
+class Small(Net):
+    def __init__(self):
+        super().__init__()
+        self.dense = keras.layers.Dense(1)
+
+    def call(self, x):
+        return self.dense(x)
+
+
+net = Small()
+net.compile("sgd", "mse")
+history = net.fit(np.ones((4, 4), np.float32), np.ones((4, 1), np.float32), epochs=1, verbose=0)
+"""),
+    "`super().__init__(self, ...)` in a Keras subclass": ("", "block = Block(3)\n"),
+}
+VERIFIED = os.path.join(ROOT, "docs", "keras3-list-verified.json")
+LEGACY_HEADER = "import tensorflow as tf\nkeras = tf.keras\n"
+
+
+def _saved(text: str) -> str:
+    """``_saved = <the path the last save_weights call of text writes>`` (what the run loads)."""
+    return "_saved = " + repr(text.rsplit("save_weights(", 1)[1].split('"')[1]) + "\n"
+
+
+def fix_pairs() -> List[Tuple[str, str, str]]:
+    """(item, original, fixed) for each item of Keras's list that the rules reporting it fix, with what
+    runs around it (``KERAS_RUN``)."""
+    from tflint_gpu.engine.fix import fix_source
+
+    pairs = []
+    for item, body in KERAS_LIST:
+        found, fix = _lint(body, OBJECTS)
+        if not fix:
+            continue
+        before_run, after_run = KERAS_RUN.get(item, ("", ""))
+        source = HEADER + PRELUDE + OBJECTS + before_run + textwrap.dedent(body)
+        fixed = fix_source(source, "example.py", [r for r in RULES if r.code in found], unsafe=True).source
+        original_run = fixed_run = after_run
+        if "_saved" in after_run:
+            original_run, fixed_run = _saved(source) + after_run, _saved(fixed) + after_run
+        pairs.append((item, LEGACY_HEADER + source[len(HEADER):] + original_run, fixed + fixed_run))
+    return pairs
+
+
+def verify() -> Dict[str, str]:
+    """Execute each fix of Keras's list: the original where tf.keras is tf_keras, the fixed text under
+    Keras 3 (needs TensorFlow, tf_keras and the tests' runner). item -> verdict."""
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    import fix_execution  # noqa: E402  (the fix-execution tests' runner)
+
+    pairs = fix_pairs()
+    before = fix_execution.run_many([p[1] for p in pairs], legacy_keras=True)
+    after = fix_execution.run_many([p[2] for p in pairs])
+    verdicts = {}
+    for (item, _, _), old, new in zip(pairs, before, after):
+        if old.error:
+            verdicts[item] = f"the original fails under tf_keras ({old.error.split(':')[0]})"
+        elif new.error:
+            verdicts[item] = f"the fix fails under Keras 3 ({new.error.split(':')[0]})"
+        else:
+            verdicts[item] = "runs"
+    return verdicts
+
+
+def _verified() -> Dict[str, str]:
+    try:
+        with open(VERIFIED, encoding="utf-8") as handle:
+            return json.load(handle)
+    except OSError:
+        return {}
+
+
 def _lint(body: str, objects: str = "") -> Tuple[List[str], str]:
     """(codes reporting on the body, the fix offered: "safe", "unsafe" or "")."""
     source = HEADER + objects + textwrap.dedent(body)
@@ -313,12 +405,15 @@ def build() -> str:
         rows[kind].append(f"| {_describe(entry)} | {_outcome(entry)} | {_replacement(entry)} | "
                           f"{'; '.join(per_form) if len(per_form) > 1 else _cell(sorted(codes))} | {fix or '—'} |")
     keras_rows = []
-    keras_reported = keras_fixed = 0
+    keras_reported = keras_fixed = keras_verified = 0
+    verified = _verified()
     for item, body in KERAS_LIST:
         found, fix = _lint(body, OBJECTS)
         keras_reported += bool(found)
         keras_fixed += bool(fix)
-        keras_rows.append(f"| {item} | {_cell(found)} | {fix or '—'} |")
+        verdict = verified.get(item, "not executed") if fix else "—"
+        keras_verified += verdict == "runs"
+        keras_rows.append(f"| {item} | {_cell(found)} | {fix or '—'} | {verdict} |")
     versions = table.get("versions", {})
     lines = [
         "# Keras 3 / TF 2.16+ migration: what tflint-gpu reports",
@@ -339,15 +434,20 @@ def build() -> str:
         "",
         "## Summary",
         "",
-        "| list | items | reported | with a fix |",
-        "|---|---:|---:|---:|",
+        "| list | items | reported | with a fix | fix executed |",
+        "|---|---:|---:|---:|---:|",
         f"| Keras's own list (issue 18467, migration guide) | {len(KERAS_LIST)} | {keras_reported} | "
-        f"{keras_fixed} |",
+        f"{keras_fixed} | {keras_verified} |",
     ]
     for kind in sorted(counts):
         c = counts[kind]
-        lines.append(f"| derived table: {kind} | {c['entries']} | {c['reported']} | {c['fixed']} |")
-    lines += ["", "## Keras's own list", "", "| item | reported by | fix |", "|---|---|---|"] + keras_rows
+        lines.append(f"| derived table: {kind} | {c['entries']} | {c['reported']} | {c['fixed']} | |")
+    lines += ["", "## Keras's own list", "",
+              "`fix executed`: the item's example, fixed by `--fix --unsafe-fixes`, with code that uses what it "
+              "makes, run by `python scripts/keras3_coverage.py --verify` (`tests/test_keras3_coverage.py` "
+              "runs it again): `runs` when the original ran where `tf.keras` is tf_keras (Keras 2) and the fixed "
+              "text ran under Keras 3.", "",
+              "| item | reported by | fix | fix executed |", "|---|---|---|---|"] + keras_rows
     for kind in sorted(rows):
         lines += ["", f"## Derived table: {kind}", "", "| entry | error under Keras 3 | replacement | reported by "
                   "| fix |", "|---|---|---|---|---|"] + rows[kind]
@@ -360,7 +460,13 @@ RULES = list(all_rules())
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the page is not what it would be")
+    parser.add_argument("--verify", action="store_true", help="execute the fixes of Keras's list first "
+                                                              "(needs TensorFlow and tf_keras) and record them")
     args = parser.parse_args(argv)
+    if args.verify:
+        with open(VERIFIED, "w", encoding="utf-8") as handle:
+            json.dump(verify(), handle, indent=1, sort_keys=True)
+            handle.write("\n")
     page = build()
     if args.check:
         try:

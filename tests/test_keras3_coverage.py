@@ -25,3 +25,11 @@ def test_the_page_counts_what_the_rules_report():
     assert script._lint("opt = keras.optimizers.Adam(learning_rate=0.001)\n") == ([], "")
     with open(script.PAGE, encoding="utf-8") as handle:
         assert "| `lr=` of optimizers (now `learning_rate=`) | TFG901 | safe |" in handle.read()
+
+
+def test_the_fixes_of_keras_list_run_as_recorded():
+    """Each fix of Keras's list is executed (the original under tf_keras, the fixed text under Keras 3);
+    the page's `fix executed` column is what that gives now."""
+    script = _script()
+    assert script.verify() == script._verified(), "run: python scripts/keras3_coverage.py --verify"
+    assert "runs" in script._verified().values()
