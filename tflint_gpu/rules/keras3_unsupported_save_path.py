@@ -7,8 +7,9 @@ import libcst as cst
 
 from tflint_gpu.semantic import values
 from tflint_gpu.semantic.api import exact_argument, keyword
+from tflint_gpu.semantic.facts import CALLBACK_SAVE
 from tflint_gpu.semantic.migration import KERAS3
-from tflint_gpu.rules.base import Rule, clean, flagged
+from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 _SAVE_FUNCTIONS = frozenset({"keras.models.save_model", "keras.saving.save_model"})
 _LOAD_FUNCTIONS = frozenset({"keras.models.load_model", "keras.saving.load_model"})
@@ -18,6 +19,11 @@ _TF_SUFFIXES = (".ckpt", ".tf", ".pb", ".savedmodel", ".model", ".index")
 _MODEL_FILES = (".keras", ".h5", ".hdf5")
 # A file name's suffix: a dot, a letter, letters and digits, at its end.
 _SUFFIX = re.compile(r"\.[a-z][a-z0-9]*$")
+# The suffixes a weights file of Keras 2 may have that Keras 3's `.weights.h5` replaces ("": none, a
+# TensorFlow checkpoint prefix), and a whole model's that `.keras` replaces in `ModelCheckpoint`.
+_WEIGHTS_SUFFIXES = (".h5", ".hdf5", ".ckpt", "")
+_MODEL_SUFFIXES = (".hdf5", "")
+_LOAD_WEIGHTS = frozenset({"load_weights"})
 # Keywords of Model.save/save_weights/load_weights in Keras 2 and 3.
 _KERAS_KEYWORDS = frozenset({"filepath", "overwrite", "include_optimizer", "signatures", "options", "save_traces",
                              "zipped", "skip_mismatch", "by_name", "max_shard_size"})
@@ -68,7 +74,17 @@ class Keras3UnsupportedSavePath(Rule):
       save_weights(model, filepath): model.save_weights(filepath)`. The
       model is the argument given for the function's receiver parameter, and
       must be a Keras 3 model there; a function that reads the path's suffix
-      (`path.endswith(".keras")` in an `if`) or rebinds it is not followed.
+      (`path.endswith(".keras")` in an `if`) or rebinds it is not followed;
+    * the construction of a project's own Keras callback class (a base
+      `keras.callbacks.Callback` or `ModelCheckpoint`) whose methods save the
+      callback's model (`self.model.save_weights(filepath)`) at the path its
+      `__init__` stores (`self.filepath = filepath`, read as is or through
+      `self.filepath.format(...)`), under the arguments the save depends on
+      (`if self.save_weights_only:` and the call's `save_weights_only=True`):
+      `ModelCheckpoint(os.path.join(d, "ep{epoch:03d}.h5"), save_weights_only=True)`
+      with bubbliiiing/unet-tf2's own `ModelCheckpoint`. A model made by a
+      project class with a Keras base (`VisionTransformer(tf.keras.Model)` of
+      another module) is a Keras model.
 
     A dict written out gives its value to `paths["model"]`; a loop over its
     keys, values or items (or over a list of strings) gives the loop
@@ -124,10 +140,36 @@ class Keras3UnsupportedSavePath(Rule):
     ```
 
     ## Fix safety
-    No fix: the file name changes, so does every place that reads it, and a
-    SavedModel written for TF Serving is `model.export(path)` (read back with
-    `keras.layers.TFSMLayer(path, call_endpoint="serving_default")`, not
-    `load_model`).
+    Where the file's name is written in this module (in the call, or in a
+    local name read only by saves and loads: a literal, the text that ends an
+    f-string, the template of `%` or `.format()`, the last part of
+    `os.path.join`), the fix renames it: a weights file (`save_weights`,
+    `ModelCheckpoint(save_weights_only=True)`, a project helper or callback
+    class that saves weights at the path) to `.weights.h5` (`x.h5`, `x.hdf5`,
+    `x.ckpt` and a suffixless checkpoint prefix `x` -> `x.weights.h5`;
+    `"ep{epoch:03d}-loss{loss:.3f}.h5"` -> `"ep{epoch:03d}-loss{loss:.3f}.weights.h5"`),
+    a whole model's `ModelCheckpoint` file (`.hdf5`, suffixless) to `.keras`,
+    and with it every `load_weights` / `load_model` of the same text in the
+    module, so what is saved is what is loaded. No fix, and the message says
+    why, when the name is also written anywhere the rename would not reach:
+    another string of the module (a message, a docstring, a load that reads
+    the name from another folder), a name also read otherwise (`base + "_x"`),
+    or another checked file of the project (its strings, weights saves left
+    out: those get the same rename); the index of the project's strings only
+    covers the files of the run. A name written in another module (a config
+    constant) is reported where it is read, without a fix.
+    * Renaming a weights save alone is safe: the original raises before
+      writing anything, and nothing in the project reads the old name.
+    * Renaming loads too is unsafe: weights saved before the upgrade under
+      the old name (a Keras 2 `.h5`, which Keras 3 can still load) are no
+      longer what the load reads.
+    * `.keras` for a whole model is unsafe: the file's format changes (HDF5
+      or a SavedModel to a Keras zip) for any reader outside the project.
+      Not `.h5`: Keras 3.15 writes a legacy `.h5`, but its `load_model`
+      raises on one compiled with `"mse"` (`ValueError: Could not deserialize
+      'keras.metrics.mse'`).
+    A `model.save(dir)` to a SavedModel directory is not rewritten
+    (`model.export(dir)` serves it, `load_model` cannot read it back).
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the ValueErrors above (also
@@ -137,7 +179,14 @@ class Keras3UnsupportedSavePath(Rule):
     `save("m.h5")`, `save("m.hdf5")`, `save_weights("w.weights.h5")`,
     `load_weights` of `.keras`/`.weights.h5`, `ModelCheckpoint("cp.keras")`,
     `ModelCheckpoint("cp-{epoch:02d}.h5")` and `ModelCheckpoint("w.weights.h5",
-    save_weights_only=True)` run. tf_keras 2.21 runs every call above.
+    save_weights_only=True)` run. tf_keras 2.21 runs every call above, and
+    writes and reads `.weights.h5` and `.keras` names too. The fixes,
+    executed (the original under tf_keras, the fix under Keras 3): the same
+    predictions from weights saved by `save_weights`, `ModelCheckpoint` and a
+    project's callback class and loaded back, and from a model checkpointed
+    to `.hdf5` (tf_keras) / `.keras` (Keras 3) and reloaded with `load_model`.
+    On the upgrade set (benchmarks/upgrade): the bubbliiiing/unet-tf2 and
+    vision-transformer weights saves, 13 lines, found and renamed.
     examples/TFG908 (`tflint-gpu verify --rule TFG908`): fixes-error,
     `ValueError` before, the `.keras`/`.weights.h5` round trip after.
     """
@@ -147,6 +196,7 @@ class Keras3UnsupportedSavePath(Rule):
     message = "Keras 3 cannot save to or load from this path"
     needs = (("save", "load_", "ModelCheckpoint"),)
     migration = True
+    fix_safety = Safety.SAFE
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.keras_internals:
@@ -158,7 +208,7 @@ class Keras3UnsupportedSavePath(Rule):
                     self._function(node, qualname, ctx)
                 return
         for path, what, receiver, keywords, helper in ctx.path_handoffs(node):
-            self._handed(ctx, path, what, receiver, keywords, helper)
+            self._handed(ctx, path, what, receiver, keywords, helper, node)
         if qualname is not None or not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
@@ -174,7 +224,7 @@ class Keras3UnsupportedSavePath(Rule):
             return
         message = self._method_message(method, ending, ctx)
         if message is not None:
-            self._report(ctx, path, message)
+            self._report(ctx, path, message, self._weights_rename(path, node, ctx) if method == "save_weights" else None)
 
     def _method_message(self, method: str, ending: str, ctx) -> Optional[str]:
         """What Keras 3's ``model.<method>(path)`` raises on a path ending in ``ending``, if it raises."""
@@ -194,14 +244,22 @@ class Keras3UnsupportedSavePath(Rule):
         return None
 
     def _handed(self, ctx, path: cst.BaseExpression, what: str, receiver: Optional[cst.BaseExpression],
-                keywords, helper: str) -> None:
-        """A path handed to a project def that saves or loads a model at it, unchanged (``ctx.path_handoffs``)."""
+                keywords, helper: str, call_node: cst.Call) -> None:
+        """A path handed to a project def that saves or loads a model at it, unchanged, or to a project
+        callback that saves its model there (``ctx.path_handoffs``)."""
+        callback = CALLBACK_SAVE in keywords
+        keywords = tuple(k for k in keywords if k != CALLBACK_SAVE)
         if "save_format" in keywords or any(k not in _KERAS_KEYWORDS and k != "compile" for k in keywords):
             return
         ending = ctx.path_ending(path)
         if ending is None:
             return
-        if "." not in what:  # model.save(path) / save_weights / load_weights on the receiver parameter
+        if callback:  # the model a Keras callback class is given: Keras 3 where the target's Keras is
+            if ctx.migration.legacy_env or not ctx.target.keras3:
+                return
+            message = self._method_message(what, ending, ctx)
+            call = f"its model's `{what}()`"
+        elif "." not in what:  # model.save(path) / save_weights / load_weights on the receiver parameter
             if receiver is None or not self._keras3_model(receiver, ctx, what):
                 return
             message = self._method_message(what, ending, ctx)
@@ -219,7 +277,8 @@ class Keras3UnsupportedSavePath(Rule):
             call = f"`{what.rsplit('.', 1)[-1]}()`"
         if message is not None:
             self._report(ctx, path, f"{message.split(':', 1)[0]}: `{helper}` passes this path to {call} "
-                                    f"unchanged{':' + message.split(':', 1)[1] if ':' in message else ''}")
+                                    f"unchanged{':' + message.split(':', 1)[1] if ':' in message else ''}",
+                         self._weights_rename(path, call_node, ctx) if what == "save_weights" else None)
 
     def _function(self, node: cst.Call, qualname: str, ctx) -> None:
         if keyword(node, "save_format") is not None:
@@ -251,10 +310,10 @@ class Keras3UnsupportedSavePath(Rule):
         full = weights_arg is None or (isinstance(weights_arg, cst.Name) and weights_arg.value == "False")
         if weights and not ending.endswith(".weights.h5"):
             self._report(ctx, path, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless "
-                                    "the path ends in `.weights.h5`")
+                                    "the path ends in `.weights.h5`", self._weights_rename(path, node, ctx))
         elif full and not ending.endswith((".keras", ".h5")):
             self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras` "
-                                    "(or `.h5`)")
+                                    "(or `.h5`)", self._model_rename(path, node, ctx))
         elif not weights and not full and _tf_format(ending) is not None:
             self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError on a TF checkpoint path: end it "
                                     "in `.weights.h5` (weights) or `.keras`")
@@ -274,14 +333,265 @@ class Keras3UnsupportedSavePath(Rule):
             return ctx.migration.object_flavour(receiver, ctx.scope) == KERAS3
         # `save_weights` is Keras's name alone: an unknown receiver in a TensorFlow file that names no
         # Keras (a training helper given `net`) is a Keras 3 model where the target is Keras 3.
-        return ctx.unknown_keras3_model(receiver, distinctive=method == "save_weights")
+        return ctx.unknown_keras3_model(receiver, distinctive=method == "save_weights", project_classes=True)
 
     @staticmethod
-    def _report(ctx, node: cst.CSTNode, message: str) -> None:
+    def _weights_rename(path: cst.BaseExpression, call: cst.Call, ctx):
+        """The rename of a weights file to `.weights.h5`, with the `load_weights` of it in the module
+        (``ctx.file_renames``): safe when it renames the save alone (no load of the project reads the
+        name), unsafe when loads are renamed too (a file saved before under the old name is no longer
+        what they read)."""
+        rename = ctx.file_renames.rename(path, ctx.scope, _WEIGHTS_SUFFIXES, ".weights.h5", _LOAD_WEIGHTS, call=call)
+        if rename is None:
+            return None
+        if rename.refused:
+            return f"; not renamed here: {rename.refused}"
+        loads = f" (and the {rename.loads} `load_weights` of it)" if rename.loads else ""
+        return Fix(f"Save to `{rename.new}`{loads}", Safety.UNSAFE if rename.loads else Safety.SAFE,
+                   rename.replacements)
+
+    @staticmethod
+    def _model_rename(path: cst.BaseExpression, call: cst.Call, ctx):
+        """The rename of a whole model's file to `.keras`, with the `load_model` of it in the module:
+        unsafe (the file's format changes from HDF5 or a SavedModel to a Keras zip)."""
+        rename = ctx.file_renames.rename(path, ctx.scope, _MODEL_SUFFIXES, ".keras", load_functions=_LOAD_FUNCTIONS,
+                                         call=call)
+        if rename is None:
+            return None
+        if rename.refused:
+            return f"; not renamed here: {rename.refused}"
+        loads = f" (and the {rename.loads} `load_model` of it)" if rename.loads else ""
+        return Fix(f"Save to `{rename.new}`{loads}", Safety.UNSAFE, rename.replacements)
+
+    @staticmethod
+    def _report(ctx, node: cst.CSTNode, message: str, fix=None) -> None:
+        """Report at ``node``; ``fix`` a ``Fix``, or the text saying why none is offered (appended)."""
+        if isinstance(fix, str):
+            message, fix = message + fix, None
         if not ctx.migration.guarded(node, ctx.scope):
-            ctx.report(node, message)
+            ctx.report(node, message, fix)
 
     cases = [
+        flagged(
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            class ModelCheckpoint(tf.keras.callbacks.Callback):
+                def __init__(self, filepath, save_weights_only=False):
+                    super().__init__()
+                    self.filepath = filepath
+                    self.save_weights_only = save_weights_only
+
+                def on_epoch_end(self, epoch, logs=None):
+                    filepath = self.filepath.format(epoch=epoch + 1)
+                    if self.save_weights_only:
+                        self.model.save_weights(filepath, overwrite=True)
+                    else:
+                        self.model.save(filepath, overwrite=True)
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            model = make(0.5)
+            model.compile(tf.keras.optimizers.SGD(0.0), "mean_squared_error")
+            weights = ModelCheckpoint(os.path.join(folder, "ep{epoch:03d}.h5"), save_weights_only=True)
+            whole = ModelCheckpoint(os.path.join(folder, "model.h5"))
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=2, verbose=0, callbacks=[weights, whole])
+            restored = make(0.0)
+            restored.load_weights(os.path.join(folder, [n for n in sorted(os.listdir(folder)) if "ep" in n][-1]))
+            prediction = restored(x).numpy()
+            """,
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            class ModelCheckpoint(tf.keras.callbacks.Callback):
+                def __init__(self, filepath, save_weights_only=False):
+                    super().__init__()
+                    self.filepath = filepath
+                    self.save_weights_only = save_weights_only
+
+                def on_epoch_end(self, epoch, logs=None):
+                    filepath = self.filepath.format(epoch=epoch + 1)
+                    if self.save_weights_only:
+                        self.model.save_weights(filepath, overwrite=True)
+                    else:
+                        self.model.save(filepath, overwrite=True)
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            model = make(0.5)
+            model.compile(tf.keras.optimizers.SGD(0.0), "mean_squared_error")
+            weights = ModelCheckpoint(os.path.join(folder, "ep{epoch:03d}.weights.h5"), save_weights_only=True)
+            whole = ModelCheckpoint(os.path.join(folder, "model.h5"))
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=2, verbose=0, callbacks=[weights, whole])
+            restored = make(0.0)
+            restored.load_weights(os.path.join(folder, [n for n in sorted(os.listdir(folder)) if "ep" in n][-1]))
+            prediction = restored(x).numpy()
+            """,
+            at=[(31, 27, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                         "checkpoints): `ModelCheckpoint` passes this path to its model's `save_weights()` "
+                         "unchanged")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="the project's own ModelCheckpoint (bubbliiiing/unet-tf2 utils/callbacks.py:213, given its paths in "
+                 "train.py:452): its save_weights on the callback's model at self.filepath.format(...) under "
+                 "`if self.save_weights_only:`, told where the path is given; the whole model's save to .h5 runs "
+                 "(Keras 3.15 writes legacy H5). Executed: tf_keras saves ep002.h5, Keras 3 ep002.weights.h5",
+        ),
+        flagged(
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            model = make(0.5)
+            model.compile(tf.keras.optimizers.SGD(0.0), "mean_squared_error")
+            best = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "best_epoch_weights.h5"),
+                                                      save_weights_only=True)
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=1, verbose=0, callbacks=[best])
+            model.save_weights(folder + "/ep%03d-loss%.3f.hdf5" % (1, 0.5))
+            prefix = f"{folder}/ckpt"
+            model.save_weights(prefix)
+            first, second = make(0.0), make(0.0)
+            first.load_weights(os.path.join(folder, "best_epoch_weights.h5"))
+            second.load_weights(prefix)
+            predictions = np.stack([first(x).numpy(), second(x).numpy()])
+            """,
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            model = make(0.5)
+            model.compile(tf.keras.optimizers.SGD(0.0), "mean_squared_error")
+            best = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "best_epoch_weights.weights.h5"),
+                                                      save_weights_only=True)
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=1, verbose=0, callbacks=[best])
+            model.save_weights(folder + "/ep%03d-loss%.3f.weights.h5" % (1, 0.5))
+            prefix = f"{folder}/ckpt.weights.h5"
+            model.save_weights(prefix)
+            first, second = make(0.0), make(0.0)
+            first.load_weights(os.path.join(folder, "best_epoch_weights.weights.h5"))
+            second.load_weights(prefix)
+            predictions = np.stack([first(x).numpy(), second(x).numpy()])
+            """,
+            at=[(17, 43, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless the path ends "
+                         "in `.weights.h5`"),
+                (20, 20, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (22, 20, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (25, 21, "Keras 3 `load_weights()` raises ValueError on a SavedModel directory or checkpoint")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="the weights paths of Keras 2 (a .h5 checkpoint, a %-template .hdf5, a TF checkpoint prefix in an "
+                 "f-string through a name) renamed to .weights.h5 with the loads of the same names (unsafe: a file "
+                 "saved before under the old name is no longer read). Executed: the values tf_keras saved and read "
+                 "back are those Keras 3 saves and reads after the fix",
+        ),
+        flagged(
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            init = tf.keras.initializers.Constant(0.5)
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+            model.compile(tf.keras.optimizers.SGD(0.0), "mse")
+            best = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "best.hdf5"))
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=1, verbose=0, callbacks=[best])
+            restored = tf.keras.models.load_model(os.path.join(folder, "best.hdf5"))
+            prediction = restored(x).numpy()
+            """,
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+            folder = tempfile.mkdtemp()
+            x = np.array([[1.0, 2.0], [3.0, -1.0]], "float32")
+            init = tf.keras.initializers.Constant(0.5)
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+            model.compile(tf.keras.optimizers.SGD(0.0), "mse")
+            best = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "best.keras"))
+            model.fit(x, np.zeros((2, 1), "float32"), epochs=1, verbose=0, callbacks=[best])
+            restored = tf.keras.models.load_model(os.path.join(folder, "best.keras"))
+            prediction = restored(x).numpy()
+            """,
+            at=[(12, 43, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras` (or `.h5`)")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="a whole model checkpointed to .hdf5 and reloaded: renamed to .keras with the load_model of it "
+                 "(not .h5: Keras 3.15's load_model of a legacy .h5 compiled with 'mse' raises ValueError: Could "
+                 "not deserialize 'keras.metrics.mse'); unsafe, the file's format changes from HDF5 to a Keras zip",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            model.save_weights("logs/w.h5")
+            print("weights saved to logs/w.h5")
+            model.save_weights("logs/v.h5")
+            model.load_weights("pretrained/v.h5")
+            path = "logs/u.h5"
+            model.save_weights(path)
+            model.save(path + "_full.keras")
+            """,
+            at=[(4, 20, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                        "checkpoints); not renamed here: `w.h5` is also written elsewhere in this module"),
+                (6, 20, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                        "checkpoints); not renamed here: a load in this module reads it as `pretrained/v.h5`"),
+                (9, 20, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                        "checkpoints)")],
+            note="no rename where the name is also read otherwise: a message, a load of another folder's file of "
+                 "that name, a name also read by a `+` (renaming it would rename the other path too)",
+        ),
         flagged(
             """
             import os
@@ -294,11 +604,51 @@ class Keras3UnsupportedSavePath(Rule):
                     loss = tf.reduce_mean(tf.square(net(images) - labels))
                 optimizer.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
                 net.save_weights(os.path.join(save_dir, "last_epoch_weights.h5"))
-                net.save(os.path.join(save_dir, "model"))
+            """,
+            """
+            import os
+
+            import tensorflow as tf
+
+
+            def fit_one_epoch(net, images, labels, optimizer, save_dir):
+                with tf.GradientTape() as tape:
+                    loss = tf.reduce_mean(tf.square(net(images) - labels))
+                optimizer.apply_gradients(zip(tape.gradient(loss, net.trainable_variables), net.trainable_variables))
+                net.save_weights(os.path.join(save_dir, "last_epoch_weights.weights.h5"))
             """,
             at=[(10, 22, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`")],
+            run="""
+            import tempfile
+            import numpy as np
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+            folder = tempfile.mkdtemp()
+            net = make(0.5)
+            fit_one_epoch(net, np.ones((4, 2), "float32"), np.zeros((4, 1), "float32"), tf.keras.optimizers.SGD(0.25),
+                          folder)
+            restored = make(0.0)
+            restored.load_weights(os.path.join(folder, os.listdir(folder)[0]))
+            prediction = restored(np.array([[1.0, 2.0]], "float32")).numpy()
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
             note="a training helper given the model (bubbliiiing/unet-tf2 utils/utils_fit.py:108): save_weights is "
-                 "Keras's name alone; save() of an unknown object stays silent",
+                 "Keras's name alone; the saved file renamed (nothing else in the module names it): a safe fix. "
+                 "Executed: the weights tf_keras saved to `.h5` and read back, Keras 3 to `.weights.h5`",
+        ),
+        clean(
+            """
+            import os
+
+
+            def export(net, save_dir):
+                net.save(os.path.join(save_dir, "model"))
+            """,
+            note="save() of an unknown object (a parameter) stays silent: many objects have a save()",
         ),
         flagged(
             """
@@ -315,6 +665,25 @@ class Keras3UnsupportedSavePath(Rule):
                 tf.keras.models.save_model(model, "export/")
                 return tf.keras.models.load_model(os.path.join(folder, "saved_model"))
             """,
+            """
+            import os
+            import tensorflow as tf
+
+            def train(folder):
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                model.save(os.path.join(folder, "saved_model"))
+                model.save(folder + "/model.tf")
+                model.save_weights(f"{folder}/ckpt.weights.h5")
+                model.save_weights("weights.weights.h5")
+                model.load_weights("checkpoints/cp.ckpt")
+                tf.keras.models.save_model(model, "export/")
+                return tf.keras.models.load_model(os.path.join(folder, "saved_model"))
+            """,
+            run="""
+            import tempfile
+
+            train(tempfile.mkdtemp())
+            """,
             at=[(6, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
                 (7, 16, "Keras 3 `save()` raises ValueError on a `.tf` TensorFlow path"),
                 (8, 24, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
@@ -322,7 +691,8 @@ class Keras3UnsupportedSavePath(Rule):
                 (10, 24, "Keras 3 `load_weights()` raises ValueError on a `.ckpt` TensorFlow path"),
                 (11, 39, "Keras 3 `save_model()` raises ValueError on a SavedModel directory"),
                 (12, 39, "Keras 3 `load_model()` raises ValueError on a SavedModel directory")],
-            note="measured: each raises ValueError under Keras 3 and runs under tf_keras",
+            note="measured: each raises ValueError under Keras 3 and runs under tf_keras; the weights saves' names "
+                 "renamed (an f-string's end), the other calls by hand (the SavedModel's readers)",
         ),
         flagged(
             """
@@ -333,6 +703,20 @@ class Keras3UnsupportedSavePath(Rule):
             best = keras.callbacks.ModelCheckpoint("best.hdf5", monitor="val_loss", save_best_only=True)
             plain = keras.callbacks.ModelCheckpoint(filepath="ckpt_dir")
             """,
+            """
+            import keras
+
+            path = "checkpoints/cp-{epoch:04d}.weights.h5"
+            weights = keras.callbacks.ModelCheckpoint(path, save_weights_only=True, verbose=1)
+            best = keras.callbacks.ModelCheckpoint("best.keras", monitor="val_loss", save_best_only=True)
+            plain = keras.callbacks.ModelCheckpoint(filepath="ckpt_dir.keras")
+            """,
+            run="""
+            import numpy as np
+
+            made = np.array(len([weights, best, plain]))
+            """,
+            effect=FIXES_ERROR,
             at=[(4, 43, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError"),
                 (5, 40, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras`"),
                 (6, 50, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras`")],
@@ -401,6 +785,44 @@ class Keras3UnsupportedSavePath(Rule):
                         model.load_weights(ckpt_path).expect_partial()
                     else:
                         model.load_weights(ckpt_path)
+            """,
+            """
+            import tensorflow as tf
+
+
+            def save_weights(model, filepath):
+                \"\"\"model.save_weights(filepath), to GCS buckets too.\"\"\"
+                if not filepath.startswith("gs://"):
+                    model.save_weights(filepath)
+
+
+            def restore(path):
+                return tf.keras.models.load_model(path, compile=False)
+
+
+            class Trainer:
+                def save_checkpoint(self):
+                    save_weights(self._generator, self.saved_path + "generator-{}.weights.h5".format(self.steps))
+                    save_weights(self._generator, self.saved_path + "generator-%d.weights.h5" % self.steps)
+                    save_weights(self._generator, filepath="generator-{:06d}.weights.h5".format(self.steps))
+                    return restore(self.saved_path + "/export")
+
+                def load(self, model, ckpt_path):
+                    if ckpt_path.endswith(".ckpt"):
+                        model.load_weights(ckpt_path).expect_partial()
+                    else:
+                        model.load_weights(ckpt_path)
+            """,
+            run="""
+            import tempfile
+
+            class Run(Trainer):
+                def __init__(self):
+                    self._generator = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                    self.saved_path = tempfile.mkdtemp() + "/"
+                    self.steps = 3
+
+            Run().save_checkpoint()
             """,
             at=[(16, 39, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
                          "checkpoints): `save_weights` passes this path to `save_weights()` unchanged"),
@@ -564,6 +986,40 @@ class Keras3UnsupportedSavePath(Rule):
                 export(model, "out")
                 checkpoint(model, "w.ckpt")
                 Trainer(model).run()
+            """,
+            """
+            import os
+
+            import tensorflow as tf
+
+
+            def export(model, folder, name="saved_model"):
+                model.save(os.path.join(folder, name))
+
+
+            def checkpoint(model, path):
+                model.save_weights(path)
+
+
+            class Trainer:
+                def __init__(self, model):
+                    self.model = model
+
+                def snapshot(self, path):
+                    self.model.save_weights(path)
+
+                def run(self):
+                    self.snapshot("ckpt/last")
+
+
+            def main():
+                model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+                export(model, "out")
+                checkpoint(model, "w.weights.h5")
+                Trainer(model).run()
+            """,
+            run="""
+            main()
             """,
             at=[(7, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory"),
                 (19, 33, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),

@@ -16,9 +16,10 @@ from tflint_gpu.findings import Fix
 from tflint_gpu.semantic import api_since
 from tflint_gpu.semantic.api import arguments_by_name
 from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
-from tflint_gpu.semantic.model import DEF, IMPORT, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
+from tflint_gpu.semantic.model import CLASS, DEF, IMPORT, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.names import Resolver, normalize
+from tflint_gpu.semantic.project import CALLBACK_MODEL, GUARD
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
@@ -41,6 +42,26 @@ _CLASS_ALIASES = {"keras.models.Model": "keras.Model", "keras.models.Sequential"
 
 
 _LOSS_SCALE = "keras.mixed_precision.LossScaleOptimizer"
+
+
+# Among the keywords ``path_handoffs`` gives: the save is a Keras callback's, on the model it is given.
+CALLBACK_SAVE = "@callback"
+
+
+def _guard_holds(mark: str, given) -> bool:
+    """Does the argument a ``semantic.project.GUARD`` mark names (``?save_weights_only=0``: true;
+    ``?!name=1``: false; after ``=``, the parameter's default) hold, as the call gives it (a literal
+    ``True``/``False``, or its default where it is not given)?"""
+    negated = mark[1:2] == "!"
+    name, _, default = mark[2 if negated else 1:].partition("=")
+    value = given.get(name)
+    if value is None:
+        truth = {"1": True, "0": False}.get(default)
+    elif isinstance(value, cst.Name) and value.value in ("True", "False"):
+        truth = value.value == "True"
+    else:
+        truth = None
+    return truth is not None and truth != negated
 
 
 @dataclass
@@ -182,7 +203,8 @@ class RuleContext:
         return self.tensors.is_tensor(expr, scope or self.scope)
 
     def unknown_keras3_model(self, receiver: cst.BaseExpression, method: str = "",
-                             distinctive: bool = False, judge_maker: bool = True) -> bool:
+                             distinctive: bool = False, judge_maker: bool = True,
+                             project_classes: bool = False) -> bool:
         """Is ``receiver``, an object whose maker the engine cannot follow (a parameter, a factory's
         result), to be taken for a Keras 3 model that ``method`` is called on? Only in Keras 3 code (the
         file's Keras; or, for a ``distinctive`` use, one no other library's objects have, such as
@@ -190,7 +212,8 @@ class RuleContext:
         never when something else made it (an imported API other than Keras, a same-module class of
         no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
         made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
-        define ``method``, or in Keras's own code."""
+        define ``method``, or in Keras's own code. With ``project_classes``, a class of another project
+        module deriving from a Keras class made it as Keras does (``_made_by_other``)."""
         if self.value_kind(receiver) not in (UNKNOWN, KERAS) or self.keras_internals:
             return False  # a Keras object whose class is not told (made by a same-module function) is asked too
         if method and self.graphs.objects.defined(method):
@@ -199,7 +222,7 @@ class RuleContext:
         keras3 = migration.module_flavour() == KERAS3 or (
             distinctive and not migration.module_flavours() and self.target.keras3
             and "tensorflow" in self.model.source)
-        return keras3 and not (judge_maker and self._made_by_other(receiver))
+        return keras3 and not (judge_maker and self._made_by_other(receiver, project_classes))
 
     def may_be_keras_model(self, receiver: cst.BaseExpression, method: str) -> bool:
         """May ``receiver`` (read in ``self.scope``) be a Keras model whose own ``method`` is called, in
@@ -566,6 +589,17 @@ class RuleContext:
             facts = self._masks = Masks(self.graphs.flow, self.resolver.qualname)
         return facts
 
+    @property
+    def file_renames(self):
+        """Renames of the file a save writes, with its loads (``semantic.file_renames.FileRenames``),
+        built on first use."""
+        facts = getattr(self, "_file_renames", None)
+        if facts is None:
+            from tflint_gpu.semantic.file_renames import FileRenames
+
+            facts = self._file_renames = FileRenames(self.graphs)
+        return facts
+
     def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):
@@ -597,13 +631,16 @@ class RuleContext:
         argument, the method or the absolute dotted function the def calls, the argument that is its
         receiver or saved model (None for ``load_model``), the other keywords the def's call passes,
         the def as ``call`` names it). A def of this module or of another project module
-        (``semantic.project.ProjectIndex.saves``); empty without a project."""
+        (``semantic.project.ProjectIndex.saves``), or a Keras callback class of the project whose
+        methods save the callback's model at the path its constructor is given, where the
+        arguments the save depends on hold (``ModelCheckpoint(path, save_weights_only=True)``): no
+        receiver then, and ``CALLBACK_SAVE`` among the keywords; empty without a project."""
         project = self.resolver.project
         func = call.func
         known = None
         if isinstance(func, cst.Name):
             found = lookup(func.value, self.scope, func)
-            if found is not None and found.kind == DEF and found.scope.parent is None:
+            if found is not None and found.kind in (DEF, CLASS) and found.scope.parent is None:
                 own = self._own_summary()
                 known = own.saves.get(func.value) if own is not None else None
             elif found is None or found.kind != IMPORT:
@@ -620,8 +657,17 @@ class RuleContext:
             return []
         written = cst.Module([]).code_for_node(func)
         found_saves = []
+        seen = set()
         for path, what, receiver, keywords in saves:
-            if path in given and (not receiver or receiver in given):
+            if path not in given or not all(_guard_holds(k, given) for k in keywords if k.startswith(GUARD)):
+                continue
+            keywords = tuple(k for k in keywords if not k.startswith(GUARD))
+            if receiver == CALLBACK_MODEL:  # a callback class's save on its own model (``_class_saves``)
+                receiver, keywords = "", keywords + (CALLBACK_SAVE,)
+            elif receiver and receiver not in given:
+                continue
+            if (path, what) not in seen:
+                seen.add((path, what))
                 found_saves.append((given[path], what, given.get(receiver) if receiver else None, keywords, written))
         return found_saves
 

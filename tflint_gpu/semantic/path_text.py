@@ -30,3 +30,24 @@ def format_tail(template: str) -> Optional[str]:
         return None
     literal, field, _, _ = parts[-1]
     return literal if field is None and literal else None
+
+
+# The last part of a path with a suffix: a dot, a letter, letters and digits, at its end (as TFG908 reads it).
+_SUFFIX = re.compile(r"\.[A-Za-z][A-Za-z0-9]*$")
+
+
+def renamed_file(text: str, old: tuple, new: str) -> Optional[str]:
+    """``text`` (the text a path ends with) renamed to end in ``new``: a last suffix among ``old``
+    (``".h5"``, ``".ckpt"``...) replaced, or ``new`` appended to a last part that has no suffix when
+    ``""`` is among ``old`` (``"logs/vit"`` -> ``"logs/vit.weights.h5"``); None when the text already
+    ends in ``new``, ends with ``/``, ends with a template field, or has another suffix."""
+    last = text.rsplit("/", 1)[-1]
+    if not last or text.endswith(new) or not (last[-1].isalnum() or last[-1] in "_-"):
+        return None
+    suffix = _SUFFIX.search(last)
+    if suffix is None:
+        # a name that ends with a ``%`` conversion (``model_%03d``) is a template, not a file name
+        return text + new if "" in old and not ("%" in last and percent_tail(last) is None) else None
+    if suffix.group(0).lower() not in old:
+        return None
+    return text[:len(text) - len(suffix.group(0))] + new

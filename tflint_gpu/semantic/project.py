@@ -62,6 +62,7 @@ module name -> its state), which the findings cache keys on.
 from __future__ import annotations
 
 import ast
+from collections import Counter
 import contextlib
 import gc
 import hashlib
@@ -106,7 +107,7 @@ class Summary:
     and pickle), compared by ``digest``."""
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
-                 "writes", "saves", "flags", "graph_calls", "holders", "hands", "_digest")
+                 "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -117,7 +118,8 @@ class Summary:
                  saves: Optional[Dict[str, Tuple[Sequence[str], Sequence[Save]]]] = None,
                  flags: Optional[Dict[str, Constant]] = None,
                  graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = (),
-                 holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = ()) -> None:
+                 holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = (),
+                 names: Iterable[str] = ()) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -150,6 +152,8 @@ class Summary:
         # module's own top-level name), maker's dotted target) of each object handed to another module's def
         self.hands: Tuple[Tuple[int, str, str, int, str], ...] = tuple(
             (h[0], h[1], h[2], h[3], h[4]) for h in hands)
+        # the last path part of every string the module writes that may name a file (``_file_names``), sorted
+        self.names: Tuple[str, ...] = tuple(sorted(set(names)))
         self._digest: Optional[str] = None
 
     @property
@@ -172,14 +176,16 @@ class Summary:
                           for k, v in self.saves.items()},
                 "flags": {k: list(v) for k, v in self.flags.items()},
                 "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls],
-                "holders": list(self.holders), "hands": [list(h) for h in self.hands]}
+                "holders": list(self.holders), "hands": [list(h) for h in self.hands],
+                "names": list(self.names)}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
         """The summary ``to_json`` gave; ValueError for anything else (a cache is data, checked field by field)."""
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
-                                                        "saves", "flags", "graph_calls", "holders", "hands"}:
+                                                        "saves", "flags", "graph_calls", "holders", "hands",
+                                                        "names"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -261,11 +267,14 @@ class Summary:
                 and isinstance(h[2], str) and isinstance(h[3], int) and not isinstance(h[3], bool)
                 and -1 <= h[3] < 100 and isinstance(h[4], str) for h in hands):
             raise ValueError("summary")
+        names = data["names"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError("summary")
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls, holders, hands)
+                   graph_calls, holders, hands, names)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -478,9 +487,66 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
         if found is not None:
             constants[name] = found
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
-                   returns, _builds(tree, bound, own_nodes), constants, writes, _saves(tree, bound, own_nodes),
+                   returns, _builds(tree, bound, own_nodes), constants, writes,
+                   {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
-                   _hands(tree, bound))
+                   _hands(tree, bound), _file_names(tree))
+
+
+def file_name(text: str) -> Optional[str]:
+    """The last path part of ``text`` when it may name a file (1 to 120 characters, no blank): the key
+    ``Summary.names`` and ``ProjectIndex.naming`` compare."""
+    last = text.replace("\\", "/").rsplit("/", 1)[-1]
+    return last if 0 < len(last) <= 120 and not any(c.isspace() for c in last) else None
+
+
+def file_names(text: str) -> List[str]:
+    """``file_name`` of each blank-separated word of ``text`` (quotes, brackets and the punctuation
+    that ends a sentence taken off): the files a string names, in a message or a docstring too."""
+    found = []
+    for word in text.split():
+        name = file_name(word.strip("\"'`()[]<>,;:").rstrip("."))
+        if name is not None:
+            found.append(name)
+    return found
+
+
+def _file_names(tree: ast.Module) -> List[str]:
+    """The files the module's strings name (``mentioned_files``), each once, sorted."""
+    return sorted(mentioned_files(tree))
+
+
+def mentioned_files(tree: ast.Module) -> "Counter[str]":
+    """How many times the string constants of the module name each file (``file_names``: f-strings'
+    text parts too), leaving out the strings that write the path of a weights save: the first
+    argument (or ``filepath=``) of ``x.save_weights(...)`` and of a call given ``save_weights_only=True``
+    (``ModelCheckpoint``, a project's own callback), every argument of a helper named ``save_weights(...)``:
+    saves that a rename to `.weights.h5` renames
+    alike, where every other mention (a load, a message, a docstring) may read the old name."""
+    saves: Set[int] = set()
+    nodes = list(ast.walk(tree))
+    for node in nodes:
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "save_weights":  # a project's helper: any argument
+            saves.update(id(part) for argument in node.args + [k.value for k in node.keywords]
+                         for part in ast.walk(argument))
+            continue
+        weights = (isinstance(func, ast.Attribute) and func.attr == "save_weights") or any(
+            k.arg == "save_weights_only" and isinstance(k.value, ast.Constant) and k.value.value is True
+            for k in node.keywords)
+        if not weights:
+            continue
+        path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+        if path is not None and not isinstance(path, ast.Starred):
+            saves.update(id(part) for part in ast.walk(path))
+    counted: Counter = Counter()
+    for node in nodes:
+        if node.__class__ is ast.Constant and isinstance(node.value, str) and len(node.value) < 10000 \
+                and id(node) not in saves:
+            counted.update(file_names(node.value))
+    return counted
 
 
 ARGPARSE, ABSL = "argparse:", "absl:"  # the namespaces of ``Summary.flags``
@@ -661,6 +727,135 @@ def _saves(tree: ast.Module, bound: Dict[str, tuple],
         if made:
             found[statement.name] = (positional, made)
     return found
+
+
+# A Save's receiver when the save is made on the model a Keras callback is given (``self.model``), and the
+# mark of a parameter the class's saves are made under (``if self.<attribute>:``, the attribute set from
+# that parameter): ``"?save_weights_only=0"``, made when the call gives it ``True`` (its default: ``=1``
+# True, ``=0`` False, ``=?`` none or another); ``"?!save_best_only=0"``, made when it is false (the
+# ``else`` of the test).
+CALLBACK_MODEL = "self.model"
+GUARD = "?"
+
+
+def _class_saves(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, Tuple[List[str], List[Save]]]:
+    """For each top-level class deriving from a Keras callback (``keras.callbacks.Callback``,
+    ``ModelCheckpoint``; not tf_keras's), the saves its methods make on the callback's model at the
+    path a parameter of its ``__init__`` gives: ``self.model.save_weights(filepath)`` where
+    ``filepath`` is ``self.filepath`` or a local name bound once from it or from
+    ``self.filepath.format(...)`` (a template's text after its last field stays the path's end), and
+    ``__init__`` sets ``self.filepath = filepath`` from its parameter, the class setting that
+    attribute nowhere else. A save in the body (or the ``else``) of ``if self.flag:``, ``self.flag`` set
+    from a parameter alike, is made when that parameter is true (false) (``GUARD`` marks). Keyed by the
+    class name, with ``__init__``'s positional parameters after ``self``, as ``_saves`` keys a def."""
+    found: Dict[str, Tuple[List[str], List[Save]]] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.ClassDef) or bound.get(statement.name, (OTHER,))[0] != CLASS:
+            continue
+        bases = [_imported(d, bound) for d in (_dotted(b) for b in statement.bases) if d is not None]
+        if not any(b is not None and b.split(".", 1)[0] in ("tensorflow", "keras")
+                   and b.endswith(("callbacks.Callback", "callbacks.ModelCheckpoint")) for b in bases):
+            continue
+        methods = [m for m in statement.body if isinstance(m, ast.FunctionDef)]
+        init = next((m for m in methods if m.name == "__init__"), None)
+        if init is None or not init.args.args:
+            continue
+        positional = [a.arg for a in init.args.posonlyargs + init.args.args][1:]
+        params = set(positional) | {a.arg for a in init.args.kwonlyargs}
+        set_count: Counter = Counter()
+        for method in methods:
+            for node in ast.walk(method):
+                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) \
+                        and isinstance(node.value, ast.Name) and node.value.id == "self":
+                    set_count[node.attr] += 1
+        rebound = {n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+        defaults = dict(zip(reversed(positional), reversed(init.args.defaults)))
+        defaults.update({a.arg: d for a, d in zip(init.args.kwonlyargs, init.args.kw_defaults) if d is not None})
+        from_param: Dict[str, str] = {}  # attribute -> the parameter it is set from, once
+        for node in ast.walk(init):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Name) \
+                    and node.value.id in params and node.value.id not in rebound:
+                target = node.targets[0]
+                if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                        and target.value.id == "self" and set_count[target.attr] == 1:
+                    from_param[target.attr] = node.value.id
+        if not from_param:
+            continue
+        made: List[Save] = []
+        for method in methods:
+            if method is init:
+                continue
+            local: Dict[str, Optional[str]] = {}  # name bound in the method -> the attribute it is made from
+            for node in ast.walk(method):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    name = node.targets[0].id
+                    local[name] = None if name in local else _attribute_path(node.value)
+                elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    local.setdefault(node.id, None)
+            flags = {attribute: GUARD + "%s" + param + "=" + _truth(defaults.get(param))
+                     for attribute, param in from_param.items()}
+            _callback_saves(method.body, local, from_param, flags, (), made)
+        if made:
+            found[statement.name] = (positional, made)
+    return found
+
+
+def _truth(default: Optional[ast.AST]) -> str:
+    """``1``/``0`` for a default ``True``/``False``, else ``?``."""
+    if isinstance(default, ast.Constant) and isinstance(default.value, bool):
+        return "1" if default.value else "0"
+    return "?"
+
+
+def _attribute_path(value: ast.AST) -> Optional[str]:
+    """``A`` of ``self.A`` or ``self.A.format(...)``; None for anything else."""
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "format":
+        value = value.func.value
+    if isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name) and value.value.id == "self":
+        return value.attr
+    return None
+
+
+def _callback_saves(statements: Sequence[ast.stmt], local: Dict[str, Optional[str]], from_param: Dict[str, str],
+                    flags: Dict[str, str], guards: Tuple[str, ...], made: List[Save]) -> None:
+    """``_class_saves`` of one method's statements, under ``guards`` (the ``GUARD`` marks of the
+    enclosing ``if self.flag:`` tests; ``flags``: attribute -> its mark, ``%s`` where ``!`` goes)."""
+    for statement in statements:
+        if isinstance(statement, ast.If):
+            test = statement.test
+            flag = test.attr if isinstance(test, ast.Attribute) and isinstance(test.value, ast.Name) \
+                and test.value.id == "self" else None
+            if flag is not None and flag in flags:
+                _callback_saves(statement.body, local, from_param, flags, guards + (flags[flag] % "",), made)
+                _callback_saves(statement.orelse, local, from_param, flags, guards + (flags[flag] % "!",), made)
+            else:
+                _callback_saves(statement.body, local, from_param, flags, guards, made)
+                _callback_saves(statement.orelse, local, from_param, flags, guards, made)
+            continue
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                _callback_saves(inner, local, from_param, flags, guards, made)
+        for handler in getattr(statement, "handlers", ()):
+            _callback_saves(handler.body, local, from_param, flags, guards, made)
+        if not isinstance(statement, ast.Expr) or not isinstance(statement.value, ast.Call):
+            continue
+        call = statement.value
+        func = call.func
+        if not (isinstance(func, ast.Attribute) and func.attr in ("save_weights", "save")
+                and isinstance(func.value, ast.Attribute) and func.value.attr == "model"
+                and isinstance(func.value.value, ast.Name) and func.value.value.id == "self"):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        path = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "filepath"), None)
+        attribute = local.get(path.id) if isinstance(path, ast.Name) else _attribute_path(path) if path else None
+        if attribute is None or attribute not in from_param:
+            continue
+        keywords = tuple(k.arg for k in call.keywords if k.arg != "filepath")
+        made.append((from_param[attribute], func.attr, CALLBACK_MODEL, keywords + guards))
 
 
 def _builds(tree: ast.Module, bound: Dict[str, tuple],
@@ -1340,6 +1535,8 @@ WRITES = "~writes:"
 FLAGS = "~flags:"
 # The same for the objects other modules hand to a module's defs (``handed``).
 HANDS = "~hands:"
+# A dependency on the checked modules that write a file name (``ProjectIndex.naming``).
+NAMES = "~names:"
 _Loader = Callable[[str], Optional[Summary]]
 
 
@@ -1390,6 +1587,7 @@ class ProjectIndex:
         # summary field -> callee's last name -> ((importer, package), level, target)
         self._by_name: Dict[str, Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = {}
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
+        self._names: Optional[Dict[str, List[str]]] = None  # file name -> the checked files that write it
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
         # module -> its ``handed`` (def -> slot -> makers)
         self._handed_memo: Dict[str, Dict[str, Dict[str, Tuple[str, ...]]]] = {}
@@ -1483,6 +1681,8 @@ class ProjectIndex:
             return self._flag_digest(name[len(FLAGS):])
         if name.startswith(HANDS):
             return self._hands_digest(name[len(HANDS):])
+        if name.startswith(NAMES):
+            return ",".join(self._naming(name[len(NAMES):]))
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
@@ -1569,6 +1769,22 @@ class ProjectIndex:
         memo = self._handed_memo[module] = {
             name: {slot: tuple(sorted(makers)) for slot, makers in slots.items()} for name, slots in found.items()}
         return memo
+
+    def naming(self, name: str, deps: Set[Tuple[str, str]]) -> Tuple[str, ...]:
+        """The checked files whose strings name the file ``name`` (a last path part, ``Summary.names``),
+        sorted; what it read goes to ``deps``."""
+        found = self._naming(name)
+        deps.add((NAMES + name, ",".join(found)))
+        return found
+
+    def _naming(self, name: str) -> Tuple[str, ...]:
+        if self._names is None:
+            self._names = {}
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                for written in summary.names if summary is not None else ():
+                    self._names.setdefault(written, []).append(path)
+        return tuple(sorted(self._names.get(name, ())))
 
     def _hands_digest(self, module: str) -> str:
         answer = self.handed(module)
@@ -1660,6 +1876,10 @@ class ProjectIndex:
         """The positional parameters of the project def ``absolute`` and the saves and loads it makes
         at a path one of its parameters gives (``Summary.saves``); None when it makes none."""
         module, name, summary = self._def_summary(absolute, deps)
+        if summary is None and module and self.locate(module) is not None:  # a class (``_class_saves``)
+            summary = self.summary(module, deps)
+            if summary is None or summary.bound.get(name, (OTHER,))[0] != CLASS:
+                return None
         return summary.saves.get(name) if summary is not None else None
 
     def callers_digest(self, module: str, field: str = "loop_calls") -> str:
@@ -1990,6 +2210,7 @@ class ProjectFile:
 
     def __init__(self, index: ProjectIndex, path: str) -> None:
         self.index = index
+        self.path = os.path.abspath(path)
         named = index.module_name(path)
         self.module: Optional[str] = None
         self.is_package = False
@@ -2116,6 +2337,11 @@ class ProjectFile:
                 return value[1] if value[0] == TEXT else None
             return self.index.default_ending(self.module, own.flags[key], self.deps)
         return self.index.flag_default(key, self.deps)
+
+    def naming(self, name: str) -> Tuple[str, ...]:
+        """The checked files other than this one whose strings name the file ``name``
+        (``ProjectIndex.naming``)."""
+        return tuple(p for p in self.index.naming(name, self.deps) if os.path.abspath(p) != self.path)
 
     def saves(self, qualname: str) -> Optional[Tuple[Tuple[str, ...], Tuple[Save, ...]]]:
         """``ProjectIndex.saves`` for the project def a call names in this file (as ``returns``)."""

@@ -1,0 +1,249 @@
+"""Renaming the file a model is saved to, where its name is written: the string literal that ends
+the path a save call is given (``path_literal``: in the call, or bound to a local name, as
+``semantic.migration.path_ending`` reads it), rewritten to a new suffix (``semantic.path_text.renamed_file``: ``"ep{epoch:03d}.h5"`` ->
+``"ep{epoch:03d}.weights.h5"``), together with every load of the same file in the module, so that
+what is saved is still what is loaded. Refused, with the reason, when the name is also written
+anywhere the rename would not reach: another string of the module, a load that reads it under
+another path, or another checked file of the project (``ProjectIndex.naming``)."""
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from dataclasses import dataclass
+from typing import Dict, FrozenSet, List, Optional, Tuple
+
+import libcst as cst
+
+from tflint_gpu.semantic.api import exact_argument
+from tflint_gpu.semantic.migration import _DEPTH, _PATH_JOINS
+from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, lookup
+from tflint_gpu.semantic.path_text import format_tail, percent_tail, renamed_file
+from tflint_gpu.semantic.project import file_name, mentioned_files
+
+
+def path_literal(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver,
+                 depth: int = 0, hops: Optional[List[Tuple[str, ScopeInfo]]] = None
+                 ) -> Optional[Tuple[cst.CSTNode, str]]:
+    """The string literal of this module whose text ends the path ``expr`` gives, and that text, as
+    ``path_ending`` reads it: the literal itself, the last string of ``"a" "b"``, the text that ends
+    an f-string (a ``FormattedStringText``), the right of ``+``/``/``, the template of ``%`` and
+    ``.format()``, the last part of ``os.path.join(...)``/``pathlib.Path(...)``, the argument of
+    ``str(...)``/``os.fspath(...)``, through a local name bound once. None when the ending comes from
+    elsewhere (another module's constant, a flag's default, a parameter, a loop) or is not text.
+    Rewriting its end renames the file the path names (what a rename fix edits). ``hops`` gets the
+    names read on the way, each with the scope that binds it (their other reads see the rename too)."""
+    if expr is None or depth > _DEPTH:
+        return None
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return (expr, value) if isinstance(value, str) and value else None
+    if isinstance(expr, cst.ConcatenatedString):
+        return path_literal(expr.right, scope, resolver, depth + 1, hops)
+    if isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
+            return path_literal(last.expression, scope, resolver, depth + 1, hops)
+        if isinstance(last, cst.FormattedStringText) and last.value and "\\" not in last.value \
+                and "{" not in last.value and "}" not in last.value:
+            return last, last.value
+        return None
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
+        return path_literal(expr.right, scope, resolver, depth + 1, hops)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
+            and isinstance(expr.left, cst.SimpleString):
+        found = path_literal(expr.left, scope, resolver, depth + 1, hops)
+        return found if found is not None and percent_tail(found[1]) is not None else None
+    if isinstance(expr, cst.Call) and expr.args:
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            found = path_literal(func.value, scope, resolver, depth + 1, hops)
+            return found if found is not None and format_tail(found[1]) is not None else None
+        qualname = resolver.qualname(expr.func, scope)
+        if qualname in _PATH_JOINS:
+            last = expr.args[-1]
+            return None if last.star else path_literal(last.value, scope, resolver, depth + 1, hops)
+        only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
+            else None
+        if only is not None and (qualname == "os.fspath" or (
+                isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
+            return path_literal(only.value, scope, resolver, depth + 1, hops)
+        return None
+    if isinstance(expr, cst.Name):
+        found = lookup(expr.value, scope, expr)
+        if found is not None and found.kind == ASSIGNED and expr.value not in found.scope.globals:
+            value = found.single_value
+            if isinstance(value, cst.BaseExpression):
+                if hops is not None:
+                    hops.append((expr.value, found.scope))
+                return path_literal(value, found.scope, resolver, depth + 1, hops)
+    return None
+
+
+def renamed_literal(node: cst.CSTNode, text: str, new_text: str) -> Optional[cst.CSTNode]:
+    """``node`` (``path_literal``'s literal, whose value is ``text``) written to hold ``new_text``,
+    which differs from ``text`` at its end only: its quotes, prefix and escapes kept; None when the
+    changed end is not written plainly in the source (an escape, a line continuation)."""
+    same = 0
+    while same < min(len(text), len(new_text)) and text[same] == new_text[same]:
+        same += 1
+    old_end, new_end = text[same:], new_text[same:]
+    if any(c in new_end for c in "\\'\"{}\n"):
+        return None
+    if isinstance(node, cst.FormattedStringText):
+        if not node.value.endswith(old_end):
+            return None
+        return node.with_changes(value=node.value[:len(node.value) - len(old_end)] + new_end)
+    if not isinstance(node, cst.SimpleString):
+        return None
+    raw = node.value
+    quote = raw[len(node.prefix):][:3] if raw[len(node.prefix):][:3] in ('"""', "'''") else raw[len(node.prefix)]
+    body = raw[len(node.prefix) + len(quote):len(raw) - len(quote)]
+    if not body.endswith(old_end):
+        return None
+    return node.with_changes(value=raw[:len(node.prefix) + len(quote)] + body[:len(body) - len(old_end)] + new_end
+                             + quote)
+
+
+@dataclass
+class Rename:
+    """A rename: ``replacements`` (the literals, rewritten) when it can be made, else ``refused`` (why
+    not); ``old``/``new``: the saved literal's text before and after; ``loads``: how many loads of the
+    file in this module it rewrites too."""
+
+    old: str
+    new: str
+    replacements: Dict[cst.CSTNode, cst.CSTNode]
+    loads: int = 0
+    refused: str = ""
+
+
+class FileRenames:
+    """The renames of one module (``ctx.file_renames``)."""
+
+    def __init__(self, graphs) -> None:
+        self.graphs = graphs
+        self.model = graphs.model
+        self.resolver = graphs.resolver
+        self._mentions: Optional[Counter] = None
+
+    def literal(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[Tuple[cst.CSTNode, str, bool]]:
+        """``path_literal``: the literal of this module that ends the path ``expr``,
+        when every name read on the way is read only as the path of a save or a load (a name also
+        read elsewhere, ``print(path)`` or ``path + "_full.h5"``, would see the rename too); and whether
+        the literal is written in ``expr`` itself (no name read on the way)."""
+        hops: List[Tuple[str, ScopeInfo]] = []
+        found = path_literal(expr, scope, self.resolver, hops=hops)
+        if found is None:
+            return None
+        for name, binder in hops:
+            for use in self.graphs.uses.uses_of(name, binder):
+                if use.kind != "argument" or use.arg is None or use.arg.value is not use.name \
+                        or not _save_or_load(use.call, use.scope, self.resolver):
+                    return None
+        return found[0], found[1], not hops
+
+    def mentions(self, name: str) -> int:
+        """How many times the module's strings name the file ``name``, the paths of weights saves left
+        out (``semantic.project.mentioned_files``)."""
+        if self._mentions is None:
+            try:
+                self._mentions = mentioned_files(ast.parse(self.model.source))
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._mentions = Counter()
+        return self._mentions[name]
+
+    def rename(self, path: cst.BaseExpression, scope: ScopeInfo, old: Tuple[str, ...], new: str,
+               load_methods: FrozenSet[str] = frozenset(), load_functions: FrozenSet[str] = frozenset(),
+               call: Optional[cst.Call] = None) -> Optional[Rename]:
+        """The rename of the file ``path`` names to end in ``new`` (its suffix among ``old``; ``""``:
+        none), with the loads of the same literal text in this module: ``x.<load_methods>(p)`` and
+        ``<load_functions>(p)`` (qualified names), ``p`` their first argument or ``filepath=``. None
+        when the path does not end in a literal of this module, or the name needs no rename.
+        ``call``: the call ``path`` is given to (a weights save's path written in it is left out of
+        ``mentions``, as ``semantic.project.mentioned_files`` reads it)."""
+        found = self.literal(path, scope)
+        if found is None:
+            return None
+        node, text, direct = found
+        new_text = renamed_file(text, old, new)
+        name = file_name(text)
+        if new_text is None or name is None:
+            return None
+        rewritten = renamed_literal(node, text, new_text)
+        rename = Rename(text, new_text, {})
+        if rewritten is None:
+            rename.refused = "the name's end is not written plainly"
+            return rename
+        replacements: Dict[cst.CSTNode, cst.CSTNode] = {node: rewritten}
+        loads = 0
+        for load, where in self.model.index.get("Call", ()):
+            func = load.func
+            if isinstance(func, cst.Attribute) and func.attr.value in load_methods:
+                argument = exact_argument(load, 0, "filepath")
+            elif load_functions and self.resolver.qualname(func, where) in load_functions:
+                argument = exact_argument(load, 0, "filepath")
+            else:
+                continue
+            loaded = self.literal(argument, where) if argument is not None else None
+            if loaded is None or file_name(loaded[1]) != name:
+                continue
+            if loaded[0] in replacements:  # the saved literal itself, through a name
+                loads += 1
+                continue
+            if loaded[1] != text:
+                rename.refused = f"a load in this module reads it as `{loaded[1]}`"
+                return rename
+            again = renamed_literal(loaded[0], text, new_text)
+            if again is None:
+                rename.refused = "a load's name is not written plainly"
+                return rename
+            replacements[loaded[0]] = again
+            loads += 1
+        if self.mentions(name) != len(replacements) - (1 if direct and _weights_save(call) else 0):
+            rename.refused = f"`{name}` is also written elsewhere in this module"
+            return rename
+        project = self.resolver.project
+        others = project.naming(name) if project is not None else ()
+        if others:
+            shown = ", ".join(f"`{_short(p, project)}`" for p in others[:3])
+            rename.refused = f"`{name}` is also named in {shown}{' ...' if len(others) > 3 else ''}"
+            return rename
+        rename.replacements = replacements
+        rename.loads = loads
+        return rename
+
+
+# Calls a path is read by when it names a saved model or its weights.
+_SAVE_LOAD_METHODS = frozenset({"save", "save_weights", "load_weights"})
+_SAVE_LOAD_FUNCTIONS = frozenset({"keras.models.load_model", "keras.saving.load_model", "keras.models.save_model",
+                                  "keras.saving.save_model", "keras.callbacks.ModelCheckpoint"})
+
+
+def _save_or_load(call: Optional[cst.Call], scope: ScopeInfo, resolver) -> bool:
+    if call is None:
+        return False
+    if isinstance(call.func, cst.Attribute) and call.func.attr.value in _SAVE_LOAD_METHODS:
+        return True
+    return resolver.qualname(call.func, scope) in _SAVE_LOAD_FUNCTIONS
+
+
+def _weights_save(call: Optional[cst.Call]) -> bool:
+    """Does ``semantic.project.mentioned_files`` leave the path given to ``call`` out (a weights save)?"""
+    if call is None:
+        return False
+    func = call.func
+    if (isinstance(func, cst.Attribute) and func.attr.value == "save_weights") \
+            or (isinstance(func, cst.Name) and func.value == "save_weights"):
+        return True
+    return any(a.keyword is not None and a.keyword.value == "save_weights_only" and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in call.args)
+
+
+def _short(path: str, project) -> str:
+    import os
+
+    try:
+        return os.path.relpath(path, project.index.root)
+    except ValueError:
+        return path
