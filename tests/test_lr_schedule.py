@@ -140,3 +140,27 @@ def test_a_value_that_may_be_a_schedule_or_a_callable():
     for name, may in expected.items():
         expr, scope = _last(ctx, "values", name)
         assert ctx.learning_rates.may_be_schedule(expr, scope) is may, name
+
+
+def test_a_keras3_optimizer_picked_from_a_display_of_optimizers():
+    ctx = _ctx("""
+        import tensorflow as tf
+        import tf_keras
+        from tensorflow.keras.optimizers import SGD, Adam
+
+        def train(kind, given):
+            picked = {"adam": Adam(learning_rate=0.1), "sgd": SGD(learning_rate=0.1)}[kind]
+            listed = [Adam(), SGD()][kind]
+            mixed = {"adam": Adam(), "other": make()}[kind]
+            old = {"adam": tf_keras.optimizers.Adam()}[kind]
+            a = picked
+            b = listed
+            c = mixed
+            d = given
+            e = old
+    """)
+    found = {}
+    for name in "abcde":
+        expr, scope = _last(ctx, "train", name)
+        found[name] = ctx.learning_rates.keras3_optimizer(expr, scope)
+    assert found == {"a": True, "b": True, "c": False, "d": False, "e": False}

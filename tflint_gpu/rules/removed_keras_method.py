@@ -11,7 +11,8 @@ from tflint_gpu.semantic.model import dotted_name
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Members this rule's own checks handle (their messages, fixes and receivers).
-_HAND_MEMBERS = frozenset({"reset_states", "fit_generator", "evaluate_generator", "predict_generator"})
+_HAND_MEMBERS = frozenset({"reset_states", "fit_generator", "evaluate_generator", "predict_generator",
+                           "lr"})  # optimizer.lr: TFG909 (keras3-optimizer-api) reports and fixes it
 _TABLE_MEMBERS: Optional[frozenset] = None
 
 
@@ -385,7 +386,7 @@ class RemovedKerasMethod(Rule):
                            f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
 
     cases = [
-        flagged(
+        clean(
             """
             import tensorflow as tf
 
@@ -397,10 +398,8 @@ class RemovedKerasMethod(Rule):
             model.compile("adam", "mse")
             rate = model.optimizer.lr
             """,
-            at=[(5, 69, "Keras 3 `Optimizer` has no `lr` (AttributeError)"),
-                (9, 24, "Keras 3 `Optimizer` has no `lr` (AttributeError)")],
-            note="objects Keras hands out: a callback's self.model, a model's optimizer (bubbliiiing/unet-tf2 "
-                 "utils/callbacks.py:92)",
+            note="optimizer.lr on objects Keras hands out (a callback's self.model, a model's optimizer: "
+                 "bubbliiiing/unet-tf2 utils/callbacks.py:92) is TFG909's (keras3-optimizer-api), with its fix",
         ),
         clean(
             """
@@ -446,8 +445,7 @@ class RemovedKerasMethod(Rule):
             """,
             at=[(7, 14, "Keras 3 `Layer` has no `add_update` (AttributeError)"),
                 (14, 15, "Keras 3 `Dense` has no `output_shape` (AttributeError)"),
-                (17, 18, "Keras 3 `Mean` has no `get_weights` (AttributeError)"),
-                (19, 12, "Keras 3 `Adam` has no `lr` (AttributeError): use `learning_rate` (not the same")],
+                (17, 18, "Keras 3 `Mean` has no `get_weights` (AttributeError)")],
             note="members from the derived migration table (executed on Keras 3 instances); a functional model "
                  "keeps output_shape (the table records it for Model: not reported); no exact rewrite",
         ),

@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.migration import KERAS3
 
 Made = Tuple[cst.Call, ScopeInfo]
 _DEPTH = 4
@@ -67,6 +68,19 @@ def argument(call: cst.Call, keywords: Tuple[str, ...], position: int) -> Option
         elif arg.keyword.value in keywords:
             return arg.value
     return None
+
+
+def _picked(value: cst.BaseExpression) -> List[cst.BaseExpression]:
+    """The values ``value`` may be: itself, or, for an item picked from a dict, list or tuple display
+    (``{"adam": Adam(), "sgd": SGD()}[name]``), every item of the display."""
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.Dict, cst.List, cst.Tuple)):
+        items: List[cst.BaseExpression] = []
+        for element in value.value.elements:
+            if isinstance(element, (cst.StarredDictElement, cst.StarredElement)):
+                return [value]
+            items.append(element.value)
+        return items or [value]
+    return [value]
 
 
 class LearningRates:
@@ -131,10 +145,20 @@ class LearningRates:
         for value, where in sources.values():
             if isinstance(value, cst.Name) and value.value == "None":
                 continue
-            if not isinstance(value, cst.Call) or not is_optimizer_class(self.migration._call_class(value, where)):
-                return None
-            found.append((value, where))
+            for item in _picked(value):
+                if not isinstance(item, cst.Call) or not is_optimizer_class(self.migration._call_class(item, where)):
+                    return None
+                found.append((item, where))
         return found or None
+
+    def keras3_optimizer(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``expr`` a Keras 3 optimizer by its makers: every call that may have made it (through
+        names, ``self.x``, parameters, the module's defs, an item picked from a dict or list display of
+        optimizers: ``{"adam": Adam(...), "sgd": SGD(...)}[kind]``, a model's ``optimizer``) makes a
+        Keras optimizer spelled as Keras 3 (``keras.optimizers.X``, ``tf.keras`` under a Keras 3
+        target)?"""
+        calls = self._optimizer_calls(expr, scope, 0)
+        return bool(calls) and all(self.migration.api_flavour(call.func, where) == KERAS3 for call, where in calls)
 
     # -- a model's optimizer --------------------------------------------------------------
     def compiles(self, model: cst.BaseExpression, scope: ScopeInfo) -> List[Made]:
