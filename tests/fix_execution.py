@@ -110,6 +110,20 @@ def _collect(namespace: Dict[str, Any], tf: Any, np: Any, to_numpy: Any) -> Dict
     return values
 
 
+def _keras2_environment() -> None:
+    """Where tf.keras is Keras 2, stand in for the environment Keras 2 code was written for (TF <= 2.15,
+    where the ``keras`` package was Keras 2): tensorflow-addons 0.23 imports ``keras.src.engine``, which
+    is tf_keras's engine there (as benchmarks/upgrade/drivers/_run.py does for the upgrade set). Code
+    that does not import tensorflow-addons never reads these modules."""
+    try:
+        import tf_keras.src.engine as engine
+        import tf_keras.src.engine.keras_tensor as keras_tensor
+    except ImportError:  # pragma: no cover - tf_keras comes with the test extra
+        return
+    sys.modules.setdefault("keras.src.engine", engine)
+    sys.modules.setdefault("keras.src.engine.keras_tensor", keras_tensor)
+
+
 def _child(out: str) -> None:
     import contextlib
     import io
@@ -121,6 +135,8 @@ def _child(out: str) -> None:
     from tflint_gpu.verify.runner import describe_error, split_cpu, to_numpy
 
     split_cpu(tf, LOGICAL_CPUS)  # before any op: a case's MirroredStrategy gets two replicas (TFG504)
+    if os.environ.get("TF_USE_LEGACY_KERAS") == "1":
+        _keras2_environment()
 
     try:
         import keras as keras3  # Keras 3 itself, whatever tf.keras is here

@@ -101,7 +101,8 @@ class Uses:
 
     def uses_of(self, name: str, binder: ScopeInfo) -> List[Use]:
         """The reads of ``name`` that see ``binder``'s binding of it (in ``binder``
-        and the scopes nested in it that do not bind it themselves)."""
+        and the scopes nested in it that do not bind it themselves): of a def, an
+        assignment or parameter, or an import (``tfa`` of ``import tensorflow_addons as tfa``)."""
         key = (id(binder), name)
         found = self._uses.get(key)
         if found is None:
@@ -119,7 +120,7 @@ class Uses:
         cached = self._indexes.get(id(binder))
         if cached is not None:
             return cached
-        wanted = set(binder.defs) | set(binder.assigned)
+        wanted = set(binder.defs) | set(binder.assigned) | set(binder.imports)
         found: Dict[str, List[Use]] = {}
         self._indexes[id(binder)] = found
         node = binder.node
