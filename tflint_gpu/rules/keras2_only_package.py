@@ -187,7 +187,10 @@ class Keras2OnlyPackage(Rule):
             if rewrite is not None and fix is None:
                 old, new, safety, imports, what = rewrite
                 own = Fix(f"Use `{what}`", safety, {old: new}, imports)
-            ctx.report(chain, _use_message(qualname), own)
+            text = _use_message(qualname)
+            if fix is not None:
+                text += "; the fix offered on the import rewrites it with every other use"
+            ctx.report(chain, text, own)
         message = (f"`tensorflow_addons` ({release}) imports Keras 2's internals: under Keras 3 the import fails "
                    f"({error}); ")
         message += "every use has a Keras 3 counterpart: rewrite them and drop the import" if fix is not None \

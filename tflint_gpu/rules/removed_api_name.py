@@ -280,7 +280,9 @@ class RemovedApiName(Rule):
         if found is not None:
             prefix, removal = found
             if not self._guarded(node, ctx, "import", prefix):
-                ctx.report(node, _message(prefix, removal, spelling), self._module_fix(node, module, root, spelling))
+                fix = self._module_fix(node, module, root, spelling) or \
+                    self._alias_fix(node, module, root, spelling, ctx)
+                ctx.report(node, _message(prefix, removal, spelling), fix)
             return
         normal_module = _normal(module, root, spelling)
         for alias in node.names:
@@ -315,6 +317,40 @@ class RemovedApiName(Rule):
         base = _normal(root, root, spelling)
         new_module = root + target[len(base):]
         return Fix(f"Import from `{short_name(new_module)}`", Safety.SAFE, {node.module: cst.parse_expression(new_module)})
+
+    @staticmethod
+    def _alias_fix(node: cst.ImportFrom, module: str, root: str, spelling: str, ctx) -> Optional[Fix]:
+        """``from tensorflow.keras.layers.experimental import preprocessing`` whose every use in the file
+        is ``preprocessing.X`` with ``X`` the same object as ``layers.X`` (the table's exact replacement):
+        import ``layers`` under the same name, so that every ``preprocessing.X`` keeps working."""
+        if isinstance(node.names, cst.ImportStar) or len(node.names) != 1:
+            return None
+        alias = node.names[0]
+        name = dotted_name(alias.name)
+        bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+            else name
+        normal = f"{_normal(module, root, spelling)}.{name}"
+        if name is None or bound is None or "." in name \
+                or _table().removed_module(normal, spelling, "import") is None:
+            return None
+        targets = set()
+        for use in ctx.graphs.uses.uses_of(bound, ctx.scope):
+            if use.kind not in ("attribute", "method") or not use.attribute:
+                return None  # the module itself handed on, tested, starred...
+            removal = _lookup(f"{normal}.{use.attribute}", spelling, "attribute")
+            if removal is None or not removal.exact or not removal.replacement \
+                    or removal.replacement.rsplit(".", 1)[1] != use.attribute:
+                return None
+            targets.add(removal.replacement.rsplit(".", 1)[0])
+        if len(targets) != 1:
+            return None
+        base = _normal(root, root, spelling)
+        parent, _, last = (root + targets.pop()[len(base):]).rpartition(".")
+        if not parent:
+            return None
+        new_alias = cst.ImportAlias(cst.Name(last), asname=None if last == bound else cst.AsName(cst.Name(bound)))
+        return Fix(f"Import `{short_name(parent)}.{last}` as `{bound}`", Safety.SAFE,
+                   {node: node.with_changes(module=cst.parse_expression(parent), names=[new_alias])})
 
     # -- attribute chains -------------------------------------------------------------
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -355,11 +391,15 @@ class RemovedApiName(Rule):
                     next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
                 return  # guarded, or the module of an import statement (reported as an import)
             target, fixed = self._attribute_fix(chain, raws, index, root, spelling)
+            use = ""
+            if fixed is None:
+                target, fixed = self._call_fix(chain, raws, index, root, spelling, ctx)
+                use = f": {fixed.message[0].lower()}{fixed.message[1:]} (the same computation)" if fixed else ""
             message_raw = raw if fixed is None else raws[target]
             message_removal = removal if fixed is None else _lookup(
                 _normal(raws[target], root, spelling), spelling, "attribute")
             ctx.report(chain[target] if fixed is not None else part,
-                       _message(message_raw, message_removal, spelling), fixed)
+                       _message(message_raw, message_removal, spelling) + use, fixed)
             return
 
     @staticmethod
@@ -393,23 +433,60 @@ class RemovedApiName(Rule):
                 continue
             base = "keras" if spelling != "tensorflow" else "tensorflow"
             new_raw = root + removal.replacement[len(base):]
-            for keep in range(index - 1, -1, -1):
-                kept = raws[keep]
-                if kept is not None and new_raw.startswith(kept + "."):
-                    tail = new_raw[len(kept) + 1:].split(".")
-                    expr: cst.BaseExpression = chain[keep]
-                    for attr in tail:
-                        expr = cst.Attribute(value=expr, attr=cst.Name(attr))
-                    return target, Fix(f"Use `{short_name(new_raw)}`", Safety.SAFE, {chain[target]: expr})
-            root_node = chain[0].value
-            root_raw = raws[0].rsplit(".", 1)[0] if raws[0] else None
-            if root_raw is not None and new_raw.startswith(root_raw + "."):
-                expr = root_node
-                for attr in new_raw[len(root_raw) + 1:].split("."):
-                    expr = cst.Attribute(value=expr, attr=cst.Name(attr))
+            expr = self._spelt(chain, raws, index, new_raw)
+            if expr is not None:
                 return target, Fix(f"Use `{short_name(new_raw)}`", Safety.SAFE, {chain[target]: expr})
             return index, None
         return index, None
+
+    @staticmethod
+    def _spelt(chain, raws, index: int, new_raw: str) -> Optional[cst.BaseExpression]:
+        """``new_raw`` written onto the longest prefix of the chain below ``index`` that it extends (or
+        onto the chain's root name), or None."""
+        for keep in range(index - 1, -1, -1):
+            kept = raws[keep]
+            if kept is not None and new_raw.startswith(kept + "."):
+                expr: cst.BaseExpression = chain[keep]
+                for attr in new_raw[len(kept) + 1:].split("."):
+                    expr = cst.Attribute(value=expr, attr=cst.Name(attr))
+                return expr
+        root_raw = raws[0].rsplit(".", 1)[0] if raws[0] else None
+        if root_raw is not None and new_raw.startswith(root_raw + "."):
+            expr = chain[0].value
+            for attr in new_raw[len(root_raw) + 1:].split("."):
+                expr = cst.Attribute(value=expr, attr=cst.Name(attr))
+            return expr
+        return None
+
+    def _call_fix(self, chain, raws, index: int, root: str, spelling: str, ctx):
+        """A removed class made by the call the chain ends in, whose replacement is another class made
+        with an added keyword (``migration_table.CALL_REPLACEMENTS``: ``SyncBatchNormalization(...)`` ->
+        ``BatchNormalization(..., synchronized=True)``): (index reported, Fix or None)."""
+        from tflint_gpu.semantic.migration_table import CALL_REPLACEMENTS
+
+        if spelling == "tensorflow" or raws[-1] is None:
+            return index, None
+        found = CALL_REPLACEMENTS.get(_normal(raws[-1], root, spelling))
+        call = next(iter(ctx.scope.ancestors(chain[-1])), None)
+        if found is None or not isinstance(call, cst.Call) or call.func is not chain[-1]:
+            return index, None
+        replacement, added = found
+        new_raw = root + replacement[len("keras"):]
+        expr = self._spelt(chain, raws, index, new_raw)
+        given = {arg.keyword.value for arg in call.args if arg.keyword is not None}
+        if expr is None or any(arg.star for arg in call.args) or given & {key for key, _ in added}:
+            return index, None
+        args = list(call.args) + [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key),
+                                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                                  for key, value in added]
+        if len(args) > len(added) and isinstance(args[-len(added) - 1].comma, cst.Comma):
+            # a trailing comma stays last
+            comma = args[-len(added) - 1].comma
+            args[-len(added) - 1] = args[-len(added) - 1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            args[-1] = args[-1].with_changes(comma=comma)
+        text = ", ".join(f"{key}={value}" for key, value in added)
+        return len(chain) - 1, Fix(f"Use `{short_name(new_raw)}({text})`", Safety.SAFE,
+                                   {call: call.with_changes(func=expr, args=args)})
 
     cases = [
         flagged(
@@ -459,6 +536,72 @@ class RemovedApiName(Rule):
             effect=FIXES_ERROR,
             note="every imported name moves to tf.keras.layers: the import is rewritten; the uses are not reported "
                  "again",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras.layers.experimental import preprocessing
+
+            augment = tf.keras.Sequential([preprocessing.Rescaling(1 / 255), preprocessing.RandomFlip("horizontal")])
+            images = np.arange(2 * 3 * 3 * 1, dtype="float32").reshape(2, 3, 3, 1)
+            scaled = augment(images, training=False)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras import layers as preprocessing
+
+            augment = tf.keras.Sequential([preprocessing.Rescaling(1 / 255), preprocessing.RandomFlip("horizontal")])
+            images = np.arange(2 * 3 * 3 * 1, dtype="float32").reshape(2, 3, 3, 1)
+            scaled = augment(images, training=False)
+            """,
+            at=[(3, 1, "Keras 3 has no `tf.keras.layers.experimental` (ModuleNotFoundError)")],
+            effect=FIXES_ERROR,
+            keras2=True,
+            keras2_before=True,
+            note="beresandras/contrastive-classification-keras train.py:9 (and its notebook): the module imported "
+                 "under a name, then preprocessing.X; every X used is layers.X itself in tf_keras 2.21 (the table's "
+                 "exact replacement) and exists in Keras 3: layers imported under the same name",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+            x = np.linspace(-2.0, 3.0, 8 * 3, dtype="float32").reshape(8, 3)
+            x[4:] *= 3.0
+            with strategy.scope():
+                inputs = tf.keras.Input((3,))
+                norm = tf.keras.layers.experimental.SyncBatchNormalization(-1, 0.5)
+                model = tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones")(norm(inputs)))
+                model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+            model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=1, verbose=0, shuffle=False)
+            weights = model.get_weights()
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+            x = np.linspace(-2.0, 3.0, 8 * 3, dtype="float32").reshape(8, 3)
+            x[4:] *= 3.0
+            with strategy.scope():
+                inputs = tf.keras.Input((3,))
+                norm = tf.keras.layers.BatchNormalization(-1, 0.5, synchronized=True)
+                model = tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones")(norm(inputs)))
+                model.compile(tf.keras.optimizers.SGD(0.1), "mse")
+            model.fit(x, x.sum(axis=1, keepdims=True), batch_size=8, epochs=1, verbose=0, shuffle=False)
+            weights = model.get_weights()
+            """,
+            at=[(9, 12, "Keras 3 has no `tf.keras.layers.experimental.SyncBatchNormalization` (AttributeError): use "
+                        "`tf.keras.layers.BatchNormalization(synchronized=True)` (the same computation)")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="a MirroredStrategy over two logical CPUs: the batch statistics are the global batch's in both "
+                 "(scripts/measure_sync_batchnorm.py: identical weights and moving statistics at one and two "
+                 "replicas; an unsynchronized BatchNormalization differs by 5.5 at two)",
         ),
         flagged(
             """

@@ -48,6 +48,18 @@ class Removal:
     stub: bool = False  # the name exists but making one raises (hasattr() is True: no guard)
 
 
+# Removed classes whose replacement is another class made with an added keyword (the class's other
+# parameters in the same order). Measured by scripts/measure_sync_batchnorm.py (TF 2.21, one fit step
+# under a MirroredStrategy of one and of two logical CPUs): tf_keras 2.21's
+# layers.experimental.SyncBatchNormalization, tf_keras's BatchNormalization(synchronized=True) and Keras
+# 3.15's BatchNormalization(synchronized=True) leave identical weights and moving statistics (max abs
+# diff 0 at either replica count; an unsynchronized BatchNormalization differs by 5.5 at two).
+CALL_REPLACEMENTS = {
+    "keras.layers.experimental.SyncBatchNormalization":
+        ("keras.layers.BatchNormalization", (("synchronized", "True"),)),
+}
+
+
 def spelling_of(raw: Optional[str]) -> Optional[str]:
     """``"keras"`` or ``"tensorflow.keras"`` for a raw Keras 3 qualified name, else None."""
     if raw is None:
