@@ -4,9 +4,9 @@ A training script written for TF 2.3-2.15 takes AdamW from TensorFlow Addons.
 tensorflow-addons 0.23.0, its last release, imports Keras 2's internals:
 under TF 2.21 / Keras 3 `import tensorflow_addons` raises
 `ModuleNotFoundError: No module named 'keras.src.engine'`. The rewrite uses
-Keras's own AdamW (by hand: the rule has no fix, since Keras multiplies the
-weight decay by the learning rate and tfa does not, so the decay is divided
-by the rate to keep the update).
+Keras's own AdamW (the rule's unsafe fix: Keras multiplies the weight decay
+by the learning rate and tfa does not, so the decay is divided by the
+constant rate to keep the update).
 """
 import numpy as np
 import tensorflow as tf
