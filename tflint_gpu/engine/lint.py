@@ -484,6 +484,9 @@ def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bo
         checked = True
         framework = mentions_framework(source)
         outside, admitted = project.imports(summary, reach=not framework)
+        if not framework and not admitted:
+            # a module naming no framework whose names other modules save or load models at (a config)
+            admitted = bool(project.path_readers())
         # A name standing for TensorFlow, NumPy... through the project: the rules' text need not be here.
         imports_project = outside or admitted
     active = prefilter(source, rules, admitted, imports_project) if prefilter_text else list(rules)

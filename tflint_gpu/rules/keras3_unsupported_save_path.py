@@ -6,7 +6,7 @@ from typing import Optional
 import libcst as cst
 
 from tflint_gpu.semantic import values
-from tflint_gpu.semantic.api import exact_argument, keyword
+from tflint_gpu.semantic.api import exact_argument, keyword, without_args
 from tflint_gpu.semantic.facts import CALLBACK_SAVE
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
@@ -160,6 +160,11 @@ class Keras3UnsupportedSavePath(Rule):
     constant) is reported where it is read, without a fix.
     * Renaming a weights save alone is safe: the original raises before
       writing anything, and nothing in the project reads the old name.
+      Except a TF checkpoint (`.ckpt`, suffixless) that `save_weights`
+      wrote: unsafe, TensorFlow made the checkpoint's folder and h5py makes
+      none (measured: `save_weights("new_dir/x.weights.h5")` raises
+      FileNotFoundError under Keras 3, `save_weights("new_dir/x")` runs under
+      tf_keras); Keras 3's `ModelCheckpoint` makes its folder.
     * Renaming loads too is unsafe: weights saved before the upgrade under
       the old name (a Keras 2 `.h5`, which Keras 3 can still load) are no
       longer what the load reads.
@@ -212,9 +217,11 @@ class Keras3UnsupportedSavePath(Rule):
         if qualname is not None or not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
-        if method not in ("save", "save_weights", "load_weights") or keyword(node, "save_format") is not None:
-            return
-        if any(a.keyword is not None and a.keyword.value not in _KERAS_KEYWORDS for a in node.args):
+        save_format = keyword(node, "save_format")
+        if method not in ("save", "save_weights", "load_weights") or (save_format is not None
+                                                                      and method != "save_weights"):
+            return  # save(save_format=) is TFG901's (which drops it where the suffix decides)
+        if any(a.keyword is not None and a.keyword.value not in _KERAS_KEYWORDS | {"save_format"} for a in node.args):
             return  # a save() of another signature (save_index=, compression=): not Keras's
         path = exact_argument(node, 0, "filepath")
         if path is None or ctx.handed_path(path):
@@ -224,7 +231,37 @@ class Keras3UnsupportedSavePath(Rule):
             return
         message = self._method_message(method, ending, ctx)
         if message is not None:
-            self._report(ctx, path, message, self._weights_rename(path, node, ctx) if method == "save_weights" else None)
+            self._report(ctx, path, message,
+                         self._weights_rename(path, node, ctx, drop=save_format) if method == "save_weights" else None)
+
+    def visit_Assign(self, node: cst.Assign, ctx) -> None:
+        """A top-level name other modules of the project save weights at (``ctx.path_readers``:
+        `config.save_model_dir` in `model.save_weights(config.save_model_dir)`): told, and renamed,
+        where the name is written."""
+        if ctx.scope.parent is not None or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name) \
+                or ctx.keras_internals or ctx.migration.legacy_env or not ctx.target.keras3:
+            return
+        readers = ctx.path_readers().get(node.targets[0].target.value)
+        saves = sorted({module for how, module in readers or () if how == "save_weights"})
+        if not saves:
+            return
+        ending = ctx.path_ending(node.value)
+        if ending is None or ending.endswith((".weights.h5", ".weights.json")):
+            return
+        loads = sorted({module for how, module in readers if how == "load_weights"})
+        told = f"`{saves[0]}`{' ...' if len(saves) > 1 else ''} saves weights at this path" + (
+            f", `{loads[0]}`{' ...' if len(loads) > 1 else ''} loads them" if loads else "")
+        rename = ctx.file_renames.rename(node.value, ctx.scope, _WEIGHTS_SUFFIXES, ".weights.h5", _LOAD_WEIGHTS)
+        fix = None
+        if rename is not None and not rename.refused:
+            checkpoint = not rename.old.lower().endswith((".h5", ".hdf5"))
+            fix = Fix(f"Save to `{rename.new}`{' (and load from it)' if loads else ''}"
+                      f"{' (h5py makes no folder: create it first)' if checkpoint else ''}",
+                      Safety.UNSAFE if loads or checkpoint else Safety.SAFE, rename.replacements)
+        elif rename is not None:
+            told += f"; not renamed here: {rename.refused}"
+        self._report(ctx, node.value, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
+                                      f"`.weights.h5` (no TF checkpoints): {told}", fix)
 
     def _method_message(self, method: str, ending: str, ctx) -> Optional[str]:
         """What Keras 3's ``model.<method>(path)`` raises on a path ending in ``ending``, if it raises."""
@@ -310,7 +347,8 @@ class Keras3UnsupportedSavePath(Rule):
         full = weights_arg is None or (isinstance(weights_arg, cst.Name) and weights_arg.value == "False")
         if weights and not ending.endswith(".weights.h5"):
             self._report(ctx, path, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless "
-                                    "the path ends in `.weights.h5`", self._weights_rename(path, node, ctx))
+                                    "the path ends in `.weights.h5`",
+                         self._weights_rename(path, node, ctx, creates_folder=True))
         elif full and not ending.endswith((".keras", ".h5")):
             self._report(ctx, path, "Keras 3 `ModelCheckpoint` raises ValueError unless the path ends in `.keras` "
                                     "(or `.h5`)", self._model_rename(path, node, ctx))
@@ -336,19 +374,36 @@ class Keras3UnsupportedSavePath(Rule):
         return ctx.unknown_keras3_model(receiver, distinctive=method == "save_weights", project_classes=True)
 
     @staticmethod
-    def _weights_rename(path: cst.BaseExpression, call: cst.Call, ctx):
+    def _weights_rename(path: cst.BaseExpression, call: cst.Call, ctx, creates_folder: bool = False,
+                        drop: Optional[cst.Arg] = None):
         """The rename of a weights file to `.weights.h5`, with the `load_weights` of it in the module
         (``ctx.file_renames``): safe when it renames the save alone (no load of the project reads the
-        name), unsafe when loads are renamed too (a file saved before under the old name is no longer
-        what they read)."""
+        name) of an HDF5 file, or of a checkpoint a call that ``creates_folder`` (Keras 3's
+        `ModelCheckpoint`) writes; unsafe when loads are renamed too (a file saved before under the
+        old name is no longer what they read), or a TF checkpoint saved by `save_weights` becomes an
+        HDF5 file (TensorFlow made the checkpoint's folder, h5py makes none: FileNotFoundError where
+        it does not exist). ``drop``: the call's `save_format=` (Keras 3's `save_weights` has none:
+        TypeError), dropped by the same fix; alone, unsafe, where the name is not renamed here."""
         rename = ctx.file_renames.rename(path, ctx.scope, _WEIGHTS_SUFFIXES, ".weights.h5", _LOAD_WEIGHTS, call=call)
-        if rename is None:
-            return None
-        if rename.refused:
-            return f"; not renamed here: {rename.refused}"
+        if rename is None or rename.refused:
+            why = f"; not renamed here: {rename.refused}" if rename is not None else ""
+            if drop is None:
+                return why or None
+            return Fix("Remove `save_format=` (the file's name must end in `.weights.h5` too, where it is written)",
+                       Safety.UNSAFE, {call: without_args(call, [drop])}), why
         loads = f" (and the {rename.loads} `load_weights` of it)" if rename.loads else ""
-        return Fix(f"Save to `{rename.new}`{loads}", Safety.UNSAFE if rename.loads else Safety.SAFE,
-                   rename.replacements)
+        checkpoint = not rename.old.lower().endswith((".h5", ".hdf5"))
+        folder = " (h5py makes no folder: create it first)" if checkpoint and not creates_folder else ""
+        safe = not rename.loads and not folder
+        replacements = dict(rename.replacements)
+        if drop is not None:  # one replacement of the call: the literal renamed in it, save_format= gone
+            renamed = call
+            if rename.direct:  # the saved name is written in the call's path
+                renamed = renamed.deep_replace(rename.saved, replacements.pop(rename.saved))
+            replacements[call] = without_args(renamed, [a for a in renamed.args
+                                                        if a.keyword is not None and a.keyword.value == "save_format"])
+        return Fix(f"Save to `{rename.new}`{loads}{folder}{' without `save_format=`' if drop is not None else ''}",
+                   Safety.SAFE if safe else Safety.UNSAFE, replacements)
 
     @staticmethod
     def _model_rename(path: cst.BaseExpression, call: cst.Call, ctx):
@@ -365,13 +420,67 @@ class Keras3UnsupportedSavePath(Rule):
 
     @staticmethod
     def _report(ctx, node: cst.CSTNode, message: str, fix=None) -> None:
-        """Report at ``node``; ``fix`` a ``Fix``, or the text saying why none is offered (appended)."""
+        """Report at ``node``; ``fix`` a ``Fix``, or the text saying why none is offered (appended), or
+        both (a fix, and why it does less)."""
+        if isinstance(fix, tuple):
+            fix, why = fix
+            message += why
         if isinstance(fix, str):
             message, fix = message + fix, None
         if not ctx.migration.guarded(node, ctx.scope):
             ctx.report(node, message, fix)
 
     cases = [
+        flagged(
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            model = make(0.5)
+            model.save_weights(filepath=os.path.join(folder, "model"), save_format="tf")
+            restored = make(0.0)
+            restored.load_weights(filepath=os.path.join(folder, "model"))
+            prediction = restored(np.array([[1.0, 2.0]], "float32")).numpy()
+            """,
+            """
+            import os
+            import tempfile
+
+            import numpy as np
+            import tensorflow as tf
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            folder = tempfile.mkdtemp()
+            model = make(0.5)
+            model.save_weights(filepath=os.path.join(folder, "model.weights.h5"))
+            restored = make(0.0)
+            restored.load_weights(filepath=os.path.join(folder, "model.weights.h5"))
+            prediction = restored(np.array([[1.0, 2.0]], "float32")).numpy()
+            """,
+            at=[(15, 29, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                         "checkpoints)"),
+                (17, 32, "Keras 3 `load_weights()` raises ValueError on a SavedModel directory or checkpoint prefix")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="a TF checkpoint saved with save_format='tf' (calmisential/TensorFlow2.0_ResNet train.py:96, "
+                 "evaluate.py:19): the name renamed with its load, and save_format= (TypeError in Keras 3; TFG901 "
+                 "reports it without a fix) dropped by the same fix",
+        ),
         flagged(
             """
             import os

@@ -213,7 +213,8 @@ class RuleContext:
         no Keras base; not asked with ``judge_maker=False``, for a use only a Keras model has whatever
         made it, such as ``fit(workers=)`` on a project factory's result), when the file's own classes
         define ``method``, or in Keras's own code. With ``project_classes``, a class of another project
-        module deriving from a Keras class made it as Keras does (``_made_by_other``)."""
+        module deriving from a Keras class made it as Keras does, and a def of another project module
+        (``get_model()``) is not judged (``_made_by_other``)."""
         if self.value_kind(receiver) not in (UNKNOWN, KERAS) or self.keras_internals:
             return False  # a Keras object whose class is not told (made by a same-module function) is asked too
         if method and self.graphs.objects.defined(method):
@@ -222,7 +223,7 @@ class RuleContext:
         keras3 = migration.module_flavour() == KERAS3 or (
             distinctive and not migration.module_flavours() and self.target.keras3
             and "tensorflow" in self.model.source)
-        return keras3 and not (judge_maker and self._made_by_other(receiver, project_classes))
+        return keras3 and not (judge_maker and self._made_by_other(receiver, project_classes, project_classes))
 
     def may_be_keras_model(self, receiver: cst.BaseExpression, method: str) -> bool:
         """May ``receiver`` (read in ``self.scope``) be a Keras model whose own ``method`` is called, in
@@ -246,12 +247,14 @@ class RuleContext:
         found = self.graphs.flow.sources(expr, scope).values()
         return bool(found) and all(self.value_kind(value, where) == KERAS for value, where in found)
 
-    def _made_by_other(self, expr: cst.BaseExpression, project_classes: bool = False) -> bool:
+    def _made_by_other(self, expr: cst.BaseExpression, project_classes: bool = False,
+                       project_functions: bool = False) -> bool:
         """Was ``expr`` (a name or ``self.x``) made by a call of something that may not be a Keras
         model: an imported API other than Keras (``tf.train.Checkpoint``, ``Image.open``, a project's
         ``stores.get(...)``), or a same-module class that is not a Keras class? (A same-module
         function's result is not judged.) With ``project_classes``, a class of another project module
-        deriving from a Keras class (``from models import CustomModel``) is a Keras maker."""
+        deriving from a Keras class (``from models import CustomModel``) is a Keras maker; with
+        ``project_functions``, a def of another project module is not judged, as a same-module one."""
         if isinstance(expr, cst.Name):
             found = self.assigned(expr.value)
             if found is None:
@@ -270,6 +273,8 @@ class RuleContext:
             func = call.func
             qualname = self.qualname(func, where)
             if qualname is not None:
+                if project_functions and self._project_def(func, where):
+                    continue  # not judged, as a same-module def's result
                 if not qualname.startswith("keras.") and not (project_classes and self._project_keras_class(func, where)):
                     return True
                 keras = True
@@ -285,6 +290,12 @@ class RuleContext:
         # Keras model (`self.model = Sequential(...)`, then `self.model = self.model.build_model(cfg)`):
         # alone, it tells nothing of a model.
         return untold and not keras
+
+    def _project_def(self, func: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``func`` a top-level def of another project module (through the project index)?"""
+        project = self.resolver.project
+        raw = self.resolver.raw_qualname(func, scope)
+        return project is not None and raw is not None and project.is_def(raw)
 
     def _project_keras_class(self, func: cst.BaseExpression, scope: ScopeInfo) -> bool:
         """Is ``func`` a class of another project module with a Keras base (through the project index)?"""
@@ -588,6 +599,12 @@ class RuleContext:
 
             facts = self._masks = Masks(self.graphs.flow, self.resolver.qualname)
         return facts
+
+    def path_readers(self):
+        """How the project's other checked modules read this module's top-level names as paths of saves
+        and loads: name -> ((how, module), ...) (``ProjectFile.path_readers``; empty without a project)."""
+        project = self.resolver.project
+        return project.path_readers() if project is not None else {}
 
     @property
     def file_renames(self):

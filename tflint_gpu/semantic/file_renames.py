@@ -109,13 +109,16 @@ def renamed_literal(node: cst.CSTNode, text: str, new_text: str) -> Optional[cst
 class Rename:
     """A rename: ``replacements`` (the literals, rewritten) when it can be made, else ``refused`` (why
     not); ``old``/``new``: the saved literal's text before and after; ``loads``: how many loads of the
-    file in this module it rewrites too."""
+    file in this module it rewrites too; ``saved``: the saved literal; ``direct``: written in the path
+    expression itself (no name read on the way)."""
 
     old: str
     new: str
     replacements: Dict[cst.CSTNode, cst.CSTNode]
     loads: int = 0
     refused: str = ""
+    saved: Optional[cst.CSTNode] = None
+    direct: bool = False
 
 
 class FileRenames:
@@ -171,7 +174,7 @@ class FileRenames:
         if new_text is None or name is None:
             return None
         rewritten = renamed_literal(node, text, new_text)
-        rename = Rename(text, new_text, {})
+        rename = Rename(text, new_text, {}, saved=node, direct=direct)
         if rewritten is None:
             rename.refused = "the name's end is not written plainly"
             return rename

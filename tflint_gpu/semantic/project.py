@@ -107,7 +107,8 @@ class Summary:
     and pickle), compared by ``digest``."""
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
-                 "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "_digest")
+                 "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "path_reads",
+                 "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -119,7 +120,7 @@ class Summary:
                  flags: Optional[Dict[str, Constant]] = None,
                  graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = (),
                  holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = (),
-                 names: Iterable[str] = ()) -> None:
+                 names: Iterable[str] = (), path_reads: Sequence[Sequence[Any]] = ()) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -154,6 +155,9 @@ class Summary:
             (h[0], h[1], h[2], h[3], h[4]) for h in hands)
         # the last path part of every string the module writes that may name a file (``_file_names``), sorted
         self.names: Tuple[str, ...] = tuple(sorted(set(names)))
+        # (level, dotted import target, how it is read) of each name of another module read as the path
+        # of a save or load (``_path_reads``: ``model.save_weights(config.save_model_dir)``)
+        self.path_reads: Tuple[Tuple[int, str, str], ...] = tuple((r[0], r[1], r[2]) for r in path_reads)
         self._digest: Optional[str] = None
 
     @property
@@ -177,7 +181,7 @@ class Summary:
                 "flags": {k: list(v) for k, v in self.flags.items()},
                 "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls],
                 "holders": list(self.holders), "hands": [list(h) for h in self.hands],
-                "names": list(self.names)}
+                "names": list(self.names), "path_reads": [list(r) for r in self.path_reads]}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
@@ -185,7 +189,7 @@ class Summary:
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
                                                         "saves", "flags", "graph_calls", "holders", "hands",
-                                                        "names"}:
+                                                        "names", "path_reads"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -267,14 +271,18 @@ class Summary:
                 and isinstance(h[2], str) and isinstance(h[3], int) and not isinstance(h[3], bool)
                 and -1 <= h[3] < 100 and isinstance(h[4], str) for h in hands):
             raise ValueError("summary")
-        names = data["names"]
+        names, path_reads = data["names"], data["path_reads"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError("summary")
+        if not isinstance(path_reads, list) or not all(
+                isinstance(r, list) and len(r) == 3 and _is_int(r[0]) and isinstance(r[1], str)
+                and isinstance(r[2], str) for r in path_reads):
             raise ValueError("summary")
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls, holders, hands, names)
+                   graph_calls, holders, hands, names, path_reads)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -490,7 +498,45 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                    returns, _builds(tree, bound, own_nodes), constants, writes,
                    {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
-                   _hands(tree, bound), _file_names(tree))
+                   _hands(tree, bound), _file_names(tree), _path_reads(tree, bound))
+
+
+# How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
+WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE, MODEL_LOAD = "save_weights", "load_weights", "save", "load_model"
+
+
+def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, str]]:
+    """The names of other modules the module reads as the path of a save or a load (``Summary.path_reads``):
+    the first argument (or ``filepath=``) of ``x.save_weights(...)``, ``x.load_weights(...)``,
+    ``x.save(...)``, of ``load_model(...)`` and of a call given ``save_weights_only=True`` (a weights
+    save), when it is (or ends with, as ``_path_value`` reads it) a name the module imports or an
+    attribute of one (``config.save_model_dir``), as (level, dotted import target, how it is read)."""
+    found = set()
+    for node in ast.walk(tree):
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func
+        weights_only = any(k.arg == "save_weights_only" and isinstance(k.value, ast.Constant)
+                           and k.value.value is True for k in node.keywords)
+        if isinstance(func, ast.Attribute) and func.attr in (WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE):
+            how = func.attr
+        elif weights_only:
+            how = WEIGHTS_SAVE
+        elif (_dotted(func) or "").rpartition(".")[2] == MODEL_LOAD:
+            how = MODEL_LOAD
+        else:
+            continue
+        path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+        if path is None or isinstance(path, ast.Starred):
+            continue
+        value = _path_value(path, bound, {})
+        if value is None or value[0] != REFERENCE:
+            continue
+        head, dot, rest = value[1].partition(".")
+        imported = bound.get(head)
+        if imported is not None and imported[0] == IMPORT:
+            found.add((imported[1], imported[2] + dot + rest, how))
+    return sorted(found)
 
 
 def file_name(text: str) -> Optional[str]:
@@ -1535,6 +1581,8 @@ WRITES = "~writes:"
 FLAGS = "~flags:"
 # The same for the objects other modules hand to a module's defs (``handed``).
 HANDS = "~hands:"
+# A dependency on what the checked modules read of a module's names as paths (``ProjectIndex.path_readers``).
+PATH_READERS = "~path-readers:"
 # A dependency on the checked modules that write a file name (``ProjectIndex.naming``).
 NAMES = "~names:"
 _Loader = Callable[[str], Optional[Summary]]
@@ -1588,6 +1636,7 @@ class ProjectIndex:
         self._by_name: Dict[str, Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = {}
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
         self._names: Optional[Dict[str, List[str]]] = None  # file name -> the checked files that write it
+        self._readers_memo: Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]] = {}  # module -> ``path_readers``
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
         # module -> its ``handed`` (def -> slot -> makers)
         self._handed_memo: Dict[str, Dict[str, Dict[str, Tuple[str, ...]]]] = {}
@@ -1683,6 +1732,8 @@ class ProjectIndex:
             return self._hands_digest(name[len(HANDS):])
         if name.startswith(NAMES):
             return ",".join(self._naming(name[len(NAMES):]))
+        if name.startswith(PATH_READERS):
+            return self._readers_digest(name[len(PATH_READERS):])
         deps: Set[Tuple[str, str]] = set()
         self.summary(name, deps)
         return next(iter(deps))[1]
@@ -1768,6 +1819,36 @@ class ProjectIndex:
                 found.setdefault(callee[1][len(prefix):], {}).setdefault(slot, set()).add(made)
         memo = self._handed_memo[module] = {
             name: {slot: tuple(sorted(makers)) for slot, makers in slots.items()} for name, slots in found.items()}
+        return memo
+
+    def path_readers(self, module: str, deps: Set[Tuple[str, str]]) -> Dict[str, Tuple[Tuple[str, str], ...]]:
+        """How the checked modules other than ``module`` read its top-level names as paths of saves and
+        loads (``Summary.path_reads``, resolved through imports and re-exports to the name's own
+        module): name -> ((how, reading module), ...), sorted; what it read goes to ``deps``."""
+        found = self._path_readers(module)
+        deps.add((PATH_READERS + module, self._readers_digest(module)))
+        return found
+
+    def _readers_digest(self, module: str) -> str:
+        answer = self._path_readers(module)
+        return hashlib.sha256(json.dumps(sorted(answer.items())).encode()).hexdigest()[:20] if answer else "-"
+
+    def _path_readers(self, module: str) -> Dict[str, Tuple[Tuple[str, str], ...]]:
+        memo = self._readers_memo.get(module)
+        if memo is not None:
+            return memo
+        scratch: Set[Tuple[str, str]] = set()
+        readers: Dict[str, Set[Tuple[str, str]]] = {}
+        for path in self.checked:
+            summary = self.summaries.get(path)
+            named = self.module_name(path) if summary is not None and summary.path_reads else None
+            if named is None or named[0] == module or any(t.split(".", 1)[0] == "tf_keras" for _, t in summary.imported):
+                continue  # (a tf_keras module writes and reads TF checkpoints)
+            for level, target, how in summary.path_reads:
+                result = self.resolve(level, target, named[0], named[1], scratch)
+                if result is not None and result[0] == "project" and result[1].rpartition(".")[0] == module:
+                    readers.setdefault(result[1].rpartition(".")[2], set()).add((how, named[0]))
+        memo = self._readers_memo[module] = {name: tuple(sorted(found)) for name, found in readers.items()}
         return memo
 
     def naming(self, name: str, deps: Set[Tuple[str, str]]) -> Tuple[str, ...]:
@@ -2337,6 +2418,17 @@ class ProjectFile:
                 return value[1] if value[0] == TEXT else None
             return self.index.default_ending(self.module, own.flags[key], self.deps)
         return self.index.flag_default(key, self.deps)
+
+    def is_def(self, qualname: str) -> bool:
+        """Is the project name ``qualname`` (as this file's resolver gives it) a top-level def of a project module?"""
+        absolute = self._project_def(qualname)
+        return absolute is not None and self.index._def_summary(absolute, self.deps)[2] is not None
+
+    def path_readers(self) -> Dict[str, Tuple[Tuple[str, str], ...]]:
+        """``ProjectIndex.path_readers`` of this file's module (empty for a notebook or a file outside)."""
+        if self.module is None or self.own_notebook:
+            return {}
+        return self.index.path_readers(self.module, self.deps)
 
     def naming(self, name: str) -> Tuple[str, ...]:
         """The checked files other than this one whose strings name the file ``name``
