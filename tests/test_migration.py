@@ -378,6 +378,44 @@ def test_objects_keras_hands_out_through_attributes():
     assert migration.keras_attribute(cst.parse_expression("model.layers"), ctx.model.root) is None
 
 
+def test_layers_a_keras_model_hands_out():
+    # model.get_layer(...), model.layers[i] and the loop variable over model.layers (or a slice of it)
+    # are Keras layers of the model's Keras; not a list slice, a tf_keras model's, nor a class of the file's own.
+    ctx = context("""
+        import tensorflow as tf
+        import tf_keras
+
+        inp = tf.keras.Input((4,))
+        model = tf.keras.Model(inp, tf.keras.layers.Dense(2, name="d")(inp))
+        old = tf_keras.Sequential([tf_keras.layers.Dense(1)])
+
+        class Stack:
+            def __init__(self):
+                self.layers = [1, 2]
+
+        stack = Stack()
+        for layer in model.layers:
+            pass
+        for rest in model.layers[1:]:
+            pass
+        for legacy in old.layers:
+            pass
+        for item in stack.layers:
+            pass
+    """)
+    migration = ctx.migration
+    root = ctx.model.root
+    layer = ("keras.layers.Layer", KERAS3)
+    for text in ('model.get_layer("d")', "model.layers[1]", "model.layers[-1]", "layer", "rest"):
+        assert migration.keras_attribute(cst.parse_expression(text), root) == layer, text
+        assert migration.object_class(cst.parse_expression(text), root) == "keras.layers.Layer", text
+    assert migration.keras_attribute(cst.parse_expression("model.layers[1:]"), root) is None
+    assert migration.keras_attribute(cst.parse_expression("old.layers[0]"), root) == ("keras.layers.Layer", TF_KERAS)
+    assert migration.object_flavour(cst.parse_expression("legacy"), root) == TF_KERAS
+    for text in ("item", "stack.layers[0]", "stack.get_layer(0)", "model"):
+        assert migration.keras_attribute(cst.parse_expression(text), root) is None, text
+
+
 def test_member_class_tells_a_keras_layer_by_its_node_api():
     # An object of unknown origin asked for Keras 2's layer-node API is a Keras layer; not where the
     # object's maker is known, where tf.keras is Keras 2, or for a member other libraries have too.

@@ -174,6 +174,21 @@ def test_tfg902_text_prefilter_names_every_layer_node_member():
     assert members and all(any(text in m for text in RemovedKerasMethod.needs[0]) for m in members)
 
 
+def test_a_file_naming_no_framework_that_reads_the_layer_node_api_is_checked():
+    # A FLOPs helper module (no tensorflow or keras in its text) walking the layers of a model its callers
+    # hand in: Keras 2's node-API names are the engine's text for Keras, as the table records them.
+    from tflint_gpu.engine.lint import KERAS_ONLY_TEXT, lint_source
+    from tflint_gpu.rules.removed_keras_method import RemovedKerasMethod
+
+    members = {e["member"] for e in table().entries() if e["kind"] == "member" and e.get("node_api")}
+    assert set(KERAS_ONLY_TEXT) == members
+    source = "import numpy as np\n\ndef flops(model):\n    return [l.get_output_shape_at(0) for l in model.layers]\n"
+    assert [(f.code, f.row) for f in lint_source(source, "utils.py", [RemovedKerasMethod]).findings] == \
+        [("TFG902", 4)]
+    assert lint_source(source.replace("get_output_shape_at", "output_size"), "utils.py",
+                       [RemovedKerasMethod]).findings == []
+
+
 def test_positional_parameters_keras3_binds_otherwise():
     t = table()
     compile_ = t.moved_positional("keras.Model.compile")

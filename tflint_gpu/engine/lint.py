@@ -36,8 +36,13 @@ from tflint_gpu.semantic.tensors import TensorInference
 from tflint_gpu.findings import INVALID_SYNTAX, Edit, FileProblem, Finding, Fix, FixInfo, Safety
 
 
-# A file that mentions neither can hold no finding.
+# A file that mentions none of these can hold no finding.
 FRAMEWORK_TEXT = ("tensorflow", "keras")
+# Names only Keras objects have (Keras 2's layer-node API, the migration table's ``node_api`` members): a
+# helper module naming no framework that reads them on a model its callers hand in (a FLOPs counter
+# walking ``model.layers``) uses Keras all the same.
+KERAS_ONLY_TEXT = ("get_input_shape_at", "get_output_shape_at", "get_input_at", "get_output_at",
+                   "get_input_mask_at", "get_output_mask_at")
 
 
 class ParseError(Exception):
@@ -89,7 +94,7 @@ class LintResult:
 
 
 def mentions_framework(source: str) -> bool:
-    return any(text in source for text in FRAMEWORK_TEXT)
+    return any(text in source for text in FRAMEWORK_TEXT) or any(text in source for text in KERAS_ONLY_TEXT)
 
 
 def prefilter(source: str, rules: Sequence[RuleClass], admitted: bool = False,

@@ -48,6 +48,27 @@ _LEARNING_PHASE = frozenset({"keras.backend.learning_phase", "keras.backend.set_
 _MIXED_PRECISION = {"Policy": "Policy", "set_policy": "set_global_policy", "global_policy": "global_policy"}
 _MIXED_EXPERIMENTAL = "keras.mixed_precision.experimental"
 
+# Keras 2's layer-node API -> the Keras 3 attribute of the layer's first call (node 0), and whether the
+# member gives that tensor's shape.
+_NODE_SPELLINGS = {
+    "get_input_shape_at": ("input", True), "get_output_shape_at": ("output", True),
+    "get_input_at": ("input", False), "get_output_at": ("output", False),
+    "input_shape": ("input", True), "output_shape": ("output", True),
+}
+
+
+def _node_index(call: cst.Call) -> Optional[int]:
+    """The literal ``node_index`` a node-API call passes (positionally or by keyword), else None."""
+    if len(call.args) != 1 or call.args[0].star:
+        return None
+    arg = call.args[0]
+    if arg.keyword is not None and arg.keyword.value != "node_index":
+        return None
+    if isinstance(arg.value, cst.Integer):
+        return int(arg.value.value, 0)
+    return None
+
+
 _TRAIN = """import numpy as np
 import tensorflow as tf
 
@@ -120,6 +141,18 @@ class RemovedKerasMethod(Rule):
       keeps a base's removed member: a functional `Model`'s `output_shape`, an
       RNN's `stateful`, not reported). Assignments (`layer.updates = []`) are
       not reported; a file reaching `keras.src` is not read against the table.
+      A layer a Keras model hands out is a `Layer` here: `model.get_layer(...)`
+      (also through a name), `model.layers[i]`, `for layer in model.layers`;
+      Keras 2's layer-node API (`get_input_shape_at`, `get_output_at`...)
+      tells a Keras layer by its name alone, also in a helper module that
+      names neither TensorFlow nor Keras (a FLOPs counter given the model);
+    * `x.shape.as_list()`, `x.get_shape().as_list()` and `x.get_shape()` on a
+      Keras 3 KerasTensor while a functional model is built (`semantic.symbolic`),
+      and `input_shape.as_list()` in `build(self, input_shape)` of a Keras 3
+      layer (the parameter never rebound): Keras 3 gives tuples (measured:
+      `AttributeError: 'tuple' object has no attribute 'as_list'`; a KerasTensor
+      has no `get_shape`). `tf.TensorShape(input_shape).as_list()` runs under
+      both (not reported).
 
     The Keras of an object is that of the call that made it, else the file's
     (only when the file uses one Keras): `tf_keras` 2.21 still has
@@ -195,6 +228,17 @@ class RemovedKerasMethod(Rule):
     replacement is exact (a Keras 2 alias or one-line wrapper of a member
     Keras 3 keeps with the same parameters); the others name the replacement
     when there is one (`optimizer.lr` → `learning_rate`, a variable in Keras 3).
+    * `layer.get_output_shape_at(0)` → `layer.output.shape` (unsafe: a layer
+      with several outputs has a list there under Keras 3, where Keras 2 gave a
+      list of shapes), `layer.get_output_at(0)` → `layer.output` (node 0's
+      tensors: the same structure in both); another node index, the input
+      side (an InputLayer's `input` is `[]` under Keras 3, Keras 2 gave its
+      tensor) and the `input_shape`/`output_shape` properties (Keras 2's
+      InputLayer gives a list of one shape) are left by hand, with the Keras
+      3 spelling named;
+    * `x.shape.as_list()`, `x.get_shape().as_list()`, `input_shape.as_list()`
+      → `list(x.shape)`, `list(input_shape)` (safe: the same list of ints and
+      `None` under tf_keras and Keras 3, executed both ways).
     No fix for `model.reset_states()` (reset the stateful layers),
     `learning_phase()` (pass `training=` to the calls instead), the
     experimental `LossScaleOptimizer` (its arguments changed) or the imports.
@@ -220,7 +264,7 @@ class RemovedKerasMethod(Rule):
     name = "removed-keras-method"
     message = "Keras 3 removed this method"
     needs = (("reset_states", "_generator", "learning_phase", "experimental", "keras", "_shape_at", "_mask_at",
-              "get_input_at", "get_output_at"),)
+              "get_input_at", "get_output_at", "as_list", "get_shape"),)
     fix_safety = Safety.SAFE
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
@@ -241,6 +285,9 @@ class RemovedKerasMethod(Rule):
                 and getattr(parent, "target", None) is node:
             return  # setting it makes a plain attribute (reading it back works)
         short = cls.rsplit(".", 1)[1]
+        if member in _NODE_SPELLINGS:
+            self._node_api(node, parent, member, short, removal.error, ctx)
+            return
         if removal.error == "NotImplementedError":
             # kept only to raise (`add_metric`)
             _report(ctx, node.attr, f"Keras 3 `{short}.{member}()` only raises NotImplementedError: pass the "
@@ -266,6 +313,9 @@ class RemovedKerasMethod(Rule):
                 return
             if method in _GENERATORS:
                 self._generator(node, func, method, ctx)
+                return
+            if method in ("as_list", "get_shape") and not node.args:
+                self._shape_list(node, func, ctx)
                 return
             if method == "add_loss" and len(node.args) == 1 and not ctx.keras_internals \
                     and ctx.migration.is_functional_model(func.value, ctx.scope) \
@@ -301,6 +351,70 @@ class RemovedKerasMethod(Rule):
                 and any(dotted_name(alias.name) == "experimental" for alias in node.names)):
             _report(ctx, node, "Keras 3 has no `mixed_precision.experimental` (ImportError): use "
                                "`mixed_precision.Policy` and `set_global_policy`")
+
+    # -- Keras 2's layer-node API ---------------------------------------------
+    @staticmethod
+    def _node_api(node: cst.Attribute, parent: Optional[cst.CSTNode], member: str, short: str, error: str,
+                  ctx) -> None:
+        """``layer.get_output_shape_at(0)``, ``layer.input_shape``...: what Keras 3 spells (the first
+        call's ``layer.output``/``layer.input``), and the fix where it is near exact."""
+        side, shape = _NODE_SPELLINGS[member]
+        spelled = f"`{side}.shape`" if shape else f"`{side}`"
+        fix = None
+        if isinstance(parent, cst.Call) and parent.func is node:
+            index = _node_index(parent)
+            if index != 0:
+                _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): it keeps only the first "
+                                        f"call's tensors (`layer.{spelled[1:]}); another call's by hand")
+                return
+            if side == "output":
+                # node 0's outputs: the same tensor (or list) in Keras 3; its shape, where it has one output
+                new: cst.BaseExpression = cst.Attribute(node.value, cst.Name("output"))
+                if shape:
+                    new = cst.Attribute(new, cst.Name("shape"))
+                fix = Fix(f"Use `.{spelled[1:-1]}`", Safety.UNSAFE if shape else Safety.SAFE, {parent: new})
+        where = "an InputLayer's `input` is `[]` in Keras 3; " if side == "input" else ""
+        _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): use `layer.{spelled[1:]} ({where}"
+                                f"a list where the layer has several {side}s)", fix)
+
+    # -- shapes: Keras 3 gives tuples -------------------------------------------
+    @staticmethod
+    def _shape_list(node: cst.Call, func: cst.Attribute, ctx) -> None:
+        """``x.shape.as_list()`` / ``x.get_shape().as_list()`` on a KerasTensor, ``x.get_shape()``,
+        and ``input_shape.as_list()`` in a Keras 3 layer's ``build``."""
+        receiver = func.value
+        if func.attr.value == "get_shape":
+            parent = next(iter(ctx.scope.ancestors(node)), None)
+            if isinstance(parent, cst.Attribute) and parent.attr.value == "as_list":
+                return  # reported with its as_list()
+            if ctx.graph() is None and ctx.symbolic.is_symbolic(receiver, ctx.scope):
+                _report(ctx, func.attr, "A Keras 3 KerasTensor has no `get_shape()` (AttributeError): use `.shape` "
+                                        "(a tuple)")
+            return
+        tensor = None
+        at: cst.CSTNode = func.attr
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "shape":
+            tensor = receiver.value
+        elif isinstance(receiver, cst.Call) and isinstance(receiver.func, cst.Attribute) \
+                and receiver.func.attr.value == "get_shape" and not receiver.args:
+            tensor = receiver.func.value
+            at = receiver.func.attr
+        if tensor is not None:
+            if ctx.graph() is not None or not ctx.symbolic.is_symbolic(tensor, ctx.scope):
+                return
+            shape: cst.BaseExpression = cst.Attribute(tensor, cst.Name("shape"))
+            what = "`get_shape()`" if isinstance(receiver, cst.Call) else "`shape.as_list()`: its shape is a tuple"
+            message = f"A Keras 3 KerasTensor has no {what} (AttributeError): use `list(x.shape)`"
+        elif ctx.migration.build_input_shape(receiver, ctx.scope):
+            shape = receiver
+            message = ("Keras 3 passes `build` a tuple: `input_shape.as_list()` raises AttributeError; use "
+                       "`list(input_shape)`")
+        else:
+            return
+        fix = None
+        if ctx.scope.lookup("list") is None:  # the builtin: the same list of ints and None under both Kerases
+            fix = Fix("Use `list(...)`", Safety.SAFE, {node: cst.Call(cst.Name("list"), [cst.Arg(shape)])})
+        _report(ctx, at, message, fix)
 
     # -- reset_states -------------------------------------------------------
     def _reset_states(self, node: cst.Call, func: cst.Attribute, ctx) -> None:
@@ -1031,6 +1145,189 @@ class RemovedKerasMethod(Rule):
             at=[(7, 29, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError)")],
             note="a layer of a model the file is given: only Keras 2's layer-node API takes a node_index; "
                  "the bare except makes it silently wrong (every shape missing)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            inp = tf.keras.Input((6, 6, 3))
+            h = tf.keras.layers.Conv2D(4, 3, name="conv")(inp)
+            h = tf.keras.layers.Flatten()(h)
+            net = tf.keras.Model(inp, tf.keras.layers.Dense(2)(h))
+
+            def sizes(model):
+                found = []
+                for layer in model.layers:
+                    shape = layer.get_output_shape_at(0)
+                    found.append(int(np.prod(shape[1:])))
+                return found
+
+            conv = net.get_layer("conv")
+            channels = conv.get_output_at(0).shape[-1]
+            last = net.layers[-1].get_output_shape_at(node_index=0)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            inp = tf.keras.Input((6, 6, 3))
+            h = tf.keras.layers.Conv2D(4, 3, name="conv")(inp)
+            h = tf.keras.layers.Flatten()(h)
+            net = tf.keras.Model(inp, tf.keras.layers.Dense(2)(h))
+
+            def sizes(model):
+                found = []
+                for layer in model.layers:
+                    shape = layer.output.shape
+                    found.append(int(np.prod(shape[1:])))
+                return found
+
+            conv = net.get_layer("conv")
+            channels = conv.output.shape[-1]
+            last = net.layers[-1].output.shape
+            """,
+            at=[(12, 23, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): use `layer.output.shape`"),
+                (17, 17, "Keras 3 `Layer` has no `get_output_at` (AttributeError): use `layer.output`"),
+                (18, 23, "Keras 3 `Layer` has no `get_output_shape_at`")],
+            run="""
+            out = np.array(sizes(net) + [channels] + [-1 if d is None else d for d in last])
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="the first call's output shape (node 0: also an InputLayer's, as in Keras 2) of the layers of a model "
+                 "handed in, of model.get_layer(...) and of model.layers[i]: the same numbers under tf_keras before "
+                 "and Keras 3 after (unet-tf2 utils/utils.py's FLOPs counter)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            inp = tf.keras.Input((4,))
+            net = tf.keras.Model(inp, tf.keras.layers.Dense(2, name="d")(inp))
+
+            def table(model):
+                rows = []
+                for layer in model.layers:
+                    for i in range(len(layer._inbound_nodes)):
+                        rows.append((layer.get_input_shape_at(i), layer.get_output_shape_at(i)))
+                    rows.append(layer.get_input_at(0))
+                return rows
+
+            for layer in net.layers:
+                print(layer.input_shape, layer.output_shape)
+            units = net.get_layer("d").output_shape[-1]
+            """,
+            at=[(10, 32, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError): it keeps only the first call's"),
+                (10, 61, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): it keeps only the first call's"),
+                (11, 27, "Keras 3 `Layer` has no `get_input_at` (AttributeError): use `layer.input` (an InputLayer's "
+                         "`input` is `[]` in Keras 3"),
+                (15, 17, "Keras 3 `Layer` has no `input_shape` (AttributeError): use `layer.input.shape`"),
+                (15, 36, "Keras 3 `Layer` has no `output_shape` (AttributeError): use `layer.output.shape`"),
+                (16, 28, "Keras 3 `Layer` has no `output_shape` (AttributeError)")],
+            note="no fix: another call's shapes (Keras 3 has no public per-call getter); the input side (an "
+                 "InputLayer's `.input` is [] under Keras 3, Keras 2 gave its tensor); the properties (Keras 2's "
+                 "InputLayer.output_shape is a list of one tuple, `.output.shape` a tuple)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import tf_keras
+
+            old = tf_keras.Sequential([tf_keras.Input((4,)), tf_keras.layers.Dense(1)])
+            shapes = [layer.output_shape for layer in old.layers]
+            for layer in old.layers:
+                print(layer.input_shape)
+
+            class Stack:
+                def __init__(self):
+                    self.layers = []
+
+            for block in Stack().layers:
+                print(block.input_shape, block.output_shape)
+
+            net = tf.keras.Sequential([tf.keras.Input((4,)), tf.keras.layers.Dense(1)])
+            kept = net.output_shape
+            """,
+            note="a tf_keras model's layers; a class of the file's own holding `layers`; a Keras 3 Sequential's own "
+                 "output_shape (kept)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            class Scale(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    self.width = input_shape.as_list()[-1]
+                    self.table = tf.TensorShape(input_shape).as_list()
+
+                def call(self, x):
+                    return x * float(self.width)
+
+            inp = tf.keras.Input((None, 3))
+            h = tf.keras.layers.Dense(4)(inp)
+            dims = inp.shape.as_list()
+            units = h.get_shape().as_list()[-1]
+            out = Scale()(h)
+            model = tf.keras.Model(inp, out)
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            class Scale(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    self.width = list(input_shape)[-1]
+                    self.table = tf.TensorShape(input_shape).as_list()
+
+                def call(self, x):
+                    return x * float(self.width)
+
+            inp = tf.keras.Input((None, 3))
+            h = tf.keras.layers.Dense(4)(inp)
+            dims = list(inp.shape)
+            units = list(h.shape)[-1]
+            out = Scale()(h)
+            model = tf.keras.Model(inp, out)
+            """,
+            at=[(6, 34, "Keras 3 passes `build` a tuple: `input_shape.as_list()` raises AttributeError"),
+                (14, 18, "A Keras 3 KerasTensor has no `shape.as_list()`: its shape is a tuple (AttributeError)"),
+                (15, 11, "A Keras 3 KerasTensor has no `get_shape()` (AttributeError): use `list(x.shape)`")],
+            run="""
+            shapes = np.array([-1 if d is None else d for d in dims] + [units])
+            """,
+            effect=FIXES_ERROR,
+            keras2=True,
+            keras2_before=True,
+            note="Keras 3 gives tuples where Keras 2 gave TensorShapes (measured: AttributeError under Keras 3.15 for "
+                 "each, KerasTensor has no get_shape); list(...) keeps the None dimensions and the ints under both; "
+                 "tf.TensorShape(input_shape).as_list() runs under both (not reported)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+            import tf_keras
+
+            class Legacy(tf_keras.layers.Layer):
+                def build(self, input_shape):
+                    self.width = input_shape.as_list()[-1]
+
+            class Own(tf.keras.layers.Layer):
+                def build(self, input_shape):
+                    input_shape = tf.TensorShape(input_shape)
+                    self.width = input_shape.as_list()[-1]
+
+                def call(self, x):
+                    return x * x.shape.as_list()[-1]
+
+            old = tf_keras.Input((3,))
+            dims = old.shape.as_list()
+            t = tf.ones((2, 3))
+            n = t.shape.as_list() + t.get_shape().as_list()
+            """,
+            note="tf_keras layers and tensors; input_shape rebound to a TensorShape; a layer's call (real tensors, "
+                 "traced); an eager tensor",
         ),
         clean(
             """

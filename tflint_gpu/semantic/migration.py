@@ -231,9 +231,14 @@ class Migration:
                         ) -> Optional[Tuple[str, Optional[str]]]:
         """(class, flavour) of an object Keras itself hands out through an attribute: a model's
         ``optimizer`` (``keras.optimizers.Optimizer``), and ``self.model`` in a callback subclass
-        that does not bind ``model`` itself (``keras.Model``: Keras sets it before training).
-        None for any other expression."""
-        if not isinstance(expr, cst.Attribute) or depth > 3:
+        that does not bind ``model`` itself (``keras.Model``: Keras sets it before training); a layer
+        of a Keras model (``keras.layers.Layer``): ``model.get_layer(...)``, ``model.layers[i]``, ``l``
+        of ``for l in model.layers`` (or of ``model.layers[1:]``). None for any other expression."""
+        if depth > 3:
+            return None
+        if isinstance(expr, (cst.Call, cst.Subscript, cst.Name)):
+            return self._model_layer(expr, scope, depth)
+        if not isinstance(expr, cst.Attribute):
             return None
         name = expr.attr.value
         objects = self.graphs.objects
@@ -262,6 +267,83 @@ class Migration:
             if base is not None and is_model_class(base):
                 return "keras.optimizers.Optimizer", flavour
         return None
+
+    def _model_layer(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int
+                     ) -> Optional[Tuple[str, Optional[str]]]:
+        """("keras.layers.Layer", the model's flavour) when ``expr`` is a layer a Keras model hands out:
+        ``model.get_layer(...)``, ``model.layers[i]``, or a name a ``for`` loop binds from
+        ``model.layers`` (or a slice of it)."""
+        if isinstance(expr, cst.Call):
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "get_layer":
+                return self._model_of(func.value, scope, depth)
+            return None
+        if isinstance(expr, cst.Subscript):
+            if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+                return None  # model.layers[1:] is a list
+            return self._layers_of(expr.value, scope, depth)
+        if isinstance(expr, cst.Name):
+            found = lookup(expr.value, scope, None)
+            if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+                return None
+            value = found.single_value
+            if isinstance(value, (cst.Call, cst.Subscript)):  # layer = model.get_layer("conv")
+                return self._model_layer(value, found.scope, depth + 1)
+            if not (isinstance(value, tuple) and value[0] == ITERATED and isinstance(value[1], cst.BaseExpression)):
+                return None
+            loop = next((n for n in found.scope.flow_order().ancestors(value[1]) if isinstance(n, cst.For)), None)
+            if loop is None or loop.iter is not value[1] or not isinstance(loop.target, cst.Name):
+                return None
+            container = value[1]
+            if isinstance(container, cst.Subscript) and len(container.slice) == 1 \
+                    and isinstance(container.slice[0].slice, cst.Slice):
+                container = container.value  # model.layers[1:]
+            return self._layers_of(container, found.scope, depth)
+        return None
+
+    def build_input_shape(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        """Is ``expr`` the shape parameter of ``build(self, input_shape)`` in a Keras 3 layer subclass,
+        never rebound in the method? Keras 3 passes it a tuple (a list of them for several inputs),
+        Keras 2 a ``TensorShape``."""
+        if not isinstance(expr, cst.Name) or self.legacy_env:
+            return False
+        found = lookup(expr.value, scope, None)
+        if found is None or found.kind != ASSIGNED or found.rebound or expr.value in found.scope.globals:
+            return False
+        value = found.single_value
+        if not (isinstance(value, tuple) and value[0] == PARAM and isinstance(value[1], cst.Param)):
+            return False
+        method = found.scope
+        cls = method.enclosing_class
+        if cls is None or method.name != "build" or not method.binds_instance \
+                or not isinstance(method.node, cst.FunctionDef):
+            return False
+        params = method.node.params.params
+        return len(params) >= 2 and params[1] is value[1] and self.graphs.keras_flavour(cls) == KERAS3
+
+    def _layers_of(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int
+                   ) -> Optional[Tuple[str, Optional[str]]]:
+        """``_model_layer`` for ``expr`` = ``model.layers``."""
+        if not isinstance(expr, cst.Attribute) or expr.attr.value != "layers":
+            return None
+        return self._model_of(expr.value, scope, depth)
+
+    def _model_of(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int
+                  ) -> Optional[Tuple[str, Optional[str]]]:
+        known = self.keras_attribute(expr, scope, depth + 1)
+        if known is not None:
+            cls, flavour = known
+        else:  # object_class/object_flavour, without asking keras_attribute again (a loop over itself)
+            origin = self._origin(expr, scope)
+            if origin is None:
+                return None
+            cls = self._call_class(*origin)
+            flavour = self._call_flavour(*origin)
+            if flavour is _NOT_KERAS_API:
+                flavour = self._annotated_flavour(*origin)
+            if flavour is _NOT_KERAS_API:
+                flavour = self.module_flavour()
+        return ("keras.layers.Layer", flavour) if is_model_class(cls) else None
 
     def object_flavour(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
         """The Keras of the object ``expr``: of the call that made it (for an
