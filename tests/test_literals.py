@@ -47,3 +47,33 @@ def test_unreadable_values_are_none():
             a, b = "x", "y"
             g(param, default, TWICE, WRITTEN, looped, a, tf.nn.relu, f"{param}", [1], 1 + 1, undefined)
         """) == [None] * 11
+
+
+def test_is_string_through_operations_names_and_the_flow():
+    source = textwrap.dedent("""
+        PREFIX = "emb"
+
+        class L:
+            def __init__(self, tag):
+                self.tag = tag
+                self.label = "bias"
+                self.dims = (2,)
+
+            def helper(self, key, other):
+                return g(key, other)
+
+            def f(self, param, str_):
+                local = "scale"
+                self.helper("extra", (2,))
+                g("{}_pos".format(self.tag), f"{PREFIX}_cls", local, self.label, self.tag + "_gain", "%s_w" % param,
+                  str(param), "_".join(param), PREFIX.lower(), b"bytes", param, self.dims, self.tag, (1, 2),
+                  param.format(1), 3)
+        """)
+    ctx = analyse(cst.parse_module(source), [])
+    f = next(s for s in ctx.model.scopes if s.name == "f")
+    call = f.node.body.body[-1].body[0].value
+    assert [ctx.is_string(arg.value, f) for arg in call.args] == [
+        True, True, True, True, True, True, True, True, True, False, False, False, False, False, False, False]
+    helper = next(s for s in ctx.model.scopes if s.name == "helper")
+    inner = helper.node.body.body[-1].body[0].value
+    assert [ctx.is_string(arg.value, helper) for arg in inner.args] == [True, False]  # every call passes a str

@@ -11,7 +11,6 @@ from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 # tf_keras's Layer.add_weight(name, shape, dtype, initializer, ...): the positional arguments the fix
 # names, which Keras 3 takes by keyword with the same meaning.
 _KERAS2_ORDER = ("name", "shape", "dtype", "initializer")
-_STRINGS = (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)
 
 
 class Keras3AddWeightPositionalName(Rule):
@@ -20,7 +19,9 @@ class Keras3AddWeightPositionalName(Rule):
     ## What it does
     Finds `add_weight` called with a string as its first positional argument
     on `self` in a method of a Keras 3 layer or model subclass, or on a Keras
-    3 layer object.
+    3 layer object: a literal, an f-string, `"{}_pos".format(name)`, `"%s_w" %
+    name`, a `+` with a string, `str(...)`, or a name, attribute or parameter
+    every value of which the module shows is one (`semantic.literals.is_string`).
 
     ## Why is this bad?
     Keras 2's signature is `add_weight(name=None, shape=None, dtype=None,
@@ -48,7 +49,8 @@ class Keras3AddWeightPositionalName(Rule):
     (`name`, `shape`, `dtype`, `initializer`, up to four), which mean the same
     to Keras 2 and Keras 3. No fix with more than four positional arguments
     or a `*args`. Not flagged: a first positional argument that is not a
-    string (Keras 3 takes it as the shape), tf_keras layers, a class's own
+    string, or not known to be one (Keras 3 takes it as the shape: a tuple,
+    a parameter no call in the module gives), tf_keras layers, a class's own
     `add_weight`, Keras's own code (`keras.src`: its tests raise it on purpose).
 
     ## Measured effect
@@ -70,7 +72,7 @@ class Keras3AddWeightPositionalName(Rule):
         if not isinstance(func, cst.Attribute) or func.attr.value != "add_weight" or not node.args:
             return
         first = node.args[0]
-        if first.keyword is not None or first.star or not isinstance(first.value, _STRINGS):
+        if first.keyword is not None or first.star or not ctx.is_string(first.value):
             return
         if ctx.keras_internals or not self._keras3_layer(func.value, ctx) \
                 or ctx.migration.guarded(node, ctx.scope):
@@ -132,6 +134,103 @@ Keras3AddWeightPositionalName.cases = [
         """,
         effect=FIXES_ERROR,
         note="emla2805/vision-transformer model.py:109/112 (ValueError under Keras 3, measured)",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        PREFIX = "emb"
+
+        class Embed(tf.keras.layers.Layer):
+            def __init__(self, tag="pos", **kwargs):
+                super().__init__(**kwargs)
+                self.tag = tag
+                self.bias_name = "bias"
+
+            def _weight(self, label, shape):
+                return self.add_weight(label, shape, "float32", "ones")
+
+            def build(self, input_shape):
+                name = "scale"
+                self.pos = self.add_weight("{}_pos".format(self.tag), shape=(1, 2), initializer="ones")
+                self.cls = self.add_weight(f"{PREFIX}_cls", (1, 2), initializer="zeros")
+                self.scale = self.add_weight(name, shape=(1, 2), initializer="ones")
+                self.bias = self.add_weight(self.bias_name, shape=(2,), initializer="zeros")
+                self.gain = self.add_weight(self.name + "_gain", shape=(2,), initializer="ones")
+                self.extra = self._weight("extra", (2,))
+
+            def call(self, x):
+                return (x + self.pos + self.cls) * self.scale * self.gain * self.extra + self.bias
+
+        layer = Embed()
+        out = layer(tf.ones((1, 2)))
+        """,
+        fixed="""
+        import tensorflow as tf
+
+        PREFIX = "emb"
+
+        class Embed(tf.keras.layers.Layer):
+            def __init__(self, tag="pos", **kwargs):
+                super().__init__(**kwargs)
+                self.tag = tag
+                self.bias_name = "bias"
+
+            def _weight(self, label, shape):
+                return self.add_weight(name=label, shape=shape, dtype="float32", initializer="ones")
+
+            def build(self, input_shape):
+                name = "scale"
+                self.pos = self.add_weight(name="{}_pos".format(self.tag), shape=(1, 2), initializer="ones")
+                self.cls = self.add_weight(name=f"{PREFIX}_cls", shape=(1, 2), initializer="zeros")
+                self.scale = self.add_weight(name=name, shape=(1, 2), initializer="ones")
+                self.bias = self.add_weight(name=self.bias_name, shape=(2,), initializer="zeros")
+                self.gain = self.add_weight(name=self.name + "_gain", shape=(2,), initializer="ones")
+                self.extra = self._weight("extra", (2,))
+
+            def call(self, x):
+                return (x + self.pos + self.cls) * self.scale * self.gain * self.extra + self.bias
+
+        layer = Embed()
+        out = layer(tf.ones((1, 2)))
+        """,
+        at=[(12, 32, "Keras 3 `add_weight` takes the name by keyword only"),
+            (16, 36, "Keras 3 `add_weight` takes the name by keyword only"),
+            (17, 36, "Keras 3 `add_weight` takes the name by keyword only"),
+            (18, 38, "Keras 3 `add_weight` takes the name by keyword only"),
+            (19, 37, "Keras 3 `add_weight` takes the name by keyword only"),
+            (20, 37, "Keras 3 `add_weight` takes the name by keyword only")],
+        run="""
+        import numpy as np
+        names = sorted(w.name.split("/")[-1].split(":")[0] for w in layer.weights)
+        values = np.array(out)
+        """,
+        effect=FIXES_ERROR,
+        keras2=True,
+        note="names computed by .format (emla2805/vision-transformer's '{}_pos'.format(name) shape), an "
+             "f-string, a local, an attribute bound to a string, a + with a string, a helper's parameter "
+             "every call of which passes a string: ValueError under Keras 3 (measured); the fix runs the "
+             "same under tf_keras",
+    ),
+    clean(
+        """
+        import tensorflow as tf
+
+        class Shaped(tf.keras.layers.Layer):
+            def __init__(self, shape, **kwargs):
+                super().__init__(**kwargs)
+                self.kernel_shape = (2, 2)
+                self.given = shape
+
+            def build(self, input_shape):
+                dims = (1, 2)
+                self.a = self.add_weight(dims, "zeros")
+                self.b = self.add_weight(self.kernel_shape)
+                self.c = self.add_weight(self.given)
+                self.d = self.add_weight(tuple(input_shape[1:]))
+        """,
+        note="a shape first, Keras 3's own order (a local, an attribute bound to a tuple, a parameter the module "
+             "never passes, a call): not a name",
     ),
     clean(
         """

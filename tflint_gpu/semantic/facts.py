@@ -235,6 +235,12 @@ class RuleContext:
         return kind == UNKNOWN and not self.graphs.objects.defined(method) \
             and not self._made_by_other(receiver, project_classes=True)
 
+    def is_string(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
+        """Is ``expr`` a ``str`` whatever runs (``semantic.literals.is_string``, through the flow)?"""
+        from tflint_gpu.semantic.literals import is_string
+
+        return is_string(expr, scope or self.scope, self.graphs.flow)
+
     def may_be_keras_object(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None) -> bool:
         """Is ``expr`` a Keras model or layer, as far as the file tells? Typed one (``value_kind``); or
         not typed, when every value the flow finds for it is one and something unknown (a parameter

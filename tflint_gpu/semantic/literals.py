@@ -49,4 +49,48 @@ def literal_value(expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) ->
     return None
 
 
-__all__ = ["literal_value"]
+# str methods returning a str (``"{}_pos".format(name)``, ``"_".join(parts)``, ``name.lower()``).
+_STR_METHODS = frozenset({"format", "join", "lower", "upper", "replace", "strip", "lstrip", "rstrip", "title",
+                          "capitalize", "casefold", "zfill", "ljust", "rjust", "center", "removeprefix",
+                          "removesuffix", "format_map", "swapcase"})
+
+
+def is_string(expr: cst.BaseExpression, scope: ScopeInfo, flow=None, depth: int = 0) -> bool:
+    """Is ``expr`` a ``str`` whatever runs: a string literal or f-string, ``"..." % x``, a ``+`` with
+    a string operand, ``str(...)``, a str method on a string (``"{}_pos".format(name)``), or a name or
+    attribute every value of which (``flow``: ``semantic.flow``'s sources; else a name bound once) is
+    one. False where it cannot be told (a parameter no call gives, a call of something else)."""
+    if depth > _DEPTH:
+        return False
+    if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
+        return isinstance(expr.evaluated_value, str)
+    if isinstance(expr, cst.FormattedString):
+        return True
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, cst.Add):
+            return is_string(expr.left, scope, flow, depth + 1) or is_string(expr.right, scope, flow, depth + 1)
+        if isinstance(expr.operator, cst.Modulo):
+            return is_string(expr.left, scope, flow, depth + 1)
+        return False
+    if isinstance(expr, cst.Call):
+        func = expr.func
+        if isinstance(func, cst.Name):
+            return func.value == "str" and scope.lookup("str") is None
+        if isinstance(func, cst.Attribute) and func.attr.value in _STR_METHODS:
+            return is_string(func.value, scope, flow, depth + 1)
+        return False
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        if flow is not None:
+            found = flow.sources(expr, scope)
+            values = found.values()
+            return not found.unknown and bool(values) and len(values) == len(found.found) \
+                and all(v is not expr and is_string(v, s, flow, depth + 1) for v, s in values)
+        if isinstance(expr, cst.Name):
+            binding = lookup(expr.value, scope)
+            if binding is not None and binding.kind == ASSIGNED and not binding.rebound and not binding.writers \
+                    and isinstance(binding.single_value, cst.BaseExpression):
+                return is_string(binding.single_value, binding.scope, None, depth + 1)
+    return False
+
+
+__all__ = ["is_string", "literal_value"]
