@@ -46,8 +46,10 @@ RUNS: Dict[str, List[List[str]]] = {
     "beresandras/contrastive-classification-keras": [["contrastive.py", "--algorithms", "SimCLR"]],
     "bubbliiiing/unet-tf2": [["unet.py"]],
     "calmisential/TensorFlow2.0_ResNet": [["resnet.py"]],
+    "zzh8829/yolov3-tf2": [["yolov3.py"]],
 }
-LEGACY_EXTRA = {"bubbliiiing/unet-tf2": ["--legacy-optimizers"]}  # the optimizers of its TF 2.2 pin
+# The optimizers of their TF pins (2.2, 2.5): tf.keras.optimizers.Adam took lr= before TF 2.11.
+LEGACY_EXTRA = {"bubbliiiing/unet-tf2": ["--legacy-optimizers"], "zzh8829/yolov3-tf2": ["--legacy-optimizers"]}
 TIMEOUT = 1200
 
 
