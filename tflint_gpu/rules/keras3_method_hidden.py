@@ -17,7 +17,8 @@ class Keras3MethodHidden(Rule):
     `autocast`, `supports_jit`, `name`... for a layer (the names are derived by
     `scripts/derive_shadowed_methods.py`, which defines each method in a
     subclass of both flavours and reads it back from an instance). Not
-    reported: tf_keras classes, names only a compiled model assigns.
+    reported: tf_keras classes, other Keras classes, decorated methods
+    (a property), names only a compiled model assigns.
 
     ## Why is this bad?
     An instance attribute hides a method of the same name. Keras 3's
@@ -70,9 +71,14 @@ class Keras3MethodHidden(Rule):
         base = ctx.migration.class_base(cls)
         if base is None:
             return
-        kind = "model" if is_model_class(base) else "layer"
-        if name not in tables[kind]:
-            return
+        if is_model_class(base):
+            kind = "model"
+        elif base.startswith("keras.layers."):
+            kind = "layer"
+        else:
+            return  # another Keras class (a dtype policy, a saveable): its own attributes
+        if name not in tables[kind] or node.decorators:
+            return  # a property or a wrapped method is another matter
         ctx.report(node.name, f"Keras 3's `{base.rsplit('.', 1)[-1]}.__init__` sets `self.{name}`, which hides "
                               f"this method (`self.{name}(...)` raises TypeError): rename it")
 
@@ -122,9 +128,21 @@ class Keras3MethodHidden(Rule):
                     return 0.0
 
 
+            class Named(tf.keras.layers.Layer):
+                @property
+                def name(self):
+                    return "named"
+
+
+            class Policy(tf.keras.DTypePolicy):
+                def name(self):
+                    return "policy"
+
+
             def loss(x, y):
                 return 0.0
             """,
-            note="tf_keras; `loss` on a layer (Keras 3's Layer sets none); not Keras; a function",
+            note="tf_keras; `loss` on a layer (Keras 3's Layer sets none); not Keras; a property; a Keras class "
+                 "that is no layer; a function",
         ),
     ]
