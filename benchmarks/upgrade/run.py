@@ -47,6 +47,7 @@ RUNS: Dict[str, List[List[str]]] = {
     "bubbliiiing/unet-tf2": [["unet.py"]],
     "calmisential/TensorFlow2.0_ResNet": [["resnet.py"]],
     "zzh8829/yolov3-tf2": [["yolov3.py"]],
+    "MorvanZhou/NLP-Tutorials": [["nlp_tutorials.py"]],
 }
 # The optimizers of their TF pins (2.2, 2.5): tf.keras.optimizers.Adam took lr= before TF 2.11.
 LEGACY_EXTRA = {"bubbliiiing/unet-tf2": ["--legacy-optimizers"], "zzh8829/yolov3-tf2": ["--legacy-optimizers"]}
