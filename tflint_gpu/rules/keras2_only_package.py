@@ -4,6 +4,7 @@ from typing import Dict, List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.autofix.arguments import append as append_arguments
 from tflint_gpu.autofix.replace import replace_nodes
 from tflint_gpu.semantic import tfa as tfa_facts
 from tflint_gpu.semantic.model import ScopeInfo, dotted_name
@@ -182,12 +183,15 @@ class Keras2OnlyPackage(Rule):
         fix = None
         if bound is not None and all(r is not None for r in rewrites):
             fix = _removal(node, binder, [r for r in rewrites if r is not None])
-        for (chain, _), qualname, rewrite in zip(uses, qualnames, rewrites):
+        for (chain, scope), qualname, rewrite in zip(uses, qualnames, rewrites):
             own = None  # (when the import's fix rewrites every use, it is the only one: all or nothing)
             if rewrite is not None and fix is None:
                 old, new, safety, imports, what = rewrite
                 own = Fix(f"Use `{what}`", safety, {old: new}, imports)
             text = _use_message(qualname)
+            entry = tfa_facts.equivalent(qualname)
+            if rewrite is None and entry is not None and entry["exact"]:
+                text += "; not rewritten here: " + _why_not(chain, entry, scope)
             if fix is not None:
                 text += "; the fix offered on the import rewrites it with every other use"
             ctx.report(chain, text, own)
@@ -235,6 +239,22 @@ def _use_message(qualname: Optional[str]) -> str:
     detail = entry.get("note") or (f"max abs diff {diff:.3g}" if diff is not None else entry.get("error", ""))
     return f"`{name}` (tensorflow_addons, which fails to import under Keras 3): the nearest Keras 3 API is " \
            f"`{call}`, not the same ({detail})"
+
+
+def _why_not(chain: cst.BaseExpression, entry: dict, scope: ScopeInfo) -> str:
+    """Why an exact entry's use was left as it is."""
+    call = next(iter(scope.ancestors(chain)), None)
+    if not (isinstance(call, cst.Call) and call.func is chain):
+        return "a class referred to, not made" if entry["kind"] != "function" else "its spelling"
+    refused = [arg.keyword.value for arg in call.args if arg.keyword is not None
+               and arg.keyword.value in entry["refuse"]]
+    if refused:
+        return ", ".join(f"`{key}=`" for key in refused) + (" has" if len(refused) == 1 else " have") + \
+            " no Keras counterpart in the table"
+    if entry["divide"]:
+        return "the weight decay and the learning rate must be numbers the file shows (a schedule, a " \
+               "parameter or a callable would make Keras's decay follow it)"
+    return "its arguments do not map onto the Keras call's"
 
 
 def _rewrite(chain: cst.BaseExpression, qualname: Optional[str], scope: ScopeInfo, ctx):
@@ -310,6 +330,7 @@ def _call_args(call: cst.Call, entry: dict, scope: ScopeInfo, ctx) -> Optional[L
             left = left.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         values[key] = cst.BinaryOperation(left, cst.Divide(), values[by])
     args: List[cst.Arg] = []
+    appended: List[cst.Arg] = []  # the defaults written out, after the call's own arguments
     for key, text in entry["add"].items():
         if text.startswith("keras."):
             found = ctx.module_expr("keras", text[len("keras."):], scope=scope)
@@ -329,8 +350,8 @@ def _call_args(call: cst.Call, entry: dict, scope: ScopeInfo, ctx) -> Optional[L
         elif arg is not None:
             args.append(arg.with_changes(keyword=keyword, equal=_EQUAL, value=value))
         else:
-            args.append(cst.Arg(value, keyword=keyword, equal=_EQUAL))
-    return args  # (a comma left as it was written: libcst writes ", " between arguments that have none)
+            appended.append(cst.Arg(value, keyword=keyword, equal=_EQUAL))
+    return append_arguments(args, appended)
 
 
 def _removal(node, binder: ScopeInfo, rewrites) -> Optional[Fix]:

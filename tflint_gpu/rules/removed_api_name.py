@@ -4,6 +4,7 @@ from typing import List, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.autofix.arguments import append as append_arguments
 from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.migration import KERAS3, raw_flavour
 from tflint_gpu.semantic.model import IMPORT, dotted_name
@@ -476,14 +477,9 @@ class RemovedApiName(Rule):
         given = {arg.keyword.value for arg in call.args if arg.keyword is not None}
         if expr is None or any(arg.star for arg in call.args) or given & {key for key, _ in added}:
             return index, None
-        args = list(call.args) + [cst.Arg(cst.parse_expression(value), keyword=cst.Name(key),
-                                          equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                                  for key, value in added]
-        if len(args) > len(added) and isinstance(args[-len(added) - 1].comma, cst.Comma):
-            # a trailing comma stays last
-            comma = args[-len(added) - 1].comma
-            args[-len(added) - 1] = args[-len(added) - 1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            args[-1] = args[-1].with_changes(comma=comma)
+        args = append_arguments(call.args, [
+            cst.Arg(cst.parse_expression(value), keyword=cst.Name(key),
+                    equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))) for key, value in added])
         text = ", ".join(f"{key}={value}" for key, value in added)
         return len(chain) - 1, Fix(f"Use `{short_name(new_raw)}({text})`", Safety.SAFE,
                                    {call: call.with_changes(func=expr, args=args)})
@@ -563,6 +559,18 @@ class RemovedApiName(Rule):
             note="beresandras/contrastive-classification-keras train.py:9 (and its notebook): the module imported "
                  "under a name, then preprocessing.X; every X used is layers.X itself in tf_keras 2.21 (the table's "
                  "exact replacement) and exists in Keras 3: layers imported under the same name",
+        ),
+        flagged(
+            """
+            from tensorflow.keras.layers.experimental import preprocessing
+
+            flip = preprocessing.RandomFlip("horizontal")
+            base = preprocessing.PreprocessingLayer
+            module = preprocessing
+            """,
+            at=[(1, 1, "Keras 3 has no `tf.keras.layers.experimental` (ModuleNotFoundError)")],
+            note="the module handed on, and a name Keras 3's layers do not have under the same name: the import "
+                 "is not rewritten",
         ),
         flagged(
             """
