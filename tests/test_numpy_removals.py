@@ -41,7 +41,7 @@ def test_exact_entries_say_why():
 
 @pytest.mark.parametrize("spelling,numpy", [
     ("latest", (2, 4)), ("tf2.21", (2, 4)), ("latest-keras2", (2, 4)), ("tf2.18", (2, 0)),
-    ("tf2.17", (1, 24)), ("tf2.16", (1, 24)), ("tf2.13", (1, 24)), ("tf2.12", None),
+    ("tf2.17", (1, 26)), ("tf2.16", (1, 26)), ("tf2.14", (1, 26)), ("tf2.13", (1, 24)), ("tf2.12", None),
 ])
 def test_the_numpy_a_target_installs(spelling, numpy):
     assert numpy_removals.installed_numpy(parse_target(spelling)) == numpy
@@ -49,7 +49,7 @@ def test_the_numpy_a_target_installs(spelling, numpy):
 
 def test_removals_follow_the_installed_numpy():
     assert numpy_removals.removed("Inf", (2, 0)) is not None
-    assert numpy_removals.removed("Inf", (1, 24)) is None  # TF 2.16/2.17 pin numpy<2
+    assert numpy_removals.removed("Inf", (1, 26)) is None  # TF 2.16/2.17 pin numpy<2
     assert numpy_removals.removed("int", (1, 24)) is not None  # gone since NumPy 1.24
     assert numpy_removals.removed("in1d", (2, 0)) is None and numpy_removals.removed("in1d", (2, 4)) is not None
     assert numpy_removals.removed("int", None) is None

@@ -10,7 +10,12 @@ from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, cle
 
 
 def _tf_of(numpy: tuple) -> str:
-    return {(1, 24): "TF 2.13+", (2, 0): "TF 2.18+"}.get(numpy, "TF 2.21")
+    """The first TensorFlow whose wheels install a NumPy without the name (``numpy_removals.installed_numpy``)."""
+    if numpy <= (1, 24):
+        return "TF 2.13+"
+    if numpy < (2, 0):
+        return "TF 2.14+"
+    return "TF 2.18+" if numpy == (2, 0) else "TF 2.21"
 
 
 def _where(entry: dict) -> str:
@@ -84,7 +89,8 @@ class Numpy2RemovedName(Rule):
     an uncapped or unpinned TensorFlow (`latest`) gets all of them. A
     project that pins `numpy<2` itself is not read: select the rule off there.
 
-    Not reported: a local name `np` that is not the module, names guarded by
+    Not reported: a local name `np` that is not the module, an assignment
+    that puts the name back (`np.object = object`), names guarded by
     `hasattr(np, "Inf")`, in a `try` whose handler catches AttributeError or
     ImportError (or a bare `except`), in an `except AttributeError:`
     fallback, and in code a test expects to raise.
@@ -165,6 +171,9 @@ class Numpy2RemovedName(Rule):
         parent = next(iter(ctx.scope.ancestors(node)), None)
         if isinstance(parent, (cst.ImportFrom, cst.ImportAlias)) or self._guarded(node, name, ctx):
             return
+        if isinstance(parent, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.Del)) \
+                and getattr(parent, "target", None) is node:
+            return  # `np.object = object`: a shim that puts the name back, not a read
         ctx.report(node, _message(name, entry), self._fix(node, name, entry, ctx))
 
     def _fix(self, node: cst.Attribute, name: str, entry: dict, ctx) -> Optional[Fix]:
@@ -326,11 +335,14 @@ class Numpy2RemovedName(Rule):
 
             if hasattr(np, "float_"):
                 dtype = np.float_
+            if not hasattr(np, "object"):
+                np.object = object
             try:
                 big = np.Inf
             except AttributeError:
                 big = np.inf
             """,
-            note="a parameter named np is not the module; hasattr and try/except AttributeError guards",
+            note="a parameter named np is not the module; hasattr and try/except AttributeError guards; a shim "
+                 "assigning the name back (keras/src/export/tf2onnx_lib.py)",
         ),
     ]

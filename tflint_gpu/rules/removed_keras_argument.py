@@ -37,8 +37,53 @@ def _rename(arg: cst.Arg, new: str, message: str, safety: Safety) -> Fix:
     return Fix(message, safety, {arg.keyword: cst.Name(new)})
 
 
-def _drop(call: cst.Call, arg: cst.Arg, message: str) -> Fix:
-    return Fix(message, Safety.SAFE, {call: without_args(call, [arg])})
+def _drop(call: cst.Call, arg: cst.Arg, message: str, safety: Safety = Safety.SAFE) -> Fix:
+    return Fix(message, safety, {call: without_args(call, [arg])})
+
+
+def _rate_argument(call: cst.Call) -> Optional[cst.Arg]:
+    """The optimizer's learning-rate argument: ``lr=``, ``learning_rate=`` or the first positional
+    one; None when there is none, or both keywords."""
+    lr, rate = keyword(call, "lr"), keyword(call, "learning_rate")
+    if lr is not None and rate is not None:
+        return None
+    if lr is not None or rate is not None:
+        return lr or rate
+    first = call.args[0] if call.args else None
+    return first if first is not None and first.keyword is None and not first.star else None
+
+
+def _decay_fix(call: cst.Call, ctx) -> Optional[Fix]:
+    """``Adam(lr=a, decay=d)`` -> ``Adam(learning_rate=keras.optimizers.schedules.InverseTimeDecay(a,
+    decay_steps=1, decay_rate=d))``: what Keras 2's optimizers (OptimizerV2, tf_keras's legacy ones) did
+    with ``decay=`` (``lr / (1 + decay * iterations)``, iterations counted before the step)."""
+    decay = keyword(call, "decay")
+    if decay is None or _no_decay(decay.value) or any(a.star for a in call.args):
+        return None
+    rate = _rate_argument(call)
+    if rate is None:
+        return None
+    found = ctx.module_expr("keras", "optimizers.schedules.InverseTimeDecay")
+    if found is None:
+        return None
+    func, imports = found
+    schedule = cst.Call(func, args=[
+        cst.Arg(rate.value, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(cst.Integer("1"), keyword=cst.Name("decay_steps"), equal=_EQUAL,
+                comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
+        cst.Arg(decay.value, keyword=cst.Name("decay_rate"), equal=_EQUAL),
+    ])
+    new_rate = rate.with_changes(value=schedule)
+    if rate.keyword is not None:
+        new_rate = new_rate.with_changes(keyword=cst.Name("learning_rate"))
+    return Fix("Rewrite `decay=` as the `InverseTimeDecay` schedule Keras 2 applied", Safety.UNSAFE,
+               {call: without_args(call, [decay], (rate, new_rate))}, imports)
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+_DECAY_LOST = ("Keras 3 ignores `decay=` (UserWarning) and trains at a constant rate; Keras 2 divided the rate by "
+               "`1 + decay * iterations`: use `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, "
+               "decay_steps=1, decay_rate=decay)`")
 
 
 def _lost_under_keras3(call: cst.Call) -> Optional[str]:
@@ -48,7 +93,8 @@ def _lost_under_keras3(call: cst.Call) -> Optional[str]:
     decay = keyword(call, "decay")
     if decay is not None and not _no_decay(decay.value):
         return ("Keras 3 ignores `decay=` (UserWarning), so the renamed optimizer would train without it: use a "
-                "schedule, `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, 1, decay)`")
+                "schedule, `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, decay_steps=1, "
+                "decay_rate=decay)`")
     star = next((a for a in call.args if a.star == "**"), None)
     if star is not None:
         return "`**` arguments may hold `decay=`, which Keras 3 ignores (UserWarning)"
@@ -186,13 +232,29 @@ class RemovedKerasArgument(Rule):
       every other argument of the call survives under Keras 3; unsafe for
       tf_keras's `lr=`, where the fixed optimizer trains at the rate written
       instead of the default: that changes training, on purpose.
-    * Unsafe, and the message says what is lost, when the optimizer call also
-      passes `decay=` (other than `None` or 0) or `**kwargs`: Keras 3 ignores
-      `decay=` with a UserWarning, so the call that failed loudly would run
-      and train without the decay. The fix keeps `decay=` in place (Keras 3
-      warns about it at every run); the exact replacement is a schedule,
-      `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr, 1,
-      decay)`. `compile()` takes no `**kwargs` in Keras 3: any other removed
+    * `decay=` (other than `None` or 0) on a Keras 3 optimizer, with or
+      without `lr=`: Keras 3 ignores it with a UserWarning (`SGD(learning_rate=
+      0.1, decay=1e-5)` runs and trains at a constant rate), so the call is
+      rewritten to the schedule Keras 2 applied, unsafe:
+      `learning_rate=keras.optimizers.schedules.InverseTimeDecay(lr,
+      decay_steps=1, decay_rate=decay)` (the rate given by `lr=`,
+      `learning_rate=` or first positionally; no fix without one, nor with
+      `**kwargs`). Keras 2's optimizers that honoured `decay=` (TF <= 2.10's
+      `tf.keras.optimizers`, tf_keras's `optimizers.legacy`) used `lr / (1 +
+      decay * iterations)` with the iterations counted before the step, as
+      Keras 3 hands a schedule its iterations: measured over six steps,
+      legacy `SGD(lr=0.1, momentum=0.9, decay=0.05)` and Keras 3's SGD on the
+      schedule move a variable identically, Adam within 2e-6 (Keras 3's Adam
+      orders its arithmetic differently even without decay);
+      tests/test_decay_schedule.py runs the cases both ways. TF 2.11-2.15's
+      `tf.keras.optimizers` (and tf_keras 2.21's) raise `ValueError: decay is
+      deprecated in the new TF-Keras optimizer` instead, so code with
+      `decay=` ran only on an optimizer that applied it. Unsafe: the training
+      changes under Keras 3 (restored to Keras 2's), and code that later
+      assigns the rate (`K.set_value(opt.lr, ...)`, `opt.learning_rate = x`)
+      fails on a schedule (TFG610 reports that). `**kwargs` that may hold
+      `decay=`: the rename is unsafe and the message says so.
+      `compile()` takes no `**kwargs` in Keras 3: any other removed
       argument still raises TypeError after the rename, so that rename stays
       safe.
     * `save_format=` on a literal path ending in `.keras`/`.h5`/`.hdf5`: dropped,
@@ -205,6 +267,12 @@ class RemovedKerasArgument(Rule):
       the table derived from Keras 3.15); otherwise the message names the
       parameter Keras 3 has in that place when there is one
       (`to_categorical(y=)` → `x`), no fix.
+    * `fit(workers=, use_multiprocessing=, max_queue_size=)` (and
+      `evaluate`/`predict`): dropped, unsafe (it deletes the user's code):
+      Keras 3 reads them from a `keras.utils.PyDataset`'s constructor
+      (`super().__init__(workers=4, use_multiprocessing=True)` in the
+      Sequence subclass), so the loading runs single-threaded until they are
+      moved there; what is trained does not change.
     Executed under tf_keras too (the fix-execution test's Keras 2 run): the
     `fit(workers=)` drop and the `save_format=` drops give identical results
     there, so they suit code that must run under both.
@@ -236,6 +304,10 @@ class RemovedKerasArgument(Rule):
         lr = keyword(node, "lr")
         if lr is not None:
             self._optimizer(node, lr, ctx)
+        else:
+            decay = keyword(node, "decay")
+            if decay is not None and not _no_decay(decay.value):
+                self._decay(node, decay, ctx)
         if isinstance(node.func, cst.Attribute):
             method = node.func.attr.value
             receiver = node.func.value
@@ -289,7 +361,8 @@ class RemovedKerasArgument(Rule):
                         message += f"; its parameter in that place is `{removal.replacement}=`"
                 elif arg.keyword.value in _DATA_LOADING and qualname.rsplit(".", 1)[1] in _TRAINING:
                     # Keras 3 reads them from a PyDataset: dropping them changes how fast, not what, it trains
-                    fix = _drop(node, arg, f"Drop `{arg.keyword.value}=` (Keras 3 takes it on a `PyDataset`)")
+                    fix = _drop(node, arg, f"Drop `{arg.keyword.value}=` (Keras 3 takes it in a `PyDataset`'s "
+                                           f"constructor)", Safety.UNSAFE)
                 _report(ctx, arg, message, fix)
                 break
 
@@ -311,14 +384,26 @@ class RemovedKerasArgument(Rule):
             if lost is not None:
                 # The rename makes the call run, and Keras 3 then drops the other argument.
                 message += f"; {lost}"
-            fix = None if has_rate else _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`",
-                                                Safety.SAFE if lost is None else Safety.UNSAFE)
+            fix = None if has_rate else _decay_fix(node, ctx) or _rename(
+                lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.SAFE if lost is None else Safety.UNSAFE)
             _report(ctx, lr, message, fix)
         elif flavour == TF_KERAS and not has_rate and (raw.startswith("tf_keras.") or ctx.target.at_least(NEW_OPTIMIZERS_TF)):
             # tf_keras, or tf.keras of a Keras 2 target: from TF 2.11 its new optimizers ignore lr= (before, an alias)
             _report(ctx, lr, "tf_keras optimizers ignore `lr=` and train at the default rate: use `learning_rate=`",
                     _rename(lr, "learning_rate", "Rename `lr=` to `learning_rate=`", Safety.UNSAFE),
                     keras3_only=False)
+
+    def _decay(self, node: cst.Call, decay: cst.Arg, ctx) -> None:
+        """``SGD(learning_rate=0.1, decay=1e-5)`` on a Keras 3 optimizer: runs, and trains without the decay."""
+        qualname = ctx.call_name(node)
+        if qualname is None:
+            return
+        parts = qualname.split(".")
+        if len(parts) != 3 or parts[:2] != ["keras", "optimizers"] or not parts[2][:1].isupper():
+            return
+        if ctx.migration.api_flavour(node.func, ctx.scope) != KERAS3:
+            return
+        _report(ctx, decay, _DECAY_LOST, _decay_fix(node, ctx))
 
     def _compile(self, node: cst.Call, receiver: cst.BaseExpression, arg: cst.Arg, ctx) -> None:
         kind = ctx.value_kind(receiver)
@@ -371,6 +456,75 @@ class RemovedKerasArgument(Rule):
             import numpy as np
             import tensorflow as tf
 
+            var = tf.Variable([1.0, -2.0])
+            opt = tf.keras.optimizers.SGD(lr=0.1, momentum=0.9, decay=0.05)
+            for _ in range(6):
+                opt.apply_gradients([(tf.constant([0.5, 0.25]), var)])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            var = tf.Variable([1.0, -2.0])
+            opt = tf.keras.optimizers.SGD(learning_rate=keras.optimizers.schedules.InverseTimeDecay(0.1, decay_steps=1, decay_rate=0.05), momentum=0.9)
+            for _ in range(6):
+                opt.apply_gradients([(tf.constant([0.5, 0.25]), var)])
+            """,
+            at=[(5, 31, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`; Keras 3 ignores `decay=`")],
+            run="""
+            weights = var.numpy()
+            """,
+            effect=FIXES_ERROR,
+            note="lr= and decay=: the rename alone would train without the decay; the schedule is what Keras 2 "
+                 "applied (tests/test_decay_schedule.py runs the original on Keras 2's optimizers, tf_keras legacy "
+                 "= TF <= 2.10's tf.keras.optimizers, and the fix under Keras 3: the same weights)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras.optimizers import Adam
+
+            var = tf.Variable([1.0, -2.0])
+            opt = Adam(learning_rate=0.1, decay=0.05)
+            for _ in range(6):
+                opt.apply_gradients([(tf.constant([0.5, 0.25]), var)])
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            from tensorflow.keras.optimizers import Adam
+            import keras
+
+            var = tf.Variable([1.0, -2.0])
+            opt = Adam(learning_rate=keras.optimizers.schedules.InverseTimeDecay(0.1, decay_steps=1, decay_rate=0.05))
+            for _ in range(6):
+                opt.apply_gradients([(tf.constant([0.5, 0.25]), var)])
+            """,
+            at=[(6, 31, "Keras 3 ignores `decay=` (UserWarning) and trains at a constant rate")],
+            run="""
+            weights = var.numpy()
+            """,
+            effect=CHANGES,
+            note="no lr=: Keras 3 runs it and drops the decay silently (a UserWarning); the fix restores it, so the "
+                 "weights change under Keras 3 (to Keras 2's: tests/test_decay_schedule.py)",
+        ),
+        clean(
+            """
+            import tensorflow as tf
+
+            opt = tf.keras.optimizers.SGD(learning_rate=0.1, decay=0.0)
+            adam = tf.keras.optimizers.Adam(learning_rate=0.1, decay=None)
+            wd = tf.keras.optimizers.AdamW(learning_rate=0.1, weight_decay=0.01)
+            """,
+            note="no decay (0, None); weight_decay is Keras 3's own argument",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
             def unet(n):
                 inputs = tf.keras.Input((n,))
                 return tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="zeros")(inputs))
@@ -406,8 +560,10 @@ class RemovedKerasArgument(Rule):
             """,
             effect=FIXES_ERROR,
             note="a model made by a factory function the file does not follow: no other library's fit takes "
-                 "these keywords (bubbliiiing/unet-tf2 train.py:473)",
+                 "these keywords (bubbliiiing/unet-tf2 train.py:473); the original under tf_keras, the fix under "
+                 "Keras 3: the same loss",
             keras2=True,
+            keras2_before=True,
         ),
         flagged(
             """
@@ -504,15 +660,16 @@ class RemovedKerasArgument(Rule):
             """,
             fixed="""
             import tensorflow as tf
+            import keras
 
-            opt = tf.keras.optimizers.SGD(learning_rate=0.2, momentum=0.9, decay=0.01)
+            opt = tf.keras.optimizers.SGD(learning_rate=keras.optimizers.schedules.InverseTimeDecay(0.2, decay_steps=1, decay_rate=0.01), momentum=0.9)
             """,
             at=[(3, 31, "Keras 3 optimizers raise ValueError on `lr=`: use `learning_rate=`; Keras 3 ignores "
                         "`decay=` (UserWarning)")],
             run=_OPTIMIZER_RUN,
             effect=FIXES_ERROR,
-            note="decay= is ignored by Keras 3 once the call runs: the rename is unsafe (real code: SGD(lr=0.2, "
-                 "momentum=0.9, decay=0.01))",
+            note="decay= is ignored by Keras 3 once the call runs: rewritten as the schedule Keras 2 applied, unsafe "
+                 "(real code: SGD(lr=0.2, momentum=0.9, decay=0.01))",
         ),
         flagged(
             """

@@ -10,10 +10,12 @@ Which NumPy ``pip install tensorflow==2.x`` installs (the wheels' pins):
 
 * TF 2.12 and older: ``numpy<1.24`` (TF 2.12: ``numpy<1.24,>=1.22``), so
   the builtin aliases (``np.int``, ``np.float``) still work there;
-* TF 2.13: ``numpy<=1.24.3,>=1.22``; TF 2.14-2.17: ``numpy<2.0.0,>=1.23.5``
-  (the same pin in 2.16 and 2.17: ``tensorflow 2.17.1 requires
-  numpy<2.0.0,>=1.23.5``): NumPy 1.24-1.26, where the builtin aliases are
-  gone and NumPy 2's removals still work;
+* TF 2.13: ``numpy<=1.24.3,>=1.22``; TF 2.15-2.17: ``numpy<2.0.0`` (pip's
+  own conflict reports: ``tensorflow 2.16.2 requires numpy<2.0.0``,
+  ``tensorflow 2.17.1 requires numpy<2.0.0,>=1.23.5``): NumPy 1.24-1.26, where
+  the builtin aliases are gone and NumPy 2's removals still work. TF 2.14
+  has no cap, but a NumPy 2 breaks its import (tensorflow/tensorflow#102743),
+  so a TF 2.14 project runs NumPy 1.26 too;
 * TF 2.18 is the first built against NumPy 2 (its release note: "TensorFlow
   now supports and is compiled with NumPy 2.0 by default"): NumPy 2.0 at
   least; TF 2.21 requires only ``numpy>=1.26.0``, so pip installs the newest
@@ -57,12 +59,15 @@ def _version(text: str) -> Version:
 def installed_numpy(target) -> Optional[Version]:
     """The NumPy ``pip`` installs with the target's TensorFlow, as far as the
     removals tell apart: (2, 4) for an uncapped TF (the newest release, 2.21+),
-    (2, 0) for TF 2.18-2.20, (1, 24) for TF 2.13-2.17, None for older."""
+    (2, 0) for TF 2.18-2.20, (1, 26) for TF 2.14-2.17, (1, 24) for TF 2.13,
+    None for older."""
     tf = target.tf
     if tf is None or tf >= UNCAPPED_TF:
         return NEWEST_NUMPY
     if tf >= NUMPY2_TF:
         return (2, 0)
+    if tf >= (2, 14):
+        return (1, 26)
     if tf >= (2, 13):
         return (1, 24)
     return None
