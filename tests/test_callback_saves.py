@@ -106,3 +106,29 @@ def test_the_construction_is_told_as_the_callback_saves(tmp_path):
                          "checkpoints): `ModelCheckpoint` passes this path to its model's `save_weights()` unchanged")
     assert got[0][3] == '"ep{epoch:03d}-loss{loss:.3f}.weights.h5"' and got[1][3] == '"best_epoch_weights.weights.h5"'
     assert got[2][2].startswith("Keras 3 `save()` raises ValueError on a SavedModel directory")
+
+
+def test_the_callbacks_own_save_is_told_with_the_paths_other_modules_give(tmp_path):
+    _findings(tmp_path, '''\
+        import os
+        from utils.callbacks import ModelCheckpoint
+
+        def callbacks(save_dir):
+            return [ModelCheckpoint(os.path.join(save_dir, "last_epoch_weights.h5"), save_weights_only=True),
+                    ModelCheckpoint(os.path.join(save_dir, "model.keras"))]
+        ''')
+    files = [str(tmp_path / "train.py"), str(tmp_path / "utils" / "callbacks.py")]
+    index = ProjectIndex(str(tmp_path), {p: load_summary(p) for p in files})
+    path = files[1]
+    result = lint_source((tmp_path / "utils" / "callbacks.py").read_text(), path, TFG908,
+                         project=ProjectFile(index, path))
+    got = [(f.row, f.col + 1, f.message) for f in result.findings]
+    assert [(row, col) for row, col, _ in got] == [(16, 41), (21, 41)]  # the two save_weights of ModelCheckpoint
+    assert got[0][2] == ("Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                         "checkpoints): `train` gives this callback `last_epoch_weights.h5` (renamed where it is "
+                         "written)")
+    # Constructed with `.weights.h5` paths only: nothing to tell.
+    (tmp_path / "train.py").write_text((tmp_path / "train.py").read_text().replace('weights.h5"', 'weights.weights.h5"'))
+    index = ProjectIndex(str(tmp_path), {p: load_summary(p) for p in files})
+    assert lint_source((tmp_path / "utils" / "callbacks.py").read_text(), path, TFG908,
+                       project=ProjectFile(index, path)).findings == []

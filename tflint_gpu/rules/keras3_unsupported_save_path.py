@@ -82,7 +82,12 @@ class Keras3UnsupportedSavePath(Rule):
       `self.filepath.format(...)`), under the arguments the save depends on
       (`if self.save_weights_only:` and the call's `save_weights_only=True`):
       `ModelCheckpoint(os.path.join(d, "ep{epoch:03d}.h5"), save_weights_only=True)`
-      with bubbliiiing/unet-tf2's own `ModelCheckpoint`. A model made by a
+      with bubbliiiing/unet-tf2's own `ModelCheckpoint`; the class's own
+      `self.model.save_weights(...)` is reported too, naming a module that
+      constructs it with such a path (`train.py` for utils/callbacks.py); a
+      top-level name of a module (a config naming no framework) that other
+      modules save weights at (`model.save_weights(config.save_model_dir)`)
+      is reported, and renamed, where it is written. A model made by a
       project class with a Keras base (`VisionTransformer(tf.keras.Model)` of
       another module) is a Keras model.
 
@@ -173,8 +178,14 @@ class Keras3UnsupportedSavePath(Rule):
       Not `.h5`: Keras 3.15 writes a legacy `.h5`, but its `load_model`
       raises on one compiled with `"mse"` (`ValueError: Could not deserialize
       'keras.metrics.mse'`).
-    A `model.save(dir)` to a SavedModel directory is not rewritten
-    (`model.export(dir)` serves it, `load_model` cannot read it back).
+    A `model.save(dir)` to a SavedModel directory is not rewritten, even
+    where the project only reloads it with `tf.saved_model.load`:
+    `model.export(dir)` writes another object (measured: what
+    `tf.saved_model.load` gives back is callable after tf_keras's `save`, not
+    after Keras 3's `export`, which has `serve`; the `serving_default`
+    signature's output is keyed by the last layer's name, `"out"`, after
+    `save` and `"output_0"` after `export`), and `load_model` cannot read
+    it back.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: the ValueErrors above (also
@@ -190,8 +201,12 @@ class Keras3UnsupportedSavePath(Rule):
     predictions from weights saved by `save_weights`, `ModelCheckpoint` and a
     project's callback class and loaded back, and from a model checkpointed
     to `.hdf5` (tf_keras) / `.keras` (Keras 3) and reloaded with `load_model`.
-    On the upgrade set (benchmarks/upgrade): the bubbliiiing/unet-tf2 and
-    vision-transformer weights saves, 13 lines, found and renamed.
+    On the upgrade set (benchmarks/upgrade, score.py): save-format labels
+    found 6/17 before, 17/17 after; 15 rewritten by the fix (bubbliiiing/unet-tf2
+    train.py, train_medical.py, utils/utils_fit.py; TensorFlow2.0_ResNet
+    config.py:8, with train.py:96's `save_format=` dropped; vision-transformer
+    train.py:73), every rewritten line right; the other two (the callback's
+    own saves) follow from the rename where the paths are written.
     examples/TFG908 (`tflint-gpu verify --rule TFG908`): fixes-error,
     `ValueError` before, the `.keras`/`.weights.h5` round trip after.
     """
@@ -226,6 +241,14 @@ class Keras3UnsupportedSavePath(Rule):
         path = exact_argument(node, 0, "filepath")
         if path is None or ctx.handed_path(path):
             return  # a parameter of a def that saves at it: told at each call of the def
+        if method == "save_weights" and not ctx.migration.legacy_env and ctx.target.keras3:
+            given = [(end, module) for end, module in ctx.callback_weights_paths(node)
+                     if not end.endswith((".weights.h5", ".weights.json"))]
+            if given:  # a project callback's own save, at the paths other modules construct it with
+                self._report(ctx, path, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
+                                        f"`.weights.h5` (no TF checkpoints): `{given[0][1]}` gives this callback "
+                                        f"`{given[0][0]}` (renamed where it is written)")
+                return
         ending = ctx.path_ending(path)
         if ending is None or not self._keras3_model(node.func.value, ctx, method):
             return
@@ -431,6 +454,87 @@ class Keras3UnsupportedSavePath(Rule):
             ctx.report(node, message, fix)
 
     cases = [
+        flagged(
+            """
+            import os
+            import tempfile
+
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.model = None
+                    self.folder = tempfile.mkdtemp()
+
+                def build(self):
+                    init = tf.keras.initializers.Constant(0.5)
+                    self.model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+                def save(self):
+                    self.model.save_weights(os.path.join(self.folder, "trainer.h5"))
+
+
+            class Saver(tf.keras.callbacks.Callback):
+                def __init__(self, folder):
+                    super().__init__()
+                    self.folder = folder
+
+                def on_epoch_end(self, epoch, logs=None):
+                    self.model.save_weights(os.path.join(self.folder, "saver.h5"))
+            """,
+            """
+            import os
+            import tempfile
+
+            import tensorflow as tf
+
+
+            class Trainer:
+                def __init__(self):
+                    self.model = None
+                    self.folder = tempfile.mkdtemp()
+
+                def build(self):
+                    init = tf.keras.initializers.Constant(0.5)
+                    self.model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+                def save(self):
+                    self.model.save_weights(os.path.join(self.folder, "trainer.weights.h5"))
+
+
+            class Saver(tf.keras.callbacks.Callback):
+                def __init__(self, folder):
+                    super().__init__()
+                    self.folder = folder
+
+                def on_epoch_end(self, epoch, logs=None):
+                    self.model.save_weights(os.path.join(self.folder, "saver.weights.h5"))
+            """,
+            at=[(17, 33, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (26, 33, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`")],
+            run="""
+            import numpy as np
+
+            trainer = Trainer()
+            trainer.build()
+            trainer.save()
+            trainer.model.compile(tf.keras.optimizers.SGD(0.0), "mean_squared_error")
+            trainer.model.fit(np.ones((2, 2), "float32"), np.zeros((2, 1), "float32"), epochs=1, verbose=0,
+                              callbacks=[Saver(trainer.folder)])
+            restored = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])
+            values = []
+            for name in sorted(os.listdir(trainer.folder)):
+                restored.load_weights(os.path.join(trainer.folder, name))
+                values.append(restored(np.ones((1, 2), "float32")).numpy())
+            loaded = np.stack(values)
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="self.model.save_weights where self.model is a Keras model another method builds, and in a "
+                 "callback (self.model is the model it is given): found and renamed. Executed: both files "
+                 "saved and read back, tf_keras before, Keras 3 after",
+        ),
         flagged(
             """
             import os

@@ -19,7 +19,7 @@ from tflint_gpu.semantic.context import GraphAnalysis, GraphInfo
 from tflint_gpu.semantic.model import CLASS, DEF, IMPORT, PARAM, SCOPE_TYPES, Binding, ModuleModel, ScopeInfo, assigned, lookup, walk
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.names import Resolver, normalize
-from tflint_gpu.semantic.project import CALLBACK_MODEL, GUARD
+from tflint_gpu.semantic.project import CALLBACK_MODEL, GUARD, WEIGHTS_GIVEN
 from tflint_gpu.semantic.repetition import Repetition
 from tflint_gpu.semantic.retracing import Retracing
 from tflint_gpu.semantic.run_once import RunOnce
@@ -611,6 +611,26 @@ class RuleContext:
         and loads: name -> ((how, module), ...) (``ProjectFile.path_readers``; empty without a project)."""
         project = self.resolver.project
         return project.path_readers() if project is not None else {}
+
+    def callback_weights_paths(self, call: cst.Call) -> List[Tuple[str, str]]:
+        """For ``self.model.save_weights(...)`` in a method of a top-level Keras callback class of this
+        module that saves its model's weights at its constructor's path (``semantic.project._class_saves``):
+        the path endings other checked modules construct it with, given ``save_weights_only=True``
+        (``ProjectIndex.path_readers``), each with the constructing module; empty otherwise."""
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "save_weights"
+                and isinstance(func.value, cst.Attribute) and func.value.attr.value == "model"
+                and isinstance(func.value.value, cst.Name) and func.value.value.value == "self"):
+            return []
+        cls = self.scope.enclosing_class
+        if cls is None or cls.parent is None or cls.parent.parent is not None:
+            return []
+        own = self._own_summary()
+        saves = own.saves.get(cls.name) if own is not None else None
+        if saves is None or not any(s[1] == "save_weights" and s[2] == CALLBACK_MODEL for s in saves[1]):
+            return []
+        return [(how[len(WEIGHTS_GIVEN):], module) for how, module in self.path_readers().get(cls.name, ())
+                if how.startswith(WEIGHTS_GIVEN)]
 
     @property
     def file_renames(self):

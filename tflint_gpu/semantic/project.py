@@ -503,6 +503,8 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
 
 # How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
 WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE, MODEL_LOAD = "save_weights", "load_weights", "save", "load_model"
+# ... and a project callable given ``save_weights_only=True`` and a path of known ending: this, then the ending.
+WEIGHTS_GIVEN = "save_weights_only:"
 
 
 def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, str]]:
@@ -510,7 +512,10 @@ def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
     the first argument (or ``filepath=``) of ``x.save_weights(...)``, ``x.load_weights(...)``,
     ``x.save(...)``, of ``load_model(...)`` and of a call given ``save_weights_only=True`` (a weights
     save), when it is (or ends with, as ``_path_value`` reads it) a name the module imports or an
-    attribute of one (``config.save_model_dir``), as (level, dotted import target, how it is read)."""
+    attribute of one (``config.save_model_dir``), as (level, dotted import target, how it is read); and
+    each imported callable of no framework given ``save_weights_only=True`` and a path whose end is
+    text (``ModelCheckpoint(os.path.join(d, "ep{epoch:03d}.h5"), save_weights_only=True)`` with the
+    project's own callback), as (level, its import target, ``WEIGHTS_GIVEN`` + that end)."""
     found = set()
     for node in ast.walk(tree):
         if node.__class__ is not ast.Call:
@@ -530,6 +535,12 @@ def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
         if path is None or isinstance(path, ast.Starred):
             continue
         value = _path_value(path, bound, {})
+        callee = _dotted(func) if weights_only else None
+        head = bound.get(callee.partition(".")[0]) if callee is not None else None
+        if value is not None and value[0] == TEXT and head is not None and head[0] == IMPORT \
+                and head[2].split(".", 1)[0] not in FRAMEWORKS:
+            rest = callee.partition(".")[1] + callee.partition(".")[2]
+            found.add((head[1], head[2] + rest, WEIGHTS_GIVEN + value[1]))
         if value is None or value[0] != REFERENCE:
             continue
         head, dot, rest = value[1].partition(".")
