@@ -575,6 +575,17 @@ class RuleContext:
         return facts
 
     @property
+    def eager_only(self):
+        """Keras model calls that need eager execution (``semantic.eager_only.EagerOnly``), built on
+        first use."""
+        facts = getattr(self, "_eager_only", None)
+        if facts is None:
+            from tflint_gpu.semantic.eager_only import EagerOnly
+
+            facts = self._eager_only = EagerOnly(self)
+        return facts
+
+    @property
     def tape_models(self):
         """Gradients taken for a model the tape's block never runs (``semantic.tape_models.TapeModels``),
         built on first use."""
