@@ -186,3 +186,19 @@ def test_rename_refused_when_another_module_names_the_file(tmp_path):
     (tmp_path / "predict.py").write_text('def g(model):\n    model.load_weights("logs/w.weights.h5")\n')
     fresh = ProjectIndex(str(tmp_path), {p: load_summary(p) for p in files})
     assert not dependencies_valid(fresh, key)
+
+
+def test_a_plain_word_of_a_sentence_is_not_a_file_name():
+    ctx = _context('''
+        def f(model, d):
+            """Saves the last weights; see logs/other for the rest."""
+            model.save_weights(d + "/last")
+        ''')
+    found = _rename(ctx)
+    assert not found.refused and found.new == "/last.weights.h5"
+    ctx = _context('''
+        def f(model, d):
+            print("restore with: logs/last")
+            model.save_weights(d + "/last")
+        ''')
+    assert _rename(ctx).refused == "`last` is also written elsewhere in this module"

@@ -1,12 +1,13 @@
-"""TFG908: a Keras 2 save/load round trip through a SavedModel directory and a TF checkpoint.
+"""TFG908: a Keras 2 training script that checkpoints to HDF5 and TF checkpoint names.
 
-A training script from a TF 2.x tutorial: it checkpoints the weights with
-`save_weights("<dir>/ckpt")`, saves the model to a SavedModel directory with
-`model.save("<dir>/saved_model")` and reloads it with `load_model`. Keras 3
-writes and reads Keras files only: `ValueError: The filename must end in
-`.weights.h5`` (and `Invalid filepath extension for saving`). The rewrite
-names `.weights.h5` and `.keras` files (a SavedModel for serving is
-`model.export(path)`).
+A training script from a TF 2.x tutorial: `ModelCheckpoint(..., save_weights_only=True)`
+keeps the best weights in an `.hdf5` file, another `ModelCheckpoint` the whole
+model in an `.hdf5` file, `save_weights` the last weights under a TF checkpoint
+prefix (no suffix), and the script reloads all three. Keras 3 writes and reads
+Keras files only: `ValueError: When using save_weights_only=True in
+ModelCheckpoint, the filepath provided must end in .weights.h5` (and `must end in
+.keras` for the whole model). The fix renames each file where its name is
+written (`.weights.h5`, `.keras`), with the loads of the same name.
 """
 import os
 import tempfile
@@ -27,10 +28,13 @@ def main(size):
     y = x.sum(axis=1, keepdims=True)
     model = tf.keras.Sequential([tf.keras.Input((d,)), tf.keras.layers.Dense(1, kernel_initializer="zeros")])
     model.compile(tf.keras.optimizers.SGD(learning_rate=0.01), "mse")
-    model.fit(x, y, batch_size=32, epochs=2, verbose=0)
     with tempfile.TemporaryDirectory() as folder:
-        model.save_weights(os.path.join(folder, "ckpt"))
-        model.load_weights(os.path.join(folder, "ckpt"))
-        model.save(os.path.join(folder, "saved_model"))
-        restored = tf.keras.models.load_model(os.path.join(folder, "saved_model"))
+        best = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "best_weights.hdf5"), monitor="loss",
+                                                  save_weights_only=True, save_best_only=True)
+        whole = tf.keras.callbacks.ModelCheckpoint(os.path.join(folder, "model.hdf5"))
+        model.fit(x, y, batch_size=32, epochs=2, verbose=0, callbacks=[best, whole])
+        model.save_weights(os.path.join(folder, "last"))
+        model.load_weights(os.path.join(folder, "best_weights.hdf5"))
+        restored = tf.keras.models.load_model(os.path.join(folder, "model.hdf5"))
+        restored.load_weights(os.path.join(folder, "last"))
     return restored.predict(x, verbose=0)

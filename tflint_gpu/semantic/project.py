@@ -559,10 +559,15 @@ def file_name(text: str) -> Optional[str]:
 
 def file_names(text: str) -> List[str]:
     """``file_name`` of each blank-separated word of ``text`` (quotes, brackets and the punctuation
-    that ends a sentence taken off): the files a string names, in a message or a docstring too."""
+    that ends a sentence taken off): the files a string names, in a message or a docstring too; in a
+    string of several words, only those with a dot or a slash (a plain word is not taken for a file)."""
     found = []
-    for word in text.split():
-        name = file_name(word.strip("\"'`()[]<>,;:").rstrip("."))
+    words = text.split()
+    for word in words:
+        word = word.strip("\"'`()[]<>,;:").rstrip(".")
+        if len(words) > 1 and "." not in word and "/" not in word:
+            continue  # a word of a sentence names no file ("the last weights"), a path or a file name may
+        name = file_name(word)
         if name is not None:
             found.append(name)
     return found
