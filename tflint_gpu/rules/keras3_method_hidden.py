@@ -11,7 +11,8 @@ class Keras3MethodHidden(Rule):
     """`def loss(self, ...)` in a Keras 3 model: a method the model's own attribute hides.
 
     ## What it does
-    Finds methods of a Keras 3 `Model` or `Layer` subclass whose name is an
+    Finds methods of a Keras 3 `Model` or `Layer` subclass, and their calls
+    through `self`, whose name is an
     instance attribute Keras 3's constructor assigns: `loss`, `compiled`,
     `steps_per_execution`, `autocast`, `supports_jit`, `name`... for a model;
     `autocast`, `supports_jit`, `name`... for a layer (the names are derived by
@@ -60,27 +61,47 @@ class Keras3MethodHidden(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         function = ctx.model.scope_of_node.get(node)
         cls = function.parent if function is not None else None
-        if cls is None or cls.kind != "class" or not isinstance(cls.node, cst.ClassDef):
+        if cls is None or cls.kind != "class" or not isinstance(cls.node, cst.ClassDef) or node.decorators:
+            return  # a property or a wrapped method is another matter
+        base = self._hiding_base(cls, node.name.value, ctx)
+        if base is not None:
+            ctx.report(node.name, f"Keras 3's `{base}.__init__` sets `self.{node.name.value}`, which hides this "
+                                  f"method (`self.{node.name.value}(...)` raises TypeError): rename it")
+
+    def visit_Call(self, node: cst.Call, ctx) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or not isinstance(func.value, cst.Name):
             return
-        name = node.name.value
+        name = func.attr.value
+        if name not in hidden_names()["model"] and name not in hidden_names()["layer"]:
+            return
+        cls = ctx.graphs.objects.self_class(func.value, ctx.scope)
+        if cls is None or not any(isinstance(m.node, cst.FunctionDef) and not m.node.decorators
+                                  for m in ctx.graphs.objects.methods(cls, name)):
+            return
+        base = self._hiding_base(cls, name, ctx)
+        if base is not None:
+            ctx.report(node, f"Keras 3's `{base}.__init__` sets `self.{name}` (None), which hides the method: "
+                             f"this call raises TypeError; rename the method and its calls")
+
+    @staticmethod
+    def _hiding_base(cls, name: str, ctx):
+        """The Keras base (short name) whose Keras 3 constructor hides method ``name`` of ``cls``, or None."""
         tables = hidden_names()
         if name not in tables["model"] and name not in tables["layer"]:
-            return
+            return None
         if ctx.graphs.keras_flavour(cls) != KERAS3:
-            return
+            return None
         base = ctx.migration.class_base(cls)
         if base is None:
-            return
+            return None
         if is_model_class(base):
             kind = "model"
         elif base.startswith("keras.layers."):
             kind = "layer"
         else:
-            return  # another Keras class (a dtype policy, a saveable): its own attributes
-        if name not in tables[kind] or node.decorators:
-            return  # a property or a wrapped method is another matter
-        ctx.report(node.name, f"Keras 3's `{base.rsplit('.', 1)[-1]}.__init__` sets `self.{name}`, which hides "
-                              f"this method (`self.{name}(...)` raises TypeError): rename it")
+            return None  # another Keras class (a dtype policy, a saveable): its own attributes
+        return base.rsplit(".", 1)[-1] if name in tables[kind] else None
 
     cases = [
         flagged(
@@ -99,13 +120,20 @@ class Keras3MethodHidden(Rule):
                 def loss(self, x, y):
                     return tf.reduce_mean(tf.square(self.call(x) - y))
 
+                def step(self, x, y):
+                    with tf.GradientTape() as tape:
+                        value = self.loss(x, y)
+                    return tape.gradient(value, self.trainable_variables)
+
 
             class Scale(tf.keras.layers.Layer):
                 def autocast(self):
                     return False
             """,
             at=[(12, 9, "Keras 3's `Model.__init__` sets `self.loss`, which hides this method"),
-                (17, 9, "Keras 3's `Layer.__init__` sets `self.autocast`")],
+                (17, 21, "Keras 3's `Model.__init__` sets `self.loss` (None), which hides the method: this call "
+                         "raises TypeError"),
+                (22, 9, "Keras 3's `Layer.__init__` sets `self.autocast`")],
         ),
         clean(
             """
