@@ -13,7 +13,7 @@ from tflint_gpu.semantic.path_text import renamed_file
 from tflint_gpu.semantic.project import (NAMES, ProjectFile, ProjectIndex, dependencies_valid, load_summary,
                                          Summary, summarize_source)
 
-WEIGHTS = (".h5", ".hdf5", ".ckpt", "")
+WEIGHTS = (".h5", ".hdf5", ".ckpt", ".tf", "")
 
 
 @pytest.mark.parametrize("text,new", [
@@ -26,9 +26,9 @@ WEIGHTS = (".h5", ".hdf5", ".ckpt", "")
     ("w.weights.h5", None),
     ("ckpts/", None),
     ("m.keras", None),
-    ("x.tf", None),
     ("model_%03d", None),
-    ("ckpt/{}", None),
+    ("ckpt/{epoch:02d}", "ckpt/{epoch:02d}.weights.h5"),  # a ModelCheckpoint template
+    ("yolov3_train_{}.tf", "yolov3_train_{}.weights.h5"),
 ])
 def test_renamed_file(text, new):
     assert renamed_file(text, WEIGHTS, ".weights.h5") == new

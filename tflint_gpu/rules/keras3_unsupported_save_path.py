@@ -21,7 +21,7 @@ _MODEL_FILES = (".keras", ".h5", ".hdf5")
 _SUFFIX = re.compile(r"\.[a-z][a-z0-9]*$")
 # The suffixes a weights file of Keras 2 may have that Keras 3's `.weights.h5` replaces ("": none, a
 # TensorFlow checkpoint prefix), and a whole model's that `.keras` replaces in `ModelCheckpoint`.
-_WEIGHTS_SUFFIXES = (".h5", ".hdf5", ".ckpt", "")
+_WEIGHTS_SUFFIXES = (".h5", ".hdf5", ".ckpt", ".tf", "")
 _MODEL_SUFFIXES = (".hdf5", "")
 _LOAD_WEIGHTS = frozenset({"load_weights"})
 # Keywords of Model.save/save_weights/load_weights in Keras 2 and 3.
@@ -151,7 +151,7 @@ class Keras3UnsupportedSavePath(Rule):
     `os.path.join`), the fix renames it: a weights file (`save_weights`,
     `ModelCheckpoint(save_weights_only=True)`, a project helper or callback
     class that saves weights at the path) to `.weights.h5` (`x.h5`, `x.hdf5`,
-    `x.ckpt` and a suffixless checkpoint prefix `x` -> `x.weights.h5`;
+    `x.ckpt`, `x.tf` and a suffixless checkpoint prefix `x` -> `x.weights.h5`;
     `"ep{epoch:03d}-loss{loss:.3f}.h5"` -> `"ep{epoch:03d}-loss{loss:.3f}.weights.h5"`),
     a whole model's `ModelCheckpoint` file (`.hdf5`, suffixless) to `.keras`,
     and with it every `load_weights` / `load_model` of the same text in the
@@ -163,13 +163,18 @@ class Keras3UnsupportedSavePath(Rule):
     out: those get the same rename); the index of the project's strings only
     covers the files of the run. A name written in another module (a config
     constant) is reported where it is read, without a fix.
-    * Renaming a weights save alone is safe: the original raises before
-      writing anything, and nothing in the project reads the old name.
-      Except a TF checkpoint (`.ckpt`, suffixless) that `save_weights`
-      wrote: unsafe, TensorFlow made the checkpoint's folder and h5py makes
-      none (measured: `save_weights("new_dir/x.weights.h5")` raises
-      FileNotFoundError under Keras 3, `save_weights("new_dir/x")` runs under
-      tf_keras); Keras 3's `ModelCheckpoint` makes its folder.
+    * Renaming an HDF5 weights save (`.h5`, `.hdf5`) alone is safe: the
+      original raises before writing anything, and nothing in the project
+      names the old file.
+    * Renaming a TF checkpoint (`.ckpt`, `.tf`, suffixless) is unsafe: code
+      that finds checkpoints by folder (`tf.train.latest_checkpoint(dir)`,
+      as google/automl's efficientdet train.py does for the
+      `ModelCheckpoint(os.path.join(model_dir, "ckpt-{epoch:d}"))` files)
+      names no file and finds none after; and TensorFlow made the
+      checkpoint's folder where h5py makes none (measured:
+      `save_weights("new_dir/x.weights.h5")` raises FileNotFoundError under
+      Keras 3, `save_weights("new_dir/x")` runs under tf_keras; Keras 3's
+      `ModelCheckpoint` makes its folder).
     * Renaming loads too is unsafe: weights saved before the upgrade under
       the old name (a Keras 2 `.h5`, which Keras 3 can still load) are no
       longer what the load reads.
@@ -401,12 +406,12 @@ class Keras3UnsupportedSavePath(Rule):
                         drop: Optional[cst.Arg] = None):
         """The rename of a weights file to `.weights.h5`, with the `load_weights` of it in the module
         (``ctx.file_renames``): safe when it renames the save alone (no load of the project reads the
-        name) of an HDF5 file, or of a checkpoint a call that ``creates_folder`` (Keras 3's
-        `ModelCheckpoint`) writes; unsafe when loads are renamed too (a file saved before under the
-        old name is no longer what they read), or a TF checkpoint saved by `save_weights` becomes an
-        HDF5 file (TensorFlow made the checkpoint's folder, h5py makes none: FileNotFoundError where
-        it does not exist). ``drop``: the call's `save_format=` (Keras 3's `save_weights` has none:
-        TypeError), dropped by the same fix; alone, unsafe, where the name is not renamed here."""
+        name) of an HDF5 file; unsafe when loads are renamed too (a file saved before under the old
+        name is no longer what they read), and for a TF checkpoint that becomes an HDF5 file
+        (`tf.train.latest_checkpoint(dir)` and the like find no checkpoint there any more; and
+        TensorFlow made the checkpoint's folder, h5py makes none: FileNotFoundError where it does
+        not exist, said in the fix's message unless a call that ``creates_folder``, Keras 3's
+        `ModelCheckpoint`, writes it)."""
         rename = ctx.file_renames.rename(path, ctx.scope, _WEIGHTS_SUFFIXES, ".weights.h5", _LOAD_WEIGHTS, call=call)
         if rename is None or rename.refused:
             why = f"; not renamed here: {rename.refused}" if rename is not None else ""
@@ -417,7 +422,7 @@ class Keras3UnsupportedSavePath(Rule):
         loads = f" (and the {rename.loads} `load_weights` of it)" if rename.loads else ""
         checkpoint = not rename.old.lower().endswith((".h5", ".hdf5"))
         folder = " (h5py makes no folder: create it first)" if checkpoint and not creates_folder else ""
-        safe = not rename.loads and not folder
+        safe = not rename.loads and not checkpoint
         replacements = dict(rename.replacements)
         if drop is not None:  # one replacement of the call: the literal renamed in it, save_format= gone
             renamed = call

@@ -42,7 +42,7 @@ def renamed_file(text: str, old: tuple, new: str) -> Optional[str]:
     ``""`` is among ``old`` (``"logs/vit"`` -> ``"logs/vit.weights.h5"``); None when the text already
     ends in ``new``, ends with ``/``, ends with a template field, or has another suffix."""
     last = text.rsplit("/", 1)[-1]
-    if not last or text.endswith(new) or not (last[-1].isalnum() or last[-1] in "_-"):
+    if not last or text.endswith(new) or not (last[-1].isalnum() or last[-1] in "_-}"):
         return None
     suffix = _SUFFIX.search(last)
     if suffix is None:
