@@ -12,6 +12,17 @@ from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, cle
 
 # Reported by TFG902 (removed methods) with their own messages and fixes.
 _ELSEWHERE = frozenset({"keras.backend.learning_phase", "keras.backend.set_learning_phase"})
+# optimizers.legacy.X(...) -> optimizers.X(...): (keywords the call may give, how many by position, safety).
+# Measured, 50 steps on 5 coordinates with gradient scales 1 to 1e-8, tf_keras 2.21's legacy class vs
+# Keras 3.15's: SGD (plain, momentum, nesterov, clipnorm) identical; Adam (amsgrad, epsilon 1e-7, 1e-3, 1)
+# within 8.4e-7 of weights moved by 0.06-0.1 (the legacy fused kernel's rounding): not bit-exact.
+# RMSprop (epsilon inside the square root) and Adagrad with a set epsilon differ: by hand.
+_LEGACY_OPTIMIZERS = {
+    "keras.optimizers.legacy.SGD": (frozenset({"learning_rate", "momentum", "nesterov", "name", "clipnorm"}), 3,
+                                    Safety.SAFE),
+    "keras.optimizers.legacy.Adam": (frozenset({"learning_rate", "beta_1", "beta_2", "epsilon", "amsgrad", "name",
+                                                "clipnorm"}), 5, Safety.UNSAFE),
+}
 # What a removed module or name raises, and the handlers that catch it.
 _CATCHES = {
     "import": frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"}),
@@ -174,6 +185,18 @@ class RemovedApiName(Rule):
     Otherwise no fix: the message names `tf.compat.v1.X` (TensorFlow 1
     semantics: sessions, placeholders need graph mode) or the closest Keras 3
     name (`keras.ops.sum` for `K.sum`: a different function).
+    `tf.keras.optimizers.legacy.SGD(...)` → `tf.keras.optimizers.SGD(...)`
+    is safe and `legacy.Adam` → `Adam` unsafe, where the call gives only
+    arguments both classes take alike (learning rate, momentum, nesterov,
+    betas, epsilon, amsgrad, name, clipnorm; at most 3 / 5 by position).
+    Measured over 50 steps on coordinates with gradient scales 1 to 1e-8,
+    tf_keras 2.21's legacy class vs Keras 3.15's: SGD (plain, momentum,
+    nesterov, clipnorm) identical weights (a fix case runs the original
+    under tf_keras and the fix under Keras 3); Adam within 8.4e-7 of weights
+    moved by 0.06-0.1 (the legacy fused kernel rounds differently; epsilon
+    is applied alike: epsilon 1 gives 1.2e-7). No fix for `RMSprop` (the
+    legacy kernel adds epsilon inside the square root: 0.136 apart),
+    `Adagrad` (9e-5 apart with epsilon 1e-2), `lr=`/`decay=` (TFG901).
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, CPU: each entry's error as recorded in the
@@ -392,6 +415,14 @@ class RemovedApiName(Rule):
                     next(iter(ctx.scope.ancestors(chain[-1])), None), (cst.ImportFrom, cst.ImportAlias)):
                 return  # guarded, or the module of an import statement (reported as an import)
             target, fixed = self._attribute_fix(chain, raws, index, root, spelling)
+            if fixed is None and removal.stub:
+                legacy = self._legacy_optimizer_fix(chain, raws, index, root, spelling, ctx)
+                if legacy is not None:
+                    target, fixed = legacy
+                    ctx.report(chain[target], f"Keras 3's `{short_name(raw)}` raises {removal.error} when made (a "
+                                              f"stub left for Keras 2 code): {fixed.message[0].lower()}"
+                                              f"{fixed.message[1:]}", fixed)
+                    return
             use = ""
             if fixed is None:
                 target, fixed = self._call_fix(chain, raws, index, root, spelling, ctx)
@@ -458,6 +489,31 @@ class RemovedApiName(Rule):
                 expr = cst.Attribute(value=expr, attr=cst.Name(attr))
             return expr
         return None
+
+    def _legacy_optimizer_fix(self, chain, raws, index: int, root: str, spelling: str, ctx):
+        """``optimizers.legacy.SGD(...)``/``Adam(...)`` made with arguments the Keras 3 class takes alike:
+        (index reported, Fix) onto ``optimizers.X``, or None."""
+        if spelling == "tensorflow" or raws[-1] is None:
+            return None
+        found = _LEGACY_OPTIMIZERS.get(_normal(raws[-1], root, spelling))
+        call = next(iter(ctx.scope.ancestors(chain[-1])), None)
+        if found is None or not isinstance(call, cst.Call) or call.func is not chain[-1]:
+            return None
+        keywords, positional, safety = found
+        if any(arg.star for arg in call.args) \
+                or sum(arg.keyword is None for arg in call.args) > positional \
+                or any(arg.keyword is not None and arg.keyword.value not in keywords for arg in call.args):
+            return None
+        new_raw = raws[-1].replace(".legacy.", ".")
+        expr = self._spelt(chain, raws, index, new_raw)
+        if expr is None:
+            return None
+        name = short_name(new_raw)
+        if safety == Safety.SAFE:
+            text = f"Use `{name}` (the same updates, measured)"
+        else:
+            text = f"Use `{name}` (updates within 1e-6 of the legacy kernel's, not bit-identical)"
+        return len(chain) - 1, Fix(text, safety, {chain[-1]: expr})
 
     def _call_fix(self, chain, raws, index: int, root: str, spelling: str, ctx):
         """A removed class made by the call the chain ends in, whose replacement is another class made
@@ -577,7 +633,7 @@ class RemovedApiName(Rule):
             import numpy as np
             import tensorflow as tf
 
-            strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+            strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
             x = np.linspace(-2.0, 3.0, 8 * 3, dtype="float32").reshape(8, 3)
             x[4:] *= 3.0
             with strategy.scope():
@@ -592,7 +648,7 @@ class RemovedApiName(Rule):
             import numpy as np
             import tensorflow as tf
 
-            strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+            strategy = tf.distribute.MirroredStrategy(["/cpu:0"])
             x = np.linspace(-2.0, 3.0, 8 * 3, dtype="float32").reshape(8, 3)
             x[4:] *= 3.0
             with strategy.scope():
@@ -607,9 +663,11 @@ class RemovedApiName(Rule):
                         "`tf.keras.layers.BatchNormalization(synchronized=True)` (the same computation)")],
             effect=FIXES_ERROR,
             keras2_before=True,
-            note="a MirroredStrategy over two logical CPUs: the batch statistics are the global batch's in both "
-                 "(scripts/measure_sync_batchnorm.py: identical weights and moving statistics at one and two "
-                 "replicas; an unsynchronized BatchNormalization differs by 5.5 at two)",
+            note="under a MirroredStrategy; at two replicas (scripts/measure_sync_batchnorm.py, each run in its own "
+                 "process) the weights and moving statistics are identical too, and an unsynchronized "
+                 "BatchNormalization differs by 5.5. One replica here: in the fix-execution child, which runs many "
+                 "sources, tf_keras's synchronized statistics under two replicas after other cases' collectives "
+                 "raised InvalidArgumentError (a collective instance of another shape)",
         ),
         flagged(
             """
@@ -671,12 +729,83 @@ class RemovedApiName(Rule):
             legacy = isinstance(sgd, tf.keras.optimizers.legacy.Optimizer)
             behaviour = tf.compat.v2.enable_v2_behavior
             """,
+            fixed="""
+            import tensorflow as tf
+
+            if hasattr(tf.keras.optimizers, "legacy"):
+                opt = tf.keras.optimizers.Adam(learning_rate=0.1)
+            else:
+                opt = tf.keras.optimizers.Adam(learning_rate=0.1)
+            try:
+                sgd = tf.keras.optimizers.legacy.SGD()
+            except ImportError:
+                sgd = tf.keras.optimizers.SGD()
+            LegacyOptimizer = tf.keras.optimizers.legacy.Optimizer
+            legacy = isinstance(sgd, tf.keras.optimizers.legacy.Optimizer)
+            behaviour = tf.compat.v2.enable_v2_behavior
+            """,
             at=[(4, 11, "Keras 3's `tf.keras.optimizers.legacy.Adam` raises ImportError when made (a stub left for "
-                        "Keras 2 code); the closest is `tf.keras.optimizers.Adam`")],
+                        "Keras 2 code): use `tf.keras.optimizers.Adam` (updates within 1e-6")],
+            effect=FIXES_ERROR,
             note="Keras 3 keeps optimizers.legacy by name (hasattr is True) with stubs that raise ImportError when "
                  "made (executed by the derivation): the TF 2.11-2.15 idiom breaks; a try catching ImportError, a "
                  "reference (isinstance, tensorflow/addons' KerasLegacyOptimizer) are fine; tf.compat.v2 has "
                  "enable_v2_behavior (not read against tf's names)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            def train(make):
+                w = tf.Variable([1.0, -2.0, 3e-4])
+                opt = make()
+                for g in np.linspace(-1.0, 1.0, 30, dtype="float32").reshape(10, 3):
+                    opt.apply_gradients([(tf.constant(g), w)])
+                return w.numpy()
+
+            plain = train(lambda: tf.keras.optimizers.legacy.SGD(0.1))
+            heavy = train(lambda: tf.keras.optimizers.legacy.SGD(learning_rate=0.05, momentum=0.9, nesterov=True))
+            """,
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            def train(make):
+                w = tf.Variable([1.0, -2.0, 3e-4])
+                opt = make()
+                for g in np.linspace(-1.0, 1.0, 30, dtype="float32").reshape(10, 3):
+                    opt.apply_gradients([(tf.constant(g), w)])
+                return w.numpy()
+
+            plain = train(lambda: tf.keras.optimizers.SGD(0.1))
+            heavy = train(lambda: tf.keras.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=True))
+            """,
+            at=[(11, 23, "Keras 3's `tf.keras.optimizers.legacy.SGD` raises ImportError when made (a stub left for "
+                         "Keras 2 code): use `tf.keras.optimizers.SGD` (the same updates, measured)"),
+                (12, 23, "Keras 3's `tf.keras.optimizers.legacy.SGD` raises ImportError when made")],
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="legacy SGD (Keras 2's OptimizerV2) and Keras 3's SGD: identical updates (the original runs under "
+                 "tf_keras, the fix under Keras 3)",
+        ),
+        flagged(
+            """
+            import tensorflow as tf
+
+            rms = tf.keras.optimizers.legacy.RMSprop(1e-3)
+            old = tf.keras.optimizers.legacy.SGD(lr=0.1, decay=1e-4)
+            named = tf.keras.optimizers.legacy.Adam(0.1, 0.9, 0.999, 1e-7, False, "adam")
+            """,
+            at=[(3, 7, "Keras 3's `tf.keras.optimizers.legacy.RMSprop` raises ImportError when made (a stub left "
+                       "for Keras 2 code); the closest is `tf.keras.optimizers.RMSprop` (a different implementation"),
+                (4, 7, "Keras 3's `tf.keras.optimizers.legacy.SGD` raises ImportError when made (a stub left for "
+                       "Keras 2 code); the closest"),
+                (5, 9, "Keras 3's `tf.keras.optimizers.legacy.Adam` raises ImportError when made (a stub left for "
+                       "Keras 2 code); the closest")],
+            note="no fix: RMSprop's epsilon sits inside the square root in the legacy kernel (weights 0.136 apart "
+                 "after 50 steps); lr=/decay= (TFG901's); a sixth positional argument (name there, weight_decay "
+                 "in Keras 3)",
         ),
         flagged(
             """
