@@ -123,3 +123,63 @@ def test_a_model_made_by_a_keras_class_of_another_project_module(tmp_path):
     view = ProjectFile(ProjectIndex(str(tmp_path)), path)
     findings = lint_source(source, path, [REGISTRY["TFG613"]], project=view).findings
     assert [(f.code, f.row) for f in findings] == [("TFG613", 6)]
+
+
+LOGGED = """
+    import numpy as np
+    import tensorflow as tf
+    import tf_keras
+
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+    history = model.fit(np.ones((8, 2)), np.ones((8, 1)), callbacks=[tf.keras.callbacks.ReduceLROnPlateau()])
+    a = history.history
+    figures = history.history
+    b = figures
+    c = model.history.history
+    old = tf_keras.Sequential([tf_keras.layers.Dense(1)]).fit(np.ones((8, 2)), np.ones((8, 1)))
+    d = old.history
+    config = {"lr": 0.1}
+    e = config
+
+    def plot(results, other):
+        f = results.history
+        g = other.history
+
+    plot(history, config)
+
+    class Log(tf.keras.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            h = logs
+
+        def on_train_batch_end(self, batch, logs=None):
+            i = logs
+
+    class Plain:
+        def on_epoch_end(self, epoch, logs=None):
+            j = logs
+            logs["lr"] = 1.0
+            logs.update(val_lr=2.0)
+"""
+
+
+def test_logged_figures_a_history_dict_and_a_callbacks_epoch_logs():
+    ctx = analyse(cst.parse_module(textwrap.dedent(LOGGED)), [])
+    figures = ctx.logged_figures
+    history, logs = {}, {}
+    for scope in ctx.model.scopes:
+        stack = list(scope.node.children)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue  # its own scope
+            stack.extend(node.children)
+            if isinstance(node, cst.Assign) and isinstance(node.targets[0].target, cst.Name) \
+                    and len(node.targets[0].target.value) == 1:
+                name = node.targets[0].target.value
+                fits = figures.history_fits(node.value, scope)
+                history[name] = None if fits is None else len(fits)
+                logs[name] = figures.epoch_logs(node.value, scope)
+    assert history == {"a": 1, "b": 1, "c": 0, "d": None, "e": None, "f": 1, "g": None, "h": None, "i": None,
+                       "j": None}
+    assert sorted(n for n, v in logs.items() if v) == ["h"]
+    assert figures.written_keys() == {"lr", "val_lr"}

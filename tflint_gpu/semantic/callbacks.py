@@ -21,10 +21,13 @@ figure cannot be read, or ``*args``/``**kwargs`` may hold an argument.
 True when it is given ``validation_data`` or ``validation_split`` other than a
 literal ``None``/``0`` (anything unreadable counts as validating), False when
 neither is given, None when ``*args``/``**kwargs`` may hold them.
+
+``LoggedFigures(ctx)`` (``facts.logged_figures``) answers "is this a Keras 3 History's ``history``
+dict, or a Keras 3 callback's epoch ``logs``?" and "which keys does the module store itself?".
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -194,5 +197,160 @@ def _elements(expr: cst.BaseExpression, scope: ScopeInfo, flow, result: Given) -
         result.add(made, where)
 
 
-__all__ = ["FIT_GENERATOR_PARAMETERS", "FIT_PARAMETERS", "Given", "MONITORING", "fit_arguments", "fit_validates",
-           "given_callbacks", "watched_metric"]
+# -- the figures Keras logs ------------------------------------------------------------------
+
+_FITS = frozenset({"fit", "fit_generator"})
+_EPOCH_HOOK = "on_epoch_end"  # the only hook whose logs held Keras 2's "lr" (its rate callbacks write it there)
+
+
+class LoggedFigures:
+    """What a module reads of the figures Keras logs, in Keras 3 code.
+
+    ``history_fits(expr, scope)``: is ``expr`` the ``history`` dict of a Keras 3 ``History`` (the
+    result of ``model.fit(...)``/``fit_generator``, ``model.history``, ``keras.callbacks.History()``),
+    read directly or through names and parameters (``h = history.history``; ``plot(history)``)?
+    The ``fit`` calls that made it (empty when one is not a ``fit``: ``model.history``), or None.
+    ``epoch_logs(expr, scope)``: is ``expr`` the ``logs`` of ``on_epoch_end`` in a Keras 3
+    ``Callback`` subclass? ``written_keys()``: the string keys the module stores into any
+    mapping (``logs["lr"] = ...``, ``d.update(lr=...)``, ``d.setdefault("lr", ...)``): a key of
+    its own making, which no Keras rename touches.
+    """
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.migration = ctx.migration
+        self.flow = ctx.graphs.flow
+        self._written: Optional[frozenset] = None
+
+    def history_fits(self, expr: cst.BaseExpression, scope: ScopeInfo, depth: int = 0) -> Optional[List[Source]]:
+        if depth > _DEPTH:
+            return None
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "history":
+            return self._history_object(expr.value, scope)
+        sources = self.flow.sources(expr, scope)
+        values = sources.values()
+        if sources.unknown or not values or any(v is expr for v, _ in values):
+            return None
+        found: List[Source] = []
+        for value, where in values:
+            if not (isinstance(value, cst.Attribute) and value.attr.value == "history"):
+                return None
+            fits = self._history_object(value.value, where)
+            if fits is None:
+                return None
+            found.extend(fits)
+        return found
+
+    def _history_object(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[List[Source]]:
+        """The ``fit`` calls that made the History ``expr`` (``[]`` for a model's ``history`` or a
+        ``History()`` made in the module); None when it may be something else."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "history":
+            return [] if self._keras3_model(expr.value, scope, "history") else None
+        sources = self.flow.sources(expr, scope)
+        values = sources.values()
+        if sources.unknown or not values:
+            return None
+        found: List[Source] = []
+        for value, where in values:
+            if not isinstance(value, cst.Call):
+                if isinstance(value, cst.Attribute) and value.attr.value == "history" and value is not expr \
+                        and self._keras3_model(value.value, where, "history"):
+                    continue
+                return None
+            func = value.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _FITS:
+                if not self._keras3_model(func.value, where, func.attr.value):
+                    return None
+                found.append((value, where))
+            elif self.migration._call_class(value, where) == "keras.callbacks.History" \
+                    and self.migration.api_flavour(func, where) == "keras3" and not self.migration.legacy_env:
+                continue
+            else:
+                return None
+        return found
+
+    def _keras3_model(self, expr: cst.BaseExpression, scope: ScopeInfo, method: str) -> bool:
+        ctx = self.ctx
+        if ctx.value_kind(expr, scope) == "keras":
+            return self.migration.object_flavour(expr, scope) == "keras3" and not self.migration.legacy_env
+        saved = ctx.scope
+        ctx.scope = scope
+        try:
+            return ctx.unknown_keras3_model(expr, method)
+        finally:
+            ctx.scope = saved
+
+    def epoch_logs(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
+        if not isinstance(expr, cst.Name) or scope.kind != "function" or scope.name != _EPOCH_HOOK:
+            return False
+        function = scope.node
+        params = function.params.params if isinstance(function, cst.FunctionDef) else ()
+        if len(params) < 3 or params[2].name.value != expr.value:
+            return False
+        cls = scope.method_class()
+        if cls is None:
+            return False
+        base = self.migration.class_base(cls)
+        return base is not None and base.startswith("keras.callbacks.") \
+            and self.migration.graphs.keras_flavour(cls) == "keras3" and not self.migration.legacy_env
+
+    def written_keys(self) -> frozenset:
+        if self._written is None:
+            self._written = frozenset(_stored_keys(self.ctx.model.root.node))
+        return self._written
+
+
+class _StoredKeys(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.keys: Set[str] = set()
+
+    def _key(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1 \
+                and isinstance(target.slice[0].slice, cst.Index):
+            read = _string(target.slice[0].slice.value)
+            if read is not None:
+                self.keys.add(read)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._key(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._key(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._key(node.target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute) or func.attr.value not in ("update", "setdefault", "__setitem__"):
+            return
+        for arg in node.args:
+            if arg.keyword is not None:
+                self.keys.add(arg.keyword.value)
+            elif isinstance(arg.value, cst.Dict):
+                for element in arg.value.elements:
+                    if isinstance(element, cst.DictElement):
+                        read = _string(element.key)
+                        if read is not None:
+                            self.keys.add(read)
+        if func.attr.value in ("setdefault", "__setitem__") and node.args:
+            read = _string(node.args[0].value)
+            if read is not None:
+                self.keys.add(read)
+
+
+def _string(node: cst.BaseExpression) -> Optional[str]:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _stored_keys(module: cst.CSTNode) -> Set[str]:
+    visitor = _StoredKeys()
+    module.visit(visitor)
+    return visitor.keys
+
+
+__all__ = ["FIT_GENERATOR_PARAMETERS", "FIT_PARAMETERS", "Given", "LoggedFigures", "MONITORING", "fit_arguments",
+           "fit_validates", "given_callbacks", "watched_metric"]

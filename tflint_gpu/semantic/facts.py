@@ -575,6 +575,17 @@ class RuleContext:
         return facts
 
     @property
+    def logged_figures(self):
+        """What the module reads of the figures Keras logs (a History's dict, a callback's epoch logs),
+        built on first use: a ``semantic.callbacks.LoggedFigures``."""
+        facts = getattr(self, "_logged_figures", None)
+        if facts is None:
+            from tflint_gpu.semantic.callbacks import LoggedFigures
+
+            facts = self._logged_figures = LoggedFigures(self)
+        return facts
+
+    @property
     def eager_only(self):
         """Keras model calls that need eager execution (``semantic.eager_only.EagerOnly``), built on
         first use."""
