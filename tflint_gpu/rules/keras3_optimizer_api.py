@@ -229,6 +229,8 @@ class Keras3OptimizerApi(Rule):
 
     def _decayed_lr(self, node: cst.Call, func: cst.Attribute, ctx) -> None:
         receiver = func.value
+        if ctx.graphs.objects.defined("_decayed_lr"):
+            return  # the module's own optimizer class defines it
         if not (self._rate_owner(receiver, ctx) or self._unknown_optimizer(receiver, "_decayed_lr", ctx)) \
                 or ctx.migration.guarded(node, ctx.scope):
             return
@@ -686,8 +688,15 @@ class Keras3OptimizerApi(Rule):
 
             class Legacy(tf_keras.optimizers.legacy.Optimizer):
                 pass
+
+            class Decayed(tf.keras.optimizers.SGD):
+                def _decayed_lr(self, dtype):
+                    return tf.cast(self.learning_rate, dtype)
+
+                def rate(self):
+                    return self._decayed_lr(tf.float32)
             """,
             note="a parameter's or a plain object's lr; a tf_keras optimizer; a hasattr guard; set_value of "
-                 "something other than the rate; a tf_keras legacy base",
+                 "something other than the rate; a tf_keras legacy base; an optimizer class defining _decayed_lr",
         ),
     ]
