@@ -86,3 +86,33 @@ def test_the_derived_tables():
     with open(os.path.join(here, "keras_call_training.json"), encoding="utf-8") as handle:
         assert set(json.load(handle)["executed"]) <= training_second()
     assert "loss" in hidden_names()["model"] and "loss" not in hidden_names()["layer"]
+
+
+def test_an_element_of_a_list_of_same_module_layers():
+    import libcst as cst
+
+    ctx = _ctx("""
+        import tensorflow as tf
+
+        class Block(tf.keras.layers.Layer):
+            def call(self, inputs, training):
+                return inputs
+
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.blocks = [Block() for _ in range(3)]
+                self.mixed = [Block(), tf.keras.layers.Dense(2)]
+
+            def call(self, x, training):
+                for block in self.blocks:
+                    x = block(x, training)
+                for other in self.mixed:
+                    x = other(x, training)
+                return x
+    """)
+    net_call = [s for s in ctx.model.scopes if s.name == "call"][-1]
+    found = {cst.Module([]).code_for_node(c): positional_mode(c, net_call, ctx.migration, ctx.training_layers)
+             for c in net_call.calls}
+    assert found["block(x, training)"][1] == "training"
+    assert found["other(x, training)"] is None  # elements of two classes

@@ -50,6 +50,24 @@ _MIXED_EXPERIMENTAL = "keras.mixed_precision.experimental"
 
 # Keras 2's layer-node API -> the Keras 3 attribute of the layer's first call (node 0), and whether the
 # member gives that tensor's shape.
+def _batch_size(expr: cst.BaseExpression) -> bool:
+    """Is ``expr`` written as a batch size: an int, ``<shape>[0]`` (``tf.shape(x)[0]``, ``x.shape[0]``,
+    ``keras.ops.shape(x)[0]``), or a name that says so (``batch_size``)?"""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Subscript):
+        shape = expr.value
+        if isinstance(shape, cst.Call):
+            shape = shape.func
+        return (isinstance(shape, cst.Attribute) and shape.attr.value == "shape") or \
+            (isinstance(shape, cst.Name) and shape.value == "shape")
+    return isinstance(expr, cst.Name) and ("size" in expr.value or "batch" in expr.value)
+
+
+# The recurrent layers and cells whose tf_keras ``get_initial_state`` took the inputs (measured: LSTM,
+# GRU, SimpleRNN and their cells; Keras 3.15's take ``batch_size``).
+_RECURRENT = frozenset({"keras.layers.LSTM", "keras.layers.GRU", "keras.layers.SimpleRNN", "keras.layers.RNN",
+                        "keras.layers.LSTMCell", "keras.layers.GRUCell", "keras.layers.SimpleRNNCell"})
 _NODE_SPELLINGS = {
     "get_input_shape_at": ("input", True), "get_output_shape_at": ("output", True),
     "get_input_at": ("input", False), "get_output_at": ("output", False),
@@ -152,7 +170,14 @@ class RemovedKerasMethod(Rule):
       layer (the parameter never rebound): Keras 3 gives tuples (measured:
       `AttributeError: 'tuple' object has no attribute 'as_list'`; a KerasTensor
       has no `get_shape`). `tf.TensorShape(input_shape).as_list()` runs under
-      both (not reported).
+      both (not reported);
+    * `rnn.get_initial_state(inputs)` on a Keras 3 `LSTM`, `GRU`, `SimpleRNN`,
+      `RNN` or one of their cells: tf_keras took the inputs, Keras 3 takes the
+      batch size (measured: `ValueError: Can't convert non-rectangular Python
+      sequence to Tensor`); the safe fix passes `keras.ops.shape(x)[0]` (the
+      same zeros: the case runs the original under tf_keras and the fix
+      under Keras 3). An argument written as a size (`tf.shape(x)[0]`,
+      `batch_size`, an int) is not reported.
 
     The Keras of an object is that of the call that made it, else the file's
     (only when the file uses one Keras): `tf_keras` 2.21 still has
@@ -317,6 +342,9 @@ class RemovedKerasMethod(Rule):
             if method in ("as_list", "get_shape") and not node.args:
                 self._shape_list(node, func, ctx)
                 return
+            if method == "get_initial_state" and node.args:
+                self._initial_state(node, func, ctx)
+                return
             if method == "add_loss" and len(node.args) == 1 and not ctx.keras_internals \
                     and ctx.migration.is_functional_model(func.value, ctx.scope) \
                     and ctx.migration.object_flavour(func.value, ctx.scope) == KERAS3:
@@ -416,6 +444,29 @@ class RemovedKerasMethod(Rule):
             fix = Fix("Use `list(...)`", Safety.SAFE, {node: cst.Call(cst.Name("list"), [cst.Arg(shape)])})
         _report(ctx, at, message, fix)
 
+    # -- get_initial_state ---------------------------------------------------
+    @staticmethod
+    def _initial_state(node: cst.Call, func: cst.Attribute, ctx) -> None:
+        """``rnn.get_initial_state(inputs)`` on a Keras 3 recurrent layer or cell: Keras 3 takes the batch
+        size (measured: ``ValueError: Can't convert non-rectangular Python sequence to Tensor``)."""
+        first = node.args[0]
+        if first.star or len(node.args) != 1 or (first.keyword is not None and first.keyword.value != "inputs"):
+            return
+        if _batch_size(first.value):
+            return
+        made = ctx.migration.object_class(func.value, ctx.scope)
+        if made not in _RECURRENT or ctx.migration.object_flavour(func.value, ctx.scope) != KERAS3:
+            return
+        fix = None
+        shape = ctx.module_expr("keras", "ops.shape")
+        if shape is not None and (first.keyword is None or first.keyword.value == "inputs"):
+            func_expr, imports = shape
+            size = cst.Subscript(cst.Call(func_expr, [cst.Arg(first.value)]),
+                                 [cst.SubscriptElement(cst.Index(cst.Integer("0")))])
+            fix = Fix("Pass the batch size", Safety.SAFE, {first: cst.Arg(size)}, imports)
+        _report(ctx, node.args[0].value, "Keras 3's `get_initial_state` takes the batch size, not the inputs "
+                                         "(ValueError): pass `keras.ops.shape(x)[0]`", fix)
+
     # -- reset_states -------------------------------------------------------
     def _reset_states(self, node: cst.Call, func: cst.Attribute, ctx) -> None:
         receiver = func.value
@@ -500,6 +551,34 @@ class RemovedKerasMethod(Rule):
                            f"`mixed_precision.{_MIXED_PRECISION.get(name, name)}`", fix)
 
     cases = [
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            lstm = tf.keras.layers.LSTM(4, return_sequences=True, kernel_initializer="ones",
+                                        recurrent_initializer="ones")
+            x = np.linspace(-1.0, 1.0, 30, dtype=np.float32).reshape(2, 5, 3)
+            states = lstm.get_initial_state(x)
+            y = lstm(x, initial_state=states)
+            """,
+            at=[(7, 33, "Keras 3's `get_initial_state` takes the batch size, not the inputs")],
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            lstm = tf.keras.layers.LSTM(4, return_sequences=True, kernel_initializer="ones",
+                                        recurrent_initializer="ones")
+            x = np.linspace(-1.0, 1.0, 30, dtype=np.float32).reshape(2, 5, 3)
+            states = lstm.get_initial_state(keras.ops.shape(x)[0])
+            y = lstm(x, initial_state=states)
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="an RNN's initial state from its inputs (Keras 2) is from the batch size under Keras 3; the "
+                 "same zeros, the same outputs",
+        ),
         clean(
             """
             import tensorflow as tf

@@ -385,6 +385,11 @@ class Migration:
                 return None if flavour == KERAS3 and self.legacy_env else flavour  # None: not Keras
         return _NOT_KERAS_API
 
+    def element_calls(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
+        """The calls that made every element of the container ``expr`` is taken from (``layer`` of
+        ``for layer in self.blocks`` where ``self.blocks = [Block() for _ in range(n)]``), or None."""
+        return self._element_origins(expr, scope)
+
     # -- containers -----------------------------------------------------------
     def _element_origins(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
         """The calls that made every element of the container ``expr`` is taken
@@ -423,6 +428,8 @@ class Migration:
             if not all(isinstance(e, cst.DictElement) and element(e.value, scope) for e in expr.elements):
                 return None
             return found
+        if isinstance(expr, (cst.ListComp, cst.GeneratorExp)):  # [Block(d) for _ in range(n)]
+            return found if element(expr.elt, scope) else None
         if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "values" \
                 and not expr.args:
             return self._container_origins(expr.func.value, scope, depth + 1)

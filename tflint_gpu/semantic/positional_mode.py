@@ -17,7 +17,8 @@ call whose second argument is given by position and is a mode:
 
 and whose callee is a Keras layer or model:
 
-* an instance of a same-module Keras class (``training_layers.call_signature``):
+* an instance of a same-module Keras class (``training_layers.call_signature``; or every
+  element of the list it is taken from, ``migration.element_calls``: ``for block in self.blocks``):
   the keyword is the name of its ``call``'s second positional parameter, the
   one Keras 2 bound (None when its ``call`` has none: a call Keras 2 refused too);
 * an object made by a Keras class whose tf_keras ``call`` takes ``training``
@@ -87,6 +88,8 @@ def positional_mode(call: cst.Call, scope: ScopeInfo, migration, training_layers
         return None
     func = call.func
     signature = training_layers.call_signature(func, scope)
+    if signature is None:  # an element of a list of same-module layers: `for block in self.blocks`
+        signature = _element_signature(func, scope, migration, training_layers)
     if signature is not None:
         if migration.object_flavour(func, scope) not in (None, KERAS3):
             return None
@@ -97,3 +100,22 @@ def positional_mode(call: cst.Call, scope: ScopeInfo, migration, training_layers
     if migration.object_flavour(func, scope) != KERAS3:
         return None
     return positional[1], "training"
+
+
+def _element_signature(func: cst.BaseExpression, scope: ScopeInfo, migration, training_layers):
+    """The ``call`` signature of the same-module Keras class every element of the container ``func`` is
+    taken from was made by (one class), or None."""
+    made = migration.element_calls(func, scope)
+    if not made:
+        return None
+    classes = set()
+    for call, where in made:
+        if not isinstance(call.func, cst.Name):
+            return None
+        cls = where.lookup_class(call.func.value)
+        if cls is None:
+            return None
+        classes.add(cls)
+    if len(classes) != 1:
+        return None
+    return training_layers.class_signature(classes.pop())

@@ -427,6 +427,15 @@ class TrainingLayers:
                 return self._signatures[key]
         return None
 
+    def class_signature(self, cls: ScopeInfo) -> Optional[CallSignature]:
+        """The ``call`` signature of the same-module Keras class ``cls`` (memoised), or None."""
+        if not self.graphs.is_keras_class(cls):
+            return None
+        key = id(cls)
+        if key not in self._signatures:
+            self._signatures[key] = self._signature(cls)
+        return self._signatures[key]
+
     def _signature(self, cls: ScopeInfo) -> Optional[CallSignature]:
         methods = self.graphs.objects.methods(cls, "call")[:1]  # the one found first through the bases
         if not methods or not isinstance(methods[0].node, cst.FunctionDef):
