@@ -188,6 +188,25 @@ def test_rename_refused_when_another_module_names_the_file(tmp_path):
     assert not dependencies_valid(fresh, key)
 
 
+def test_modules_that_each_save_and_load_their_own_copy_of_a_name_rename_their_own(tmp_path):
+    # Tutorial scripts each saving and loading "./models/<name>/model.ckpt": each script's rename takes its
+    # own load along, so another script's pair does not stop it; a load of another path still does.
+    for name in ("gpt", "bert"):
+        (tmp_path / f"{name}.py").write_text(
+            f'def f(model, name):\n    model.save_weights("./models/%s/model.ckpt" % name)\n'
+            f'    model.load_weights("./models/%s/model.ckpt" % name)\n')
+    summary = load_summary(str(tmp_path / "bert.py"))
+    assert "model.ckpt" not in summary.names
+    files = [str(tmp_path / "gpt.py"), str(tmp_path / "bert.py")]
+    index = ProjectIndex(str(tmp_path), {p: load_summary(p) for p in files})
+    view = ProjectFile(index, files[0])
+    ctx = analyse(cst.parse_module((tmp_path / "gpt.py").read_text()), [], project=view)
+    rename = _rename(ctx)
+    assert rename.refused == "" and len(rename.replacements) == 2
+    (tmp_path / "bert.py").write_text('def g(model):\n    model.load_weights("./models/bert/model.ckpt")\n')
+    assert "model.ckpt" in load_summary(str(tmp_path / "bert.py")).names
+
+
 def test_a_plain_word_of_a_sentence_is_not_a_file_name():
     ctx = _context('''
         def f(model, d):

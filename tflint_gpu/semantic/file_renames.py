@@ -180,6 +180,7 @@ class FileRenames:
             return rename
         replacements: Dict[cst.CSTNode, cst.CSTNode] = {node: rewritten}
         loads = 0
+        left_out = 1 if direct and _weights_save(call) else 0  # what ``mentioned_files`` does not count
         for load, where in self.model.index.get("Call", ()):
             func = load.func
             if isinstance(func, cst.Attribute) and func.attr.value in load_methods:
@@ -203,7 +204,9 @@ class FileRenames:
                 return rename
             replacements[loaded[0]] = again
             loads += 1
-        if self.mentions(name) != len(replacements) - (1 if direct and _weights_save(call) else 0):
+            if left_out and func.attr.value == "load_weights" and argument.deep_equals(path):
+                left_out += 1  # a load of the save's very path: not counted either
+        if self.mentions(name) != len(replacements) - left_out:
             rename.refused = f"`{name}` is also written elsewhere in this module"
             return rename
         project = self.resolver.project

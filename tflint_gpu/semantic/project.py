@@ -77,7 +77,7 @@ from tflint_gpu.semantic.path_text import format_tail, percent_tail
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 6
+SUMMARY_FORMAT = 7
 # Keras layers that compute differently in training (``semantic.training_layers`` reads the same set):
 # a module's ``holders`` are the classes and defs that make one.
 TRAINING_LAYER_NAMES = frozenset({
@@ -584,8 +584,12 @@ def mentioned_files(tree: ast.Module) -> "Counter[str]":
     argument (or ``filepath=``) of ``x.save_weights(...)`` and of a call given ``save_weights_only=True``
     (``ModelCheckpoint``, a project's own callback), every argument of a helper named ``save_weights(...)``:
     saves that a rename to `.weights.h5` renames
-    alike, where every other mention (a load, a message, a docstring) may read the old name."""
+    alike, where every other mention (a load, a message, a docstring) may read the old name; and the
+    first argument of ``x.load_weights(...)`` written exactly as such a save's path (the module's own
+    rename rewrites that load with its save: four tutorial scripts each saving and loading
+    ``"./models/<name>/model.ckpt"`` do not stop each other's rename)."""
     saves: Set[int] = set()
+    written: Set[str] = set()  # the weights saves' path expressions
     nodes = list(ast.walk(tree))
     for node in nodes:
         if node.__class__ is not ast.Call:
@@ -603,6 +607,12 @@ def mentioned_files(tree: ast.Module) -> "Counter[str]":
         path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
         if path is not None and not isinstance(path, ast.Starred):
             saves.update(id(part) for part in ast.walk(path))
+            written.add(ast.dump(path))
+    for node in nodes:  # a load of the very path a weights save of the module writes: renamed with it
+        if node.__class__ is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr == "load_weights":
+            path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+            if path is not None and ast.dump(path) in written:
+                saves.update(id(part) for part in ast.walk(path))
     counted: Counter = Counter()
     for node in nodes:
         if node.__class__ is ast.Constant and isinstance(node.value, str) and len(node.value) < 10000 \
