@@ -204,6 +204,7 @@ history = net.fit(np.ones((4, 4), np.float32), np.ones((4, 1), np.float32), epoc
     "`super().__init__(self, ...)` in a Keras subclass": ("", "block = Block(3)\n"),
 }
 VERIFIED = os.path.join(ROOT, "docs", "keras3-list-verified.json")
+UPGRADE_SET = os.path.join(ROOT, "benchmarks", "upgrade", "RESULTS.md")  # run.py's table, kept by hand
 LEGACY_HEADER = "import tensorflow as tf\nkeras = tf.keras\n"
 
 
@@ -442,6 +443,15 @@ def build() -> str:
     for kind in sorted(counts):
         c = counts[kind]
         lines.append(f"| derived table: {kind} | {c['entries']} | {c['reported']} | {c['fixed']} | |")
+    try:
+        with open(UPGRADE_SET, encoding="utf-8") as handle:
+            upgrade_set = handle.read().strip()
+    except OSError:
+        upgrade_set = ""
+    if upgrade_set:
+        lines += ["", "## Real projects: the upgrade set", "",
+                  "From `benchmarks/upgrade/RESULTS.md` (`python benchmarks/upgrade/run.py`; see "
+                  "`benchmarks/upgrade/README.md`):", "", upgrade_set]
     lines += ["", "## Keras's own list", "",
               "`fix executed`: the item's example, fixed by `--fix --unsafe-fixes`, with code that uses what it "
               "makes, run by `python scripts/keras3_coverage.py --verify` (`tests/test_keras3_coverage.py` "
