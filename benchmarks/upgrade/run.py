@@ -123,11 +123,22 @@ def first_crash(output: str, project: Path) -> Optional[str]:
     return f"{where}: {last[:160]}"
 
 
-def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label: str) -> dict:
-    """Every run of the project's driver; ok when all print DRIVER: OK."""
+def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label: str, reuse: bool = False) -> dict:
+    """Every run of the project's driver; ok when all print DRIVER: OK. ``reuse``: read a run's log and
+    losses from an earlier run with the same label where there are some (the Keras 2 baseline of an
+    original that did not change)."""
     outcome = {"ok": True, "crash": None, "losses": []}
     for number, run in enumerate(RUNS.get(repo, [])):
         losses = work / f"losses-{label}-{number}.jsonl"
+        log = work / f"log-{label}-{number}.txt"
+        if reuse and log.exists():
+            output = log.read_text(encoding="utf-8")
+            if losses.exists():
+                outcome["losses"] += [json.loads(l) for l in losses.read_text().splitlines() if l.strip()]
+            if "DRIVER: OK" not in output:
+                outcome["ok"] = False
+                outcome["crash"] = outcome["crash"] or first_crash(output, project)
+            continue
         losses.unlink(missing_ok=True)
         folder = work / f"work-{label}-{number}"
         shutil.rmtree(folder, ignore_errors=True)
@@ -173,6 +184,8 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", default="keras2,keras3_before,keras3_after",
                         help="which driver runs (keras2: the baseline; keras3_before: the original under Keras 3; "
                              "keras3_after: the fixed copy under Keras 3)")
+    parser.add_argument("--reuse-keras2", action="store_true",
+                        help="read the Keras 2 baseline's logs from an earlier run in WORK where there are some")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
@@ -214,7 +227,8 @@ def main(argv=None) -> int:
             for name, folder, legacy in (("keras2", orig, True), ("keras3_before", orig, False),
                                          ("keras3_after", fixed_dir, False)):
                 if name in wanted:
-                    row[name] = drive(args.python, repo, folder, logs, legacy, name.replace("_", "-"))
+                    row[name] = drive(args.python, repo, folder, logs, legacy, name.replace("_", "-"),
+                                      reuse=args.reuse_keras2 and name == "keras2")
             if "keras2" in row and "keras3_after" in row:
                 row["losses"] = same_losses(row["keras2"]["losses"], row["keras3_after"]["losses"])
         rows.append(row)
