@@ -8,6 +8,7 @@ from tflint_gpu.autofix.arguments import append as append_arguments
 from tflint_gpu.semantic.names import short_name
 from tflint_gpu.semantic.migration import KERAS3, raw_flavour
 from tflint_gpu.semantic.model import IMPORT, dotted_name
+from tflint_gpu.semantic.numpy_removals import held_by_try
 from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Reported by TFG902 (removed methods) with their own messages and fixes.
@@ -254,24 +255,7 @@ class RemovedApiName(Rule):
     @staticmethod
     def _in_try(node: cst.CSTNode, ctx, how: str) -> bool:
         """Is ``node`` in the body of a ``try`` one of whose handlers catches what it raises?"""
-        caught = _CATCHES[how]
-        current, where = node, ctx.scope
-        while True:
-            child = current
-            for parent in where.ancestors(current):
-                if isinstance(parent, cst.Try) and child is parent.body:
-                    for handler in parent.handlers:
-                        if handler.type is None:
-                            return True
-                        items = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) \
-                            else [handler.type]
-                        if any(isinstance(i, cst.Name) and i.value in caught
-                               or isinstance(i, cst.Attribute) and i.attr.value in caught for i in items):
-                            return True
-                child = parent
-            if where.parent is None:
-                return False
-            current, where = where.node, where.parent
+        return held_by_try(node, ctx.scope, _CATCHES[how])
 
     def _keras_ok(self, raw: str, spelling: str, ctx) -> bool:
         if spelling == "tensorflow":
@@ -340,7 +324,8 @@ class RemovedApiName(Rule):
         target = targets.pop()
         base = _normal(root, root, spelling)
         new_module = root + target[len(base):]
-        return Fix(f"Import from `{short_name(new_module)}`", Safety.SAFE, {node.module: cst.parse_expression(new_module)})
+        return Fix(f"Import from `{short_name(new_module)}`", Safety.SAFE,
+                   {node.module: cst.parse_expression(new_module)})
 
     @staticmethod
     def _alias_fix(node: cst.ImportFrom, module: str, root: str, spelling: str, ctx) -> Optional[Fix]:

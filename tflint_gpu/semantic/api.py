@@ -6,7 +6,7 @@ graph methods, and ``keyword``/``argument``, imported by ``context``,
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -211,16 +211,24 @@ def arguments_by_name(call: cst.Call, names: Sequence[str],
     return found
 
 
-def named_positionals(call: cst.Call, names: Sequence[str], start: int = 0) -> Optional[Dict[cst.Arg, cst.Arg]]:
-    """The positional arguments of ``call`` from ``start`` on, each given the keyword ``names`` has at its
-    place (``names[0]`` for the argument at ``start``): {old argument: new one}. None when the call
-    unpacks ``*args``, has more positional arguments than names, or already passes one of those names."""
+def positional_args(call: cst.Call) -> Optional[List[cst.Arg]]:
+    """The arguments ``call`` passes by position, in order; None when it unpacks ``*args``/``**kwargs``."""
     positional = []
     for arg in call.args:
         if arg.star:
             return None
         if arg.keyword is None:
             positional.append(arg)
+    return positional
+
+
+def named_positionals(call: cst.Call, names: Sequence[str], start: int = 0) -> Optional[Dict[cst.Arg, cst.Arg]]:
+    """The positional arguments of ``call`` from ``start`` on, each given the keyword ``names`` has at its
+    place (``names[0]`` for the argument at ``start``): {old argument: new one}. None when the call
+    unpacks ``*args``, has more positional arguments than names, or already passes one of those names."""
+    positional = positional_args(call)
+    if positional is None:
+        return None
     positional = positional[start:]
     if len(positional) > len(names):
         return None

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
 import libcst as cst
 
@@ -83,10 +83,12 @@ def removed(name: str, numpy: Optional[Version]) -> Optional[dict]:
     return entry
 
 
-def held_by_try(node: cst.CSTNode, scope) -> bool:
+def held_by_try(node: cst.CSTNode, scope, caught: FrozenSet[str] = _CATCHES) -> bool:
     """Is ``node`` in the body of a ``try`` (in its scope or around the ``def``
-    holding it) one of whose handlers catches the AttributeError/ImportError a
-    removed name raises (or is bare)? Code written for both NumPys."""
+    holding it) one of whose handlers catches one of ``caught`` (by name, or as
+    an attribute: ``except np.exceptions.AxisError``) or is bare? By default the
+    AttributeError/ImportError a removed name raises: code written for both
+    NumPys. (TFG903 asks it for what a removed TF or Keras name raises.)"""
     current, where = node, scope
     while True:
         child = current
@@ -97,7 +99,8 @@ def held_by_try(node: cst.CSTNode, scope) -> bool:
                         return True
                     items = [e.value for e in handler.type.elements] if isinstance(handler.type, cst.Tuple) \
                         else [handler.type]
-                    if any(isinstance(i, cst.Name) and i.value in _CATCHES for i in items):
+                    if any(isinstance(i, cst.Name) and i.value in caught
+                           or isinstance(i, cst.Attribute) and i.attr.value in caught for i in items):
                         return True
             child = parent
         if where.parent is None:

@@ -37,6 +37,7 @@ from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.api import positional_args
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.model import ScopeInfo
 
@@ -78,13 +79,9 @@ def is_mode(value: cst.BaseExpression, scope: ScopeInfo) -> bool:
 
 def positional_mode(call: cst.Call, scope: ScopeInfo, migration, training_layers
                     ) -> Optional[Tuple[cst.Arg, Optional[str]]]:
-    positional = []
-    for arg in call.args:
-        if arg.star:
-            return None
-        if arg.keyword is None:
-            positional.append(arg)
-    if len(positional) < 2 or call.args[1] is not positional[1] or not is_mode(positional[1].value, scope):
+    positional = positional_args(call)
+    if positional is None or len(positional) < 2 or call.args[1] is not positional[1] \
+            or not is_mode(positional[1].value, scope):
         return None
     func = call.func
     signature = training_layers.call_signature(func, scope)
