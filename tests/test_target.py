@@ -4,6 +4,7 @@ Keras 2 project, the upgrade report, and the cache keyed on the target."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
@@ -462,6 +463,17 @@ def test_the_upgrade_report(tmp_path, capsys, monkeypatch):
     assert "Nothing the migration rules know of would break (3 files checked)." in capsys.readouterr().out
     assert cli.main(["upgrade", "--target-version", "tf2.15", "src"]) == 2
     assert "keeps Keras 2" in capsys.readouterr().err
+
+
+def test_the_upgrade_reports_keras2_path_pasted_in_a_readme_sets_nothing():
+    # The report names TF_USE_LEGACY_KERAS=1; its text in a README's console block (as this project's own
+    # README shows it) must not read as a command that sets it, which would make the project Keras 2.
+    from tflint_gpu import upgrade
+
+    block = "```console\nNot moving to Keras 3 yet? " + upgrade.KERAS2_PATH + "\n```\n"
+    assert "TF_USE_LEGACY_KERAS=1" in block and from_readme(block, "README.md") == []
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md"), encoding="utf-8") as handle:
+        assert from_readme(handle.read(), "README.md") == []
 
 
 def test_a_message_that_mentions_tf_use_legacy_keras_sets_nothing():

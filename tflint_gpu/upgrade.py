@@ -101,9 +101,9 @@ class _Now:
 
 
 # Keras's own advice for TF 2.16+ code that stays on Keras 2 (keras.io/getting_started: "Using Keras 2").
-KERAS2_PATH = ("Pin tf_keras to TensorFlow's version (tf_keras~=2.X.0 beside tensorflow==2.X) and set "
-               "TF_USE_LEGACY_KERAS=1 before TensorFlow is imported; the Keras 3 breakages then do not apply "
-               "(NumPy 2 and tensorflow-addons ones still do).")
+KERAS2_PATH = ("Pin tf_keras to TensorFlow's version (tf_keras~=2.X.0 beside tensorflow==2.X) and give the "
+               "program the environment variable TF_USE_LEGACY_KERAS=1 before TensorFlow is imported; the Keras 3 "
+               "breakages then do not apply (NumPy 2 and tensorflow-addons ones still do).")
 
 
 def _fixable(finding: Finding, safety: Safety) -> bool:
