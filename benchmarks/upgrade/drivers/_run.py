@@ -47,6 +47,12 @@ def setup(legacy, legacy_optimizers=False):
                 setattr(mod, n, getattr(tf.keras.optimizers.legacy, n))
         print("DRIVER: shim tf.keras.optimizers.* = tf.keras.optimizers.legacy.* (TF <= 2.10)")
     if LOSSES:
+        import random
+
+        import numpy as np
+        random.seed(0)
+        np.random.seed(0)
+        tf.random.set_seed(0)  # the same shuffles of the same data in both runs (one TensorFlow)
         _record_losses(tf.keras.Model)
     print("DRIVER: tf", tf.__version__, "| tf.keras ->", tf.keras.__name__,
           "| keras", keras.__version__, "| legacy" if legacy else "| keras3", flush=True)
@@ -79,11 +85,12 @@ def _same_initial_weights(model):
     weights were set."""
     import numpy as np
     done = 0
-    for index, weight in enumerate(w for w in model.weights if "seed_generator" not in
-                                   getattr(w, "path", getattr(w, "name", ""))):
+    seen = {}
+    for weight in (w for w in model.weights if "seed_generator" not in getattr(w, "path", getattr(w, "name", ""))):
         shape = tuple(int(d) for d in weight.shape)
-        rng = np.random.default_rng(1000 + index)
-        value = rng.uniform(-0.05, 0.05, size=shape).astype(np.dtype(weight.dtype.name if hasattr(
+        index = seen[shape] = seen.get(shape, -1) + 1  # the flavours may list weights of other shapes apart
+        rng = np.random.default_rng([index] + list(shape))
+        value = rng.uniform(-0.2, 0.2, size=shape).astype(np.dtype(weight.dtype.name if hasattr(
             weight.dtype, "name") else weight.dtype))
         name = getattr(weight, "path", weight.name)
         if "moving_variance" in name or "gamma" in name:
