@@ -33,7 +33,10 @@ def test_lr_rename_is_not_safe_when_keras3_would_drop_decay():
     assert finding.fix is not None and finding.fix.safety is Safety.UNSAFE
     assert "Keras 3 ignores `decay=`" in finding.message
     assert fixed(code, [TFG901]) == code  # --fix alone leaves it failing loudly
-    assert "SGD(learning_rate=0.2, momentum=0.9, decay=0.01)" in fixed(code, [TFG901], unsafe=True)
+    # --unsafe-fixes: the decay Keras 2 applied becomes the schedule that reproduces it (Keras 3 would
+    # ignore a kept `decay=`); tests/test_decay_schedule.py runs both.
+    assert "SGD(learning_rate=keras.optimizers.schedules.InverseTimeDecay(0.2, decay_steps=1, decay_rate=0.01), " \
+           "momentum=0.9)" in fixed(code, [TFG901], unsafe=True)
 
 
 def test_lr_rename_stays_safe_when_nothing_is_lost():
