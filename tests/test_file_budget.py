@@ -252,9 +252,13 @@ def test_an_interrupted_run_leaves_no_worker_running(tmp_path, how):
     for i in range(10):
         write(tmp_path, f"m{i}.py", SAMPLE)
     script = write(tmp_path, "slow_run.py", SCRIPT.format(root=str(Path(__file__).resolve().parents[1])))
+    # The child takes Ctrl-C as a terminal's foreground job does, whatever this process inherited (a shell's
+    # background job starts with SIGINT ignored, and so would the child: Python then installs no
+    # KeyboardInterrupt handler, and the run rightly goes on).
     process = subprocess.Popen(
         [sys.executable, str(script), "--no-cache", "--jobs", "2", "--file-timeout", "0", str(tmp_path)],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     workers = []
     try:
         deadline = time.monotonic() + 60
