@@ -15,7 +15,7 @@ from typing import Dict, FrozenSet, List, Optional, Tuple
 import libcst as cst
 
 from tflint_gpu.semantic.api import exact_argument
-from tflint_gpu.semantic.migration import _DEPTH, _PATH_JOINS
+from tflint_gpu.semantic.migration import _DEPTH, PERCENT_END, SAME_END, path_tail
 from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, lookup
 from tflint_gpu.semantic.path_text import format_tail, percent_tail, renamed_file
 from tflint_gpu.semantic.project import file_name, mentioned_files
@@ -37,37 +37,18 @@ def path_literal(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver,
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return (expr, value) if isinstance(value, str) and value else None
-    if isinstance(expr, cst.ConcatenatedString):
-        return path_literal(expr.right, scope, resolver, depth + 1, hops)
+    step = path_tail(expr, scope, resolver)
+    if step is not None:
+        how, part = step
+        found = path_literal(part, scope, resolver, depth + 1, hops)
+        if how == SAME_END or found is None:
+            return found
+        return found if (percent_tail if how == PERCENT_END else format_tail)(found[1]) is not None else None
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
-        if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
-            return path_literal(last.expression, scope, resolver, depth + 1, hops)
         if isinstance(last, cst.FormattedStringText) and last.value and "\\" not in last.value \
                 and "{" not in last.value and "}" not in last.value:
             return last, last.value
-        return None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-        return path_literal(expr.right, scope, resolver, depth + 1, hops)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
-            and isinstance(expr.left, cst.SimpleString):
-        found = path_literal(expr.left, scope, resolver, depth + 1, hops)
-        return found if found is not None and percent_tail(found[1]) is not None else None
-    if isinstance(expr, cst.Call) and expr.args:
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "format" \
-                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
-            found = path_literal(func.value, scope, resolver, depth + 1, hops)
-            return found if found is not None and format_tail(found[1]) is not None else None
-        qualname = resolver.qualname(expr.func, scope)
-        if qualname in _PATH_JOINS:
-            last = expr.args[-1]
-            return None if last.star else path_literal(last.value, scope, resolver, depth + 1, hops)
-        only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
-            else None
-        if only is not None and (qualname == "os.fspath" or (
-                isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
-            return path_literal(only.value, scope, resolver, depth + 1, hops)
         return None
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)

@@ -693,6 +693,48 @@ class PathWorld:
         self.memo: dict = {}
 
 
+# How ``path_tail``'s part holds the path's end: it ends the same way, or it is the template of ``%`` or
+# ``.format()`` (the text after its last conversion or replacement field).
+SAME_END, PERCENT_END, FORMAT_END = "same", "percent", "format"
+
+
+def path_tail(expr: cst.BaseExpression, scope: ScopeInfo, resolver) -> Optional[Tuple[str, cst.BaseExpression]]:
+    """The part of the path expression ``expr`` its end is written in, and how (``SAME_END``,
+    ``PERCENT_END``, ``FORMAT_END``): the right string of ``"a" "b"``, the last field of an f-string
+    (no format spec or conversion), the right of ``+``/``/``, the template of ``"...%d.h5" % x`` and of
+    ``"...{}.h5".format(x)``, the last part of ``os.path.join(...)``/``pathlib.Path(...)``, the argument of
+    ``str(...)``/``os.fspath(...)``. None for anything else (a literal, a name: each reader's own).
+    ``path_ending`` and ``file_renames.path_literal`` both follow it."""
+    if isinstance(expr, cst.ConcatenatedString):
+        return SAME_END, expr.right
+    if isinstance(expr, cst.FormattedString):
+        last = expr.parts[-1] if expr.parts else None
+        if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
+            return SAME_END, last.expression  # f"{d}/{name}": name's
+        return None
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Divide)):
+            return SAME_END, expr.right
+        if isinstance(expr.operator, cst.Modulo) and isinstance(expr.left, cst.SimpleString):
+            return PERCENT_END, expr.left
+        return None
+    if isinstance(expr, cst.Call) and expr.args:
+        func = expr.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "format" \
+                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
+            return FORMAT_END, func.value
+        qualname = resolver.qualname(func, scope)
+        if qualname in _PATH_JOINS:
+            last = expr.args[-1]
+            return None if last.star else (SAME_END, last.value)
+        only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
+            else None
+        if only is not None and (qualname == "os.fspath" or (
+                isinstance(func, cst.Name) and func.value == "str" and lookup("str", scope) is None)):
+            return SAME_END, only.value
+    return None
+
+
 def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, depth: int = 0,
                 world: Optional["PathWorld"] = None) -> Optional[str]:
     """Text a path expression is known to end with: a string literal; the last
@@ -715,36 +757,18 @@ def path_ending(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver, 
     if isinstance(expr, cst.SimpleString):
         value = expr.evaluated_value
         return value if isinstance(value, str) else None
-    if isinstance(expr, cst.ConcatenatedString):
-        return path_ending(expr.right, scope, resolver, depth + 1, world)
+    step = path_tail(expr, scope, resolver)
+    if step is not None:
+        how, part = step
+        if how == SAME_END:
+            return path_ending(part, scope, resolver, depth + 1, world)
+        value = part.evaluated_value  # the template of ``%`` or ``.format()``
+        if not isinstance(value, str):
+            return None
+        return percent_tail(value) if how == PERCENT_END else format_tail(value)
     if isinstance(expr, cst.FormattedString):
         last = expr.parts[-1] if expr.parts else None
-        if isinstance(last, cst.FormattedStringExpression) and last.format_spec is None and last.conversion is None:
-            return path_ending(last.expression, scope, resolver, depth + 1, world)  # f"{d}/{name}": name's
         return last.value if isinstance(last, cst.FormattedStringText) and last.value else None
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Divide)):
-        return path_ending(expr.right, scope, resolver, depth + 1, world)
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Modulo) \
-            and isinstance(expr.left, cst.SimpleString):
-        # "ep%03d-loss%.3f.h5" % (...): the text after the last conversion is what the path ends with
-        value = expr.left.evaluated_value
-        return percent_tail(value) if isinstance(value, str) else None
-    if isinstance(expr, cst.Call) and expr.args:
-        func = expr.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "format" \
-                and isinstance(func.value, (cst.SimpleString, cst.ConcatenatedString)):
-            # "generator-{}.h5".format(step): the text after the last replacement field
-            value = func.value.evaluated_value
-            return format_tail(value) if isinstance(value, str) else None
-        qualname = resolver.qualname(expr.func, scope)
-        if qualname in _PATH_JOINS:
-            last = expr.args[-1]
-            return None if last.star else path_ending(last.value, scope, resolver, depth + 1, world)
-        only = expr.args[0] if len(expr.args) == 1 and not expr.args[0].star and expr.args[0].keyword is None \
-            else None
-        if only is not None and (qualname == "os.fspath" or (
-                isinstance(expr.func, cst.Name) and expr.func.value == "str" and lookup("str", scope) is None)):
-            return path_ending(only.value, scope, resolver, depth + 1, world)
     if isinstance(expr, cst.Name):
         found = lookup(expr.value, scope, expr)
         if found is not None and found.kind == IMPORT:
