@@ -8,10 +8,10 @@ whether a name can be written, and ``spelling`` gives the one to write (the olde
 the target has only that one). A name the table does not hold is not judged (True)."""
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Dict, Optional, Tuple
+
+from tflint_gpu.semantic.tables import data_table, version as _version
 
 # Where the current name is newer than the target: the spelling every TF 2 release has.
 FALLBACKS = {
@@ -19,14 +19,9 @@ FALLBACKS = {
 }
 
 
-def _version(text: str) -> Tuple[int, int]:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
-
-
 @lru_cache(maxsize=1)
 def _data() -> Tuple[Dict[str, Optional[Tuple[int, int]]], Tuple[int, int]]:
-    data = json.loads((Path(__file__).parent / "data" / "tf_api_since.json").read_text(encoding="utf-8"))
+    data = data_table("tf_api_since.json")
     since_table = {name: _version(version) if version else None for name, version in data["since"].items()}
     return since_table, min(_version(v) for v in data["derived_from"])
 

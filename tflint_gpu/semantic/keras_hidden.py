@@ -7,18 +7,13 @@ flavours and reads it back from an instance: hidden under Keras 3, not under tf_
 """
 from __future__ import annotations
 
-import json
-import os
-from typing import Dict, FrozenSet, Optional
+from functools import lru_cache
+from typing import Dict, FrozenSet
 
-_TABLE = os.path.join(os.path.dirname(__file__), "data", "keras_shadowed_methods.json")
-_hidden: Optional[Dict[str, FrozenSet[str]]] = None
+from tflint_gpu.semantic.tables import data_table
 
 
+@lru_cache(maxsize=1)
 def hidden_names() -> Dict[str, FrozenSet[str]]:
-    global _hidden
-    if _hidden is None:
-        with open(_TABLE, encoding="utf-8") as handle:
-            data = json.load(handle)
-        _hidden = {kind: frozenset(data[kind]) for kind in ("model", "layer")}
-    return _hidden
+    data = data_table("keras_shadowed_methods.json")
+    return {kind: frozenset(data[kind]) for kind in ("model", "layer")}

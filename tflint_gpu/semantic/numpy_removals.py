@@ -25,16 +25,15 @@ Which NumPy ``pip install tensorflow==2.x`` installs (the wheels' pins):
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from pathlib import Path
 from typing import Dict, FrozenSet, Optional, Tuple
 
 import libcst as cst
 
+from tflint_gpu.semantic.tables import data_table, version as _version
+
 Version = Tuple[int, int]
 
-_TABLE = Path(__file__).resolve().parent / "data" / "numpy2_removed.json"
 # The newest NumPy the table was derived with: what an uncapped TensorFlow (2.21+) installs.
 NEWEST_NUMPY: Version = (2, 4)
 # The first TensorFlow whose wheels install NumPy 2 (and the one with no NumPy cap).
@@ -47,13 +46,8 @@ _CATCHES = frozenset({"AttributeError", "ImportError", "Exception", "BaseExcepti
 @lru_cache(maxsize=1)
 def table() -> Dict[str, dict]:
     """Every entry of the derived table, by name."""
-    data = json.loads(_TABLE.read_text(encoding="utf-8"))
+    data = data_table("numpy2_removed.json")
     return {entry["name"]: entry for entry in data["entries"]}
-
-
-def _version(text: str) -> Version:
-    major, minor = text.split(".")[:2]
-    return int(major), int(minor)
 
 
 def installed_numpy(target) -> Optional[Version]:

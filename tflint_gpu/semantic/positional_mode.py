@@ -31,8 +31,7 @@ the call is not such a call, the callee is tf_keras's, or nothing tells.
 """
 from __future__ import annotations
 
-import json
-import os
+from functools import lru_cache
 from typing import FrozenSet, Optional, Tuple
 
 import libcst as cst
@@ -40,20 +39,16 @@ import libcst as cst
 from tflint_gpu.semantic.api import positional_args
 from tflint_gpu.semantic.migration import KERAS3
 from tflint_gpu.semantic.model import ScopeInfo
+from tflint_gpu.semantic.tables import data_table
 
-_TABLE = os.path.join(os.path.dirname(__file__), "data", "keras_call_training.json")
 _MODE_NAMES = frozenset({"training", "is_training"})
 _BOOLS = frozenset({"True", "False"})
-_second: Optional[FrozenSet[str]] = None
 
 
+@lru_cache(maxsize=1)
 def training_second() -> FrozenSet[str]:
     """The Keras classes whose ``call`` takes ``training`` second under tf_keras and by keyword under Keras 3."""
-    global _second
-    if _second is None:
-        with open(_TABLE, encoding="utf-8") as handle:
-            _second = frozenset(json.load(handle)["training_second"])
-    return _second
+    return frozenset(data_table("keras_call_training.json")["training_second"])
 
 
 def is_mode(value: cst.BaseExpression, scope: ScopeInfo) -> bool:

@@ -15,23 +15,20 @@
 from __future__ import annotations
 
 import functools
-import json
-import os
 from typing import Dict, Iterable, Optional
 
 import libcst as cst
 
 from tflint_gpu.semantic.model import ScopeInfo, lookup
+from tflint_gpu.semantic.tables import data_table
 
-_DATA = os.path.join(os.path.dirname(__file__), "data", "tfa_equivalents.json")
 _DEPTH = 4
 _FLOAT_FLAGS = frozenset({"DEFINE_float", "DEFINE_integer"})
 
 
 @functools.lru_cache(maxsize=1)
 def _table() -> Dict[str, dict]:
-    with open(_DATA, encoding="utf-8") as handle:
-        return {k: v for k, v in json.load(handle).items() if not k.startswith("_")}
+    return {k: v for k, v in data_table("tfa_equivalents.json").items() if not k.startswith("_")}
 
 
 def equivalent(qualname: Optional[str]) -> Optional[dict]:
