@@ -1662,7 +1662,8 @@ class ProjectIndex:
         self._by_name: Dict[str, Dict[str, List[Tuple[Tuple[str, bool], int, str]]]] = {}
         self._writes: Optional[Set[str]] = None  # the attributes the checked modules assign on a name
         self._names: Optional[Dict[str, List[str]]] = None  # file name -> the checked files that write it
-        self._readers_memo: Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]] = {}  # module -> ``path_readers``
+        # module -> its ``path_readers``, for every module some checked module reads names of
+        self._readers: Optional[Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]]] = None
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
         # module -> its ``handed`` (def -> slot -> makers)
         self._handed_memo: Dict[str, Dict[str, Dict[str, Tuple[str, ...]]]] = {}
@@ -1860,22 +1861,24 @@ class ProjectIndex:
         return hashlib.sha256(json.dumps(sorted(answer.items())).encode()).hexdigest()[:20] if answer else "-"
 
     def _path_readers(self, module: str) -> Dict[str, Tuple[Tuple[str, str], ...]]:
-        memo = self._readers_memo.get(module)
-        if memo is not None:
-            return memo
-        scratch: Set[Tuple[str, str]] = set()
-        readers: Dict[str, Set[Tuple[str, str]]] = {}
-        for path in self.checked:
-            summary = self.summaries.get(path)
-            named = self.module_name(path) if summary is not None and summary.path_reads else None
-            if named is None or named[0] == module or any(t.split(".", 1)[0] == "tf_keras" for _, t in summary.imported):
-                continue  # (a tf_keras module writes and reads TF checkpoints)
-            for level, target, how in summary.path_reads:
-                result = self.resolve(level, target, named[0], named[1], scratch)
-                if result is not None and result[0] == "project" and result[1].rpartition(".")[0] == module:
-                    readers.setdefault(result[1].rpartition(".")[2], set()).add((how, named[0]))
-        memo = self._readers_memo[module] = {name: tuple(sorted(found)) for name, found in readers.items()}
-        return memo
+        if self._readers is None:  # every checked module's reads, resolved once for all the modules asked
+            scratch: Set[Tuple[str, str]] = set()
+            found: Dict[str, Dict[str, Set[Tuple[str, str]]]] = {}
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                named = self.module_name(path) if summary is not None and summary.path_reads else None
+                if named is None or any(t.split(".", 1)[0] == "tf_keras" for _, t in summary.imported):
+                    continue  # (a tf_keras module writes and reads TF checkpoints)
+                for level, target, how in summary.path_reads:
+                    result = self.resolve(level, target, named[0], named[1], scratch)
+                    if result is None or result[0] != "project":
+                        continue
+                    owner, _, name = result[1].rpartition(".")
+                    if owner != named[0]:  # a module's reads of its own names are not another's
+                        found.setdefault(owner, {}).setdefault(name, set()).add((how, named[0]))
+            self._readers = {owner: {name: tuple(sorted(by)) for name, by in names.items()}
+                             for owner, names in found.items()}
+        return self._readers.get(module, {})
 
     def naming(self, name: str, deps: Set[Tuple[str, str]]) -> Tuple[str, ...]:
         """The checked files whose strings name the file ``name`` (a last path part, ``Summary.names``),
