@@ -64,8 +64,7 @@ def main(args: argparse.Namespace) -> int:
     errors = [f"{path}: no such file or directory" for path in missing]
     for settings, group in by_settings(resolver, files):
         prepare_targets(settings, group)
-    fix = bool(getattr(args, "fix", False))
-    unsafe = bool(getattr(args, "unsafe_fixes", False))
+    fix, unsafe = args.fix, args.unsafe_fixes
     mode = runner.FIX if fix else runner.CHECK
     results = run_by_settings(resolver, files, origins, mode, jobs=max(1, args.jobs), no_cache=args.no_cache,
                               adapt=lambda s: dataclasses.replace(s, rules=rules, target_version=destination,
@@ -188,8 +187,8 @@ def render_text(report: Dict) -> str:
         kind = "safe and unsafe" if report.get("unsafe_fixes_applied") else "safe"
         out.append(f"Fixed {fixed} breakage{'s' if fixed != 1 else ''} ({kind} fixes).")
     if not total:
-        left = "is left that" if fixed is not None else ""
-        out.append(f"Nothing {left + ' ' if left else ''}the migration rules know of would break "
+        left = "is left that " if fixed is not None else ""
+        out.append(f"Nothing {left}the migration rules know of would break "
                    f"({report['checked_files']} file{'s' if report['checked_files'] != 1 else ''} checked).")
         if report["pins"]:
             out.append("Pins to change: " + "; ".join(report["pins"]))
@@ -221,8 +220,8 @@ def render_text(report: Dict) -> str:
     if report["command"]:
         out.append(f"Apply the safe fixes: {report['command']}")
     elif fixed is None:
-        out.append("No safe fixes: what is listed is fixed by hand" + (", or by the unsafe fixes" if
-                                                                        report["unsafe_command"] else "") + ".")
+        also = ", or by the unsafe fixes" if report["unsafe_command"] else ""
+        out.append(f"No safe fixes: what is listed is fixed by hand{also}.")
     if report["unsafe_command"]:
         out.append(f"With the unsafe fixes too (read the diff): {report['unsafe_command']}")
     out.append(f"Not moving to Keras 3 yet? {report['keras2']}")

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from tflint_gpu.semantic.api import positional_args
 from tflint_gpu.semantic.positional_mode import positional_mode
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
@@ -73,8 +74,7 @@ class Keras3PositionalTraining(Rule):
             return
         arg, keyword = found
         fix = None
-        last = [a for a in node.args if a.keyword is None][-1] is arg
-        if keyword is not None and last:
+        if keyword is not None and positional_args(node)[-1] is arg:  # a keyword may not precede a positional
             new = arg.with_changes(keyword=cst.Name(keyword), equal=cst.AssignEqual(
                 whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")))
             fix = Fix(f"Pass it as `{keyword}=`", Safety.SAFE, {arg: new})

@@ -420,17 +420,16 @@ class TrainingLayers:
     # -- how a call passes ``training`` -----------------------------------------
     def call_signature(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[CallSignature]:
         for cls in self._classes_of(expr, scope):
-            key = id(cls)
-            if key not in self._signatures:
-                self._signatures[key] = self._signature(cls)
-            if self._signatures[key] is not None:
-                return self._signatures[key]
+            found = self._memoised(cls)
+            if found is not None:
+                return found
         return None
 
     def class_signature(self, cls: ScopeInfo) -> Optional[CallSignature]:
-        """The ``call`` signature of the same-module Keras class ``cls`` (memoised), or None."""
-        if not self.graphs.is_keras_class(cls):
-            return None
+        """The ``call`` signature of the same-module Keras class ``cls``, or None."""
+        return self._memoised(cls) if self.graphs.is_keras_class(cls) else None
+
+    def _memoised(self, cls: ScopeInfo) -> Optional[CallSignature]:
         key = id(cls)
         if key not in self._signatures:
             self._signatures[key] = self._signature(cls)
