@@ -82,6 +82,11 @@ def changed_lines(root: Path) -> Dict[str, Set[int]]:
     return changed
 
 
+def where(label: dict) -> str:
+    """``path:line`` of a label (``path:cell:line`` in a notebook)."""
+    return f"{label['path']}:{label['cell'] + ':' if label['cell'] else ''}{label['line']}"
+
+
 def matches(labels: List[dict], results: List[dict], slack: int = 1) -> List[bool]:
     relevant = [f for f in results if f["code"].startswith(score.CODES)]
     used: Set[int] = set()
@@ -117,7 +122,7 @@ def first_crash(output: str, project: Path) -> Optional[str]:
         return None
     frames = re.findall(r'File "([^"]+)", line (\d+)', output)
     inside = [(f, n) for f, n in frames if os.path.abspath(f).startswith(str(project.resolve()) + os.sep)]
-    errors = [l for l in output.splitlines() if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b.*", l)]
+    errors = [line for line in output.splitlines() if re.match(r"^[A-Za-z_.]*(Error|Exception|Exit)\b.*", line)]
     where = f"{os.path.relpath(inside[-1][0], project)}:{inside[-1][1]}" if inside else "?"
     last = errors[-1] if errors else (output.strip().splitlines() or ["no output"])[-1]
     return f"{where}: {last[:160]}"
@@ -133,29 +138,24 @@ def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label
         log = work / f"log-{label}-{number}.txt"
         if reuse and log.exists():
             output = log.read_text(encoding="utf-8")
-            if losses.exists():
-                outcome["losses"] += [json.loads(l) for l in losses.read_text().splitlines() if l.strip()]
-            if "DRIVER: OK" not in output:
-                outcome["ok"] = False
-                outcome["crash"] = outcome["crash"] or first_crash(output, project)
-            continue
-        losses.unlink(missing_ok=True)
-        folder = work / f"work-{label}-{number}"
-        shutil.rmtree(folder, ignore_errors=True)
-        folder.mkdir(parents=True)
-        command = [python, str(HERE / "drivers" / run[0]), str(project), str(folder)] + run[1:]
-        if legacy:
-            command += ["--legacy"] + LEGACY_EXTRA.get(repo, [])
-        env = dict(os.environ, UPGRADE_LOSSES=str(losses), TF_CPP_MIN_LOG_LEVEL="2")
-        env.pop("TF_USE_LEGACY_KERAS", None)
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=TIMEOUT)
-            output = done.stdout + done.stderr
-        except subprocess.TimeoutExpired as error:
-            output = f"{error.stdout or ''}{error.stderr or ''}\nTimeoutError: over {TIMEOUT} s"
-        (work / f"log-{label}-{number}.txt").write_text(output, encoding="utf-8")
+        else:
+            losses.unlink(missing_ok=True)
+            folder = work / f"work-{label}-{number}"
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            command = [python, str(HERE / "drivers" / run[0]), str(project), str(folder)] + run[1:]
+            if legacy:
+                command += ["--legacy"] + LEGACY_EXTRA.get(repo, [])
+            env = dict(os.environ, UPGRADE_LOSSES=str(losses), TF_CPP_MIN_LOG_LEVEL="2")
+            env.pop("TF_USE_LEGACY_KERAS", None)
+            try:
+                done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+                output = done.stdout + done.stderr
+            except subprocess.TimeoutExpired as error:
+                output = f"{error.stdout or ''}{error.stderr or ''}\nTimeoutError: over {TIMEOUT} s"
+            log.write_text(output, encoding="utf-8")
         if losses.exists():
-            outcome["losses"] += [json.loads(l) for l in losses.read_text().splitlines() if l.strip()]
+            outcome["losses"] += [json.loads(line) for line in losses.read_text().splitlines() if line.strip()]
         if "DRIVER: OK" not in output:
             outcome["ok"] = False
             outcome["crash"] = outcome["crash"] or first_crash(output, project)
@@ -203,7 +203,7 @@ def main(argv=None) -> int:
         key = repo.replace("/", "+")
         orig = work / "orig" / key
         unpack(repo, project["commit"], orig, Path(args.mirror))
-        mine = [l for l in labels if l["repo"] == repo]
+        mine = [label for label in labels if label["repo"] == repo]
         found = matches(mine, score.findings(tool, env, orig))
         fixed_dir = work / ("fixed-unsafe" if args.unsafe_fixes else "fixed") / key
         fix_log = fix_copy(orig, fixed_dir, tool, env, args.unsafe_fixes)
@@ -217,9 +217,8 @@ def main(argv=None) -> int:
                 fixed.append(int(label["line"]) in changed.get(label["path"], ()))
         row = {"repo": repo, "labels": len(mine), "found": sum(found), "fixed": sum(fixed),
                "by_hand": len(mine) - sum(fixed), "fix_output": fix_log.strip().splitlines()[-3:],
-               "missed": [f"{l['path']}:{l['cell'] + ':' if l['cell'] else ''}{l['line']} {l['kind']}"
-                          for l, f in zip(mine, found) if not f],
-               "fixed_lines": [f"{l['path']}:{l['line']}" for l, f in zip(mine, fixed) if f]}
+               "missed": [f"{where(label)} {label['kind']}" for label, f in zip(mine, found) if not f],
+               "fixed_lines": [f"{label['path']}:{label['line']}" for label, f in zip(mine, fixed) if f]}
         if not args.no_drivers and repo in RUNS:
             logs = work / "logs" / key
             logs.mkdir(parents=True, exist_ok=True)
