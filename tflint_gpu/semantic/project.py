@@ -153,7 +153,7 @@ class Summary:
         # module's own top-level name), maker's dotted target) of each object handed to another module's def
         self.hands: Tuple[Tuple[int, str, str, int, str], ...] = tuple(
             (h[0], h[1], h[2], h[3], h[4]) for h in hands)
-        # the last path part of every string the module writes that may name a file (``_file_names``), sorted
+        # the last path part of every string the module writes that may name a file (``mentioned_files``), sorted
         self.names: Tuple[str, ...] = tuple(sorted(set(names)))
         # (level, dotted import target, how it is read) of each name of another module read as the path
         # of a save or load (``_path_reads``: ``model.save_weights(config.save_model_dir)``)
@@ -494,11 +494,12 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
         found = _path_value(value, bound, single)
         if found is not None:
             constants[name] = found
+    nodes = list(ast.walk(tree))  # the readers below that need every node share one walk
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
                    returns, _builds(tree, bound, own_nodes), constants, writes,
                    {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
-                   _hands(tree, bound), _file_names(tree), _path_reads(tree, bound))
+                   _hands(nodes, bound), sorted(mentioned_files(tree, nodes)), _path_reads(nodes, bound))
 
 
 # How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
@@ -507,7 +508,7 @@ WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE, MODEL_LOAD = "save_weights", "load_weigh
 WEIGHTS_GIVEN = "save_weights_only:"
 
 
-def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, str]]:
+def _path_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple]) -> List[Tuple[int, str, str]]:
     """The names of other modules the module reads as the path of a save or a load (``Summary.path_reads``):
     the first argument (or ``filepath=``) of ``x.save_weights(...)``, ``x.load_weights(...)``,
     ``x.save(...)``, of ``load_model(...)`` and of a call given ``save_weights_only=True`` (a weights
@@ -515,9 +516,10 @@ def _path_reads(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, st
     attribute of one (``config.save_model_dir``), as (level, dotted import target, how it is read); and
     each imported callable of no framework given ``save_weights_only=True`` and a path whose end is
     text (``ModelCheckpoint(os.path.join(d, "ep{epoch:03d}.h5"), save_weights_only=True)`` with the
-    project's own callback), as (level, its import target, ``WEIGHTS_GIVEN`` + that end)."""
+    project's own callback), as (level, its import target, ``WEIGHTS_GIVEN`` + that end). ``nodes``:
+    every node of the module (``ast.walk``)."""
     found = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if node.__class__ is not ast.Call:
             continue
         func = node.func
@@ -573,12 +575,7 @@ def file_names(text: str) -> List[str]:
     return found
 
 
-def _file_names(tree: ast.Module) -> List[str]:
-    """The files the module's strings name (``mentioned_files``), each once, sorted."""
-    return sorted(mentioned_files(tree))
-
-
-def mentioned_files(tree: ast.Module) -> "Counter[str]":
+def mentioned_files(tree: ast.Module, nodes: Optional[Sequence[ast.AST]] = None) -> "Counter[str]":
     """How many times the string constants of the module name each file (``file_names``: f-strings'
     text parts too), leaving out the strings that write the path of a weights save: the first
     argument (or ``filepath=``) of ``x.save_weights(...)`` and of a call given ``save_weights_only=True``
@@ -587,10 +584,11 @@ def mentioned_files(tree: ast.Module) -> "Counter[str]":
     alike, where every other mention (a load, a message, a docstring) may read the old name; and the
     first argument of ``x.load_weights(...)`` written exactly as such a save's path (the module's own
     rename rewrites that load with its save: four tutorial scripts each saving and loading
-    ``"./models/<name>/model.ckpt"`` do not stop each other's rename)."""
+    ``"./models/<name>/model.ckpt"`` do not stop each other's rename). ``nodes``: ``ast.walk(tree)``'s
+    nodes where the caller has them (``summarize``'s ``Summary.names``: the files named, each once)."""
     saves: Set[int] = set()
     written: Set[str] = set()  # the weights saves' path expressions
-    nodes = list(ast.walk(tree))
+    nodes = list(ast.walk(tree)) if nodes is None else nodes
     for node in nodes:
         if node.__class__ is not ast.Call:
             continue
@@ -1492,8 +1490,9 @@ def _holders(tree: ast.Module, bound: Dict[str, tuple]) -> List[str]:
     return sorted(n for n in found if bound.get(n, (OTHER,))[0] in (DEF, CLASS))
 
 
-def _hands(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, str, int, str]]:
-    """The objects the module hands to defs of other project modules (``Summary.hands``)."""
+def _hands(nodes: Sequence[ast.AST], bound: Dict[str, tuple]) -> List[Tuple[int, str, str, int, str]]:
+    """The objects the module hands to defs of other project modules (``Summary.hands``); ``nodes``: every
+    node of the module (``ast.walk``)."""
     imports = {name: value for name, value in bound.items()
                if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in _NOT_PROJECT)}
     if not imports:
@@ -1515,7 +1514,7 @@ def _hands(tree: ast.Module, bound: Dict[str, tuple]) -> List[Tuple[int, str, st
 
     makers: Dict[str, List[Optional[Tuple[int, str]]]] = {}
     calls: List[ast.Call] = []
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
