@@ -77,3 +77,13 @@ def test_is_string_through_operations_names_and_the_flow():
     helper = next(s for s in ctx.model.scopes if s.name == "helper")
     inner = helper.node.body.body[-1].body[0].value
     assert [ctx.is_string(arg.value, helper) for arg in inner.args] == [True, False]  # every call passes a str
+
+
+def test_written_as_size():
+    from tflint_gpu.semantic.literals import written_as_size
+
+    for text in ("4", "tf.shape(x)[0]", "x.shape[0]", "keras.ops.shape(x)[0]", "shape(x)[0]", "batch_size",
+                 "n_batch"):
+        assert written_as_size(cst.parse_expression(text)), text
+    for text in ("x", "inputs", "fxs[-1]", "x[0]", "tf.zeros((2, 3))", "embedded[:, :-1]"):
+        assert not written_as_size(cst.parse_expression(text)), text

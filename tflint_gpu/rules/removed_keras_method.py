@@ -8,6 +8,7 @@ import libcst as cst
 from tflint_gpu.semantic import values
 from tflint_gpu.semantic.migration import KERAS3, is_metric_class, is_model_class
 from tflint_gpu.semantic.model import dotted_name
+from tflint_gpu.semantic.literals import written_as_size
 from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 # Members this rule's own checks handle (their messages, fixes and receivers).
@@ -50,20 +51,6 @@ _MIXED_EXPERIMENTAL = "keras.mixed_precision.experimental"
 
 # Keras 2's layer-node API -> the Keras 3 attribute of the layer's first call (node 0), and whether the
 # member gives that tensor's shape.
-def _batch_size(expr: cst.BaseExpression) -> bool:
-    """Is ``expr`` written as a batch size: an int, ``<shape>[0]`` (``tf.shape(x)[0]``, ``x.shape[0]``,
-    ``keras.ops.shape(x)[0]``), or a name that says so (``batch_size``)?"""
-    if isinstance(expr, cst.Integer):
-        return True
-    if isinstance(expr, cst.Subscript):
-        shape = expr.value
-        if isinstance(shape, cst.Call):
-            shape = shape.func
-        return (isinstance(shape, cst.Attribute) and shape.attr.value == "shape") or \
-            (isinstance(shape, cst.Name) and shape.value == "shape")
-    return isinstance(expr, cst.Name) and ("size" in expr.value or "batch" in expr.value)
-
-
 # The recurrent layers and cells whose tf_keras ``get_initial_state`` took the inputs (measured: LSTM,
 # GRU, SimpleRNN and their cells; Keras 3.15's take ``batch_size``).
 _RECURRENT = frozenset({"keras.layers.LSTM", "keras.layers.GRU", "keras.layers.SimpleRNN", "keras.layers.RNN",
@@ -452,7 +439,7 @@ class RemovedKerasMethod(Rule):
         first = node.args[0]
         if first.star or len(node.args) != 1 or (first.keyword is not None and first.keyword.value != "inputs"):
             return
-        if _batch_size(first.value):
+        if written_as_size(first.value):
             return
         made = ctx.migration.object_class(func.value, ctx.scope)
         if made not in _RECURRENT or ctx.migration.object_flavour(func.value, ctx.scope) != KERAS3:

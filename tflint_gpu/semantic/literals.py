@@ -93,4 +93,19 @@ def is_string(expr: cst.BaseExpression, scope: ScopeInfo, flow=None, depth: int 
     return False
 
 
-__all__ = ["is_string", "literal_value"]
+__all__ = ["is_string", "literal_value", "written_as_size"]
+
+
+def written_as_size(expr: cst.BaseExpression) -> bool:
+    """Is ``expr`` written as a size rather than a tensor: an int, an index into a shape (``tf.shape(x)[0]``,
+    ``x.shape[0]``, ``keras.ops.shape(x)[0]``), or a name that says so (``batch_size``, ``n_batch``)?
+    (TFG902 tells ``rnn.get_initial_state(batch_size)``, Keras 3's, from Keras 2's ``(inputs)``.)"""
+    if isinstance(expr, cst.Integer):
+        return True
+    if isinstance(expr, cst.Subscript):
+        shape = expr.value
+        if isinstance(shape, cst.Call):
+            shape = shape.func
+        return (isinstance(shape, cst.Attribute) and shape.attr.value == "shape") or \
+            (isinstance(shape, cst.Name) and shape.value == "shape")
+    return isinstance(expr, cst.Name) and ("size" in expr.value or "batch" in expr.value)
