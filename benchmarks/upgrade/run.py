@@ -112,7 +112,7 @@ def fix_copy(orig: Path, dest: Path, tool: List[str], env: Dict[str, str], unsaf
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-q", "-m", "original"], check=True)
     command = tool + ["upgrade", "--fix", "--no-cache", "--exit-zero", "."] + (["--unsafe-fixes"] if unsafe else [])
-    done = subprocess.run(command, cwd=dest, capture_output=True, text=True, env=env)
+    done = score.ran(subprocess.run(command, cwd=dest, capture_output=True, text=True, env=env), tool, dest)
     return done.stdout + done.stderr
 
 

@@ -42,7 +42,14 @@ def findings(tool: List[str], env: Dict[str, str], root: Path) -> List[dict]:
     done = subprocess.run(tool + ["check", "."] + target + ["--select", "ALL", "--format", "json",
                                                             "--exit-zero", "--no-cache", "--quiet"],
                           cwd=root, capture_output=True, text=True, env=env)
-    return json.loads(done.stdout or "[]")
+    return json.loads(ran(done, tool, root).stdout or "[]")
+
+
+def ran(done: "subprocess.CompletedProcess", tool: List[str], root: Path) -> "subprocess.CompletedProcess":
+    """The tool's run, or SystemExit naming why it did not run (a tool that cannot start would score 0)."""
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(tool)} failed in {root} (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+    return done
 
 
 def upgrade(tool: List[str], env: Dict[str, str], root: Path) -> dict:
