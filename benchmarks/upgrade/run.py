@@ -131,7 +131,7 @@ def first_crash(output: str, project: Path) -> Optional[str]:
 def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label: str, reuse: bool = False) -> dict:
     """Every run of the project's driver; ok when all print DRIVER: OK. ``reuse``: read a run's log and
     losses from an earlier run with the same label where there are some (the Keras 2 baseline of an
-    original that did not change)."""
+    original that did not change: the Keras 2 baseline, Keras 3 before the fixes)."""
     outcome = {"ok": True, "crash": None, "losses": []}
     for number, run in enumerate(RUNS.get(repo, [])):
         losses = work / f"losses-{label}-{number}.jsonl"
@@ -184,8 +184,9 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", default="keras2,keras3_before,keras3_after",
                         help="which driver runs (keras2: the baseline; keras3_before: the original under Keras 3; "
                              "keras3_after: the fixed copy under Keras 3)")
-    parser.add_argument("--reuse-keras2", action="store_true",
-                        help="read the Keras 2 baseline's logs from an earlier run in WORK where there are some")
+    parser.add_argument("--reuse-originals", "--reuse-keras2", dest="reuse_originals", action="store_true",
+                        help="read the runs of the unchanged originals (the Keras 2 baseline and Keras 3 before the "
+                             "fixes) from an earlier run in WORK where there are some")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
@@ -227,7 +228,7 @@ def main(argv=None) -> int:
                                          ("keras3_after", fixed_dir, False)):
                 if name in wanted:
                     row[name] = drive(args.python, repo, folder, logs, legacy, name.replace("_", "-"),
-                                      reuse=args.reuse_keras2 and name == "keras2")
+                                      reuse=args.reuse_originals and folder == orig)
             if "keras2" in row and "keras3_after" in row:
                 row["losses"] = same_losses(row["keras2"]["losses"], row["keras3_after"]["losses"])
         rows.append(row)
