@@ -249,3 +249,39 @@ def test_an_attribute_bound_from_a_constructor_parameter_is_what_the_constructio
     assert objects.kind(other, run).unknown  # a default taken at one site, a parameter at the other
     use = scope_named(ctx, "Lonely.use")
     assert objects.kind(use.node.body.body[0].body[0].value, use).unknown  # never constructed here
+
+
+def test_instance_uses_are_the_calls_on_a_class_s_objects_parameters_through_the_module_s_calls():
+    ctx = context("""
+    class Net:
+        def step(self, x):
+            return self(x)
+
+    class Other:
+        pass
+
+    def train(model, data, tag=None):
+        model.step(data)
+        model.save_weights("m.weights.h5")
+
+    def unknown(thing):
+        thing.save_weights("t.weights.h5")
+
+    net = Net()
+    net.summary()
+    train(net, [1])
+    train(model=net, data=[2])
+    unknown(net)
+    unknown(Other())
+    unknown(load())
+    """)
+    objects = ctx.graphs.objects
+    classes = {s.name: s for s in ctx.model.scopes if s.kind == "class"}
+    code = ctx.module.code_for_node
+    uses = {key: [code(c) for c in calls] for key, calls in objects.instance_uses(classes["Net"]).items()}
+    # objects that MAY be a Net: `thing` is a Net at one call of `unknown` (an Other, and what load() gives, at others)
+    assert uses == {None: ["self(x)"], "step": ["model.step(data)"],
+                    "save_weights": ['model.save_weights("m.weights.h5")', 'thing.save_weights("t.weights.h5")'],
+                    "summary": ["net.summary()"]}
+    assert {key: [code(c) for c in calls] for key, calls in objects.instance_uses(classes["Other"]).items()} == \
+        {"save_weights": ['thing.save_weights("t.weights.h5")']}

@@ -25,6 +25,10 @@ facts follow such calls as far as the file tells:
   tell reaches every method of that name the module's classes define.
 * ``references(expr, scope)``: the functions a method reference handed on as
   a value (``tf.while_loop(self.cond, self.body, ...)``) may be.
+* ``instance_uses(cls)``: the module's calls on objects that may be instances
+  of ``cls``: calling one (``model(x)``, ``self(x)``) or a method of it
+  (``model.save_weights(p)``), a parameter of a top-level def counted through
+  what the module's calls of that def pass for it (``train(m, d)``).
 
 Instance attributes are one fact, collected once per module in one pass over
 the walk's index: ``own_attributes(cls)`` maps each attribute to the
@@ -128,6 +132,7 @@ class Objects:
         self._kinds: Dict[int, ObjectKind] = {}
         self._mro: Dict[int, List[ScopeInfo]] = {}
         self._by_name: Optional[Dict[str, List[ScopeInfo]]] = None
+        self._instance_uses: Optional[Dict[int, Dict[Optional[str], List[cst.Call]]]] = None
 
     # -- classes ----------------------------------------------------------------
     def bases(self, cls: ScopeInfo) -> List[ScopeInfo]:
@@ -508,6 +513,57 @@ class Objects:
             for cls in kind.instances:
                 targets.extend(self.instance_call(cls))
         return targets, unresolved
+
+    def instance_uses(self, cls: ScopeInfo) -> Dict[Optional[str], List[cst.Call]]:
+        """The module's calls on an object that may be an instance of ``cls`` (as ``kind`` tells:
+        ``self`` in its methods, a name bound to ``Cls(...)``, ``self.a`` bound to one): calling the
+        object itself (``obj(x)``, ``self(x)``: key None) or a method of it (``obj.save_weights(p)``:
+        key ``"save_weights"``). A receiver the file cannot tell is not counted. One pass over the
+        walk's index, made the first time a rule asks."""
+        if self._instance_uses is None:
+            found: Dict[int, Dict[Optional[str], List[cst.Call]]] = {}
+            for call, scope in self.model.index.get("Call", ()):
+                func = call.func
+                receiver, key = (func.value, func.attr.value) if isinstance(func, cst.Attribute) else (func, None)
+                if not isinstance(receiver, (cst.Name, cst.Attribute)):
+                    continue
+                kind = self.kind(receiver, scope)
+                if kind.unknown and isinstance(receiver, cst.Name):
+                    kind = self._passed_kind(receiver, scope) or kind
+                for made in kind.instances:
+                    found.setdefault(id(made), {}).setdefault(key, []).append(call)
+            self._instance_uses = found
+        return self._instance_uses.get(id(cls), {})
+
+    def _passed_kind(self, name: cst.Name, scope: ScopeInfo) -> Optional[ObjectKind]:
+        """For a parameter of a top-level def of the module (``def train(model, data): model.save(p)``),
+        what the module's calls of that def pass for it (``train(m, d)`` after ``m = GPT()``); None when
+        ``name`` is no such parameter, nothing in the module calls the def, or a call's argument cannot be
+        read."""
+        found = lookup(name.value, scope, name)
+        if found is None or found.kind != ASSIGNED or len(found.values) != 1 or not isinstance(found.values[0], tuple) \
+                or found.values[0][0] != PARAM or found.scope.parent is None or found.scope.parent.kind != "module" \
+                or not isinstance(found.scope.node, cst.FunctionDef):
+            return None
+        function = found.scope
+        param, position = found.values[0][1], found.values[0][2]
+        result, sites = ObjectKind(), 0
+        for call, where in self.model.index.get("Call", ()):
+            if not (isinstance(call.func, cst.Name) and call.func.value == function.name):
+                continue
+            called = lookup(call.func.value, where)
+            if called is None or called.kind != DEF or called.target is not function:
+                continue
+            sites += 1
+            given = next((a.value for a in call.args if a.keyword is not None
+                          and a.keyword.value == param.name.value), None)
+            positional = [a for a in call.args if a.keyword is None]
+            if given is None and position < len(positional) and not any(a.star for a in positional[:position + 1]):
+                given = positional[position].value
+            if given is None:
+                return None
+            result.add(self.kind(given, where))
+        return result if sites else None
 
     def instance_call(self, cls: ScopeInfo) -> List[ScopeInfo]:
         """What calling an instance of ``cls`` runs: its ``__call__``, or a Keras
