@@ -19,3 +19,16 @@ def test_findings_of_a_tool_that_cannot_start_stop_the_run(tmp_path):
 def test_findings_of_a_tool_that_runs_are_read(tmp_path):
     printing = [sys.executable, "-c", "print('[{\"code\": \"TFG901\"}]')"]
     assert score.findings(printing, {}, tmp_path) == [{"code": "TFG901"}]
+
+
+def test_a_label_counts_as_fixed_on_any_line_of_the_simple_statement_it_starts(tmp_path):
+    import run
+
+    source = tmp_path / "model.py"
+    source.write_text("class M:\n    def build(self):\n        self.w = self.add_weight(\n            'w', shape=(1,)\n"
+                      "        )\n        if True:\n            pass\n", encoding="utf-8")
+    assert list(run.statement_lines(source, 3)) == [3, 4, 5]  # the assignment over three lines
+    assert list(run.statement_lines(source, 6)) == [6]  # a compound statement's header: its line alone
+    assert list(run.statement_lines(source, 1)) == [1]
+    (tmp_path / "broken.py").write_text("def (:\n", encoding="utf-8")
+    assert list(run.statement_lines(tmp_path / "broken.py", 1)) == [1]

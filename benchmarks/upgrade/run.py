@@ -25,6 +25,7 @@ installed. Nothing here is timed; the figures go to stdout (a Markdown table) an
 from __future__ import annotations
 
 import argparse
+import ast
 import csv
 import json
 import os
@@ -80,6 +81,23 @@ def changed_lines(root: Path) -> Dict[str, Set[int]]:
             start, count = int(match.group(1)), int(match.group(2) if match.group(2) is not None else 1)
             changed[path].update(range(start, start + max(count, 1)))
     return changed
+
+
+_COMPOUND = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def statement_lines(path: Path, line: int) -> range:
+    """The lines of the simple statement that starts at ``line`` of ``path`` (an assignment whose call
+    spans three lines), or ``line`` alone (a compound statement's header, a file that does not parse)."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return range(line, line + 1)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt) and not isinstance(node, _COMPOUND) and node.lineno == line:
+            return range(line, (node.end_lineno or line) + 1)
+    return range(line, line + 1)
 
 
 def where(label: dict) -> str:
@@ -215,7 +233,10 @@ def main(argv=None) -> int:
             if label["cell"]:
                 fixed.append(was and not still and bool(changed.get(label["path"])))
             else:
-                fixed.append(int(label["line"]) in changed.get(label["path"], ()))
+                # its line rewritten, or another line of the statement it starts with the finding gone
+                line, rewritten = int(label["line"]), changed.get(label["path"], set())
+                span = statement_lines(orig / label["path"], line)
+                fixed.append(line in rewritten or (was and not still and any(n in rewritten for n in span)))
         row = {"repo": repo, "labels": len(mine), "found": sum(found), "fixed": sum(fixed),
                "by_hand": len(mine) - sum(fixed), "fix_output": fix_log.strip().splitlines()[-3:],
                "missed": [f"{where(label)} {label['kind']}" for label, f in zip(mine, found) if not f],
