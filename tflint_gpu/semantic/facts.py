@@ -438,6 +438,31 @@ class RuleContext:
             facts = self._migration = Migration(self.model, self.resolver, self.graphs)
         return facts
 
+    def made_classes(self, expr: cst.BaseExpression, scope: Optional[ScopeInfo] = None):
+        """The project classes (``semantic.instances.MadeClass``: name, members, outside bases) the
+        object ``expr`` may be an instance of, when every value that reaches it is a call making one (a
+        class of the module or of another project module, or a project def returning such a call:
+        ``model = resnet_50()``); None otherwise (``semantic.instances``)."""
+        facts = getattr(self, "_instances", None)
+        if facts is None:
+            from tflint_gpu.semantic.instances import Instances
+
+            facts = self._instances = Instances(self.graphs, self.resolver)
+        return facts.classes(expr, scope or self.scope)
+
+    def keras_expr(self, attribute: str, scope: Optional[ScopeInfo] = None
+                   ) -> Optional[Tuple[cst.BaseExpression, Tuple[str, ...]]]:
+        """Keras's ``attribute`` (``Input``) written as the file writes Keras: through a name bound to
+        Keras there (``keras``, ``from tensorflow import keras``); else, in a file that imports
+        TensorFlow and no Keras, through TensorFlow (``tf.keras.Input``); else as ``module_expr``
+        gives it (``keras.Input`` and its import)."""
+        scope = scope or self.scope
+        if self.resolver.module_alias("keras", scope) is None:
+            tf = self.resolver.module_alias("tensorflow", scope, exact=True)
+            if tf is not None:
+                return cst.parse_expression(f"{tf}.keras.{attribute}"), ()
+        return self.module_expr("keras", attribute, scope)
+
     def keras3_class(self, receiver: cst.BaseExpression, member: Optional[str] = None) -> Optional[str]:
         """The Keras 3 class (as the migration table names it: ``keras.layers.Dense``) the object
         ``receiver`` is an instance of: made by a Keras 3 call (through names bound once and ``self.x``),

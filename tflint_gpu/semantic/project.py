@@ -77,7 +77,7 @@ from tflint_gpu.semantic.path_text import format_tail, percent_tail
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 7
+SUMMARY_FORMAT = 8
 # Keras layers that compute differently in training (``semantic.training_layers`` reads the same set):
 # a module's ``holders`` are the classes and defs that make one.
 TRAINING_LAYER_NAMES = frozenset({
@@ -108,7 +108,7 @@ class Summary:
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
                  "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "path_reads",
-                 "_digest")
+                 "members", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -120,7 +120,8 @@ class Summary:
                  flags: Optional[Dict[str, Constant]] = None,
                  graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = (),
                  holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = (),
-                 names: Iterable[str] = (), path_reads: Sequence[Sequence[Any]] = ()) -> None:
+                 names: Iterable[str] = (), path_reads: Sequence[Sequence[Any]] = (),
+                 members: Optional[Dict[str, Iterable[str]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
         self.stars = tuple(stars)  # (level, module) of each `from module import *`, in order
@@ -158,6 +159,9 @@ class Summary:
         # (level, dotted import target, how it is read) of each name of another module read as the path
         # of a save or load (``_path_reads``: ``model.save_weights(config.save_model_dir)``)
         self.path_reads: Tuple[Tuple[int, str, str], ...] = tuple((r[0], r[1], r[2]) for r in path_reads)
+        # top-level class -> the names its body binds (defs, assignments; of every class statement of that
+        # name), sorted (``_members``): ``ProjectIndex.class_members``
+        self.members: Dict[str, Tuple[str, ...]] = {k: tuple(sorted(set(v))) for k, v in (members or {}).items()}
         self._digest: Optional[str] = None
 
     @property
@@ -181,7 +185,8 @@ class Summary:
                 "flags": {k: list(v) for k, v in self.flags.items()},
                 "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls],
                 "holders": list(self.holders), "hands": [list(h) for h in self.hands],
-                "names": list(self.names), "path_reads": [list(r) for r in self.path_reads]}
+                "names": list(self.names), "path_reads": [list(r) for r in self.path_reads],
+                "members": {k: list(v) for k, v in self.members.items()}}
 
     @classmethod
     def from_json(cls, data: Any) -> "Summary":
@@ -189,7 +194,7 @@ class Summary:
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
                                                         "saves", "flags", "graph_calls", "holders", "hands",
-                                                        "names", "path_reads"}:
+                                                        "names", "path_reads", "members"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -271,6 +276,10 @@ class Summary:
                 and isinstance(h[2], str) and isinstance(h[3], int) and not isinstance(h[3], bool)
                 and -1 <= h[3] < 100 and isinstance(h[4], str) for h in hands):
             raise ValueError("summary")
+        members = data["members"]
+        if not isinstance(members, dict) or not all(
+                isinstance(v, list) and all(isinstance(m, str) for m in v) for v in members.values()):
+            raise ValueError("summary")
         names, path_reads = data["names"], data["path_reads"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("summary")
@@ -282,7 +291,7 @@ class Summary:
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls, holders, hands, names, path_reads)
+                   graph_calls, holders, hands, names, path_reads, members)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -499,7 +508,8 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                    returns, _builds(tree, bound, own_nodes), constants, writes,
                    {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
-                   _hands(nodes, bound), sorted(mentioned_files(tree, nodes)), _path_reads(nodes, bound))
+                   _hands(nodes, bound), sorted(mentioned_files(tree, nodes)), _path_reads(nodes, bound),
+                   members=_members(tree, bound))
 
 
 # How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
@@ -1589,6 +1599,45 @@ def summarize_source(source: str, path: str = "<module>") -> "Summary":
         return summarize(compile_tree(source, path))
 
 
+def _members(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, List[str]]:
+    """``Summary.members``: for each name whose last top-level binding is a class, the names the bodies
+    of its class statements bind at class level (defs, assignments, imports; also inside their
+    ``if``/``try``/``with`` blocks), so that an importer can tell whether a project class defines a
+    method (``build``) without reading the module."""
+    found: Dict[str, List[str]] = {}
+
+    def body_names(statements: Iterable[ast.AST], names: List[str]) -> None:
+        for statement in statements:
+            if isinstance(statement, _SCOPES):
+                names.append(statement.name)
+                continue
+            if isinstance(statement, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Import, ast.ImportFrom)):
+                for node in ast.walk(statement):
+                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                        names.append(node.id)
+                    elif isinstance(node, ast.alias):
+                        names.append((node.asname or node.name).split(".", 1)[0])
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(statement, field, None)
+                if isinstance(block, list):
+                    body_names(block, names)
+            for handler in getattr(statement, "handlers", ()):
+                body_names(handler.body, names)
+
+    def classes(statements: Iterable[ast.AST]) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.ClassDef):
+                body_names(statement.body, found.setdefault(statement.name, []))
+            elif isinstance(statement, _COMPOUND):
+                for field in ("body", "orelse", "finalbody"):
+                    classes(getattr(statement, field, None) or ())
+                for handler in getattr(statement, "handlers", ()):
+                    classes(handler.body)
+
+    classes(tree.body)
+    return {name: names for name, names in found.items() if bound.get(name, ("",))[0] == CLASS}
+
+
 def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
@@ -2227,6 +2276,42 @@ class ProjectIndex:
             found.append((kind, value, methods))
         return found
 
+    def class_members(self, absolute: str, deps: Set[Tuple[str, str]]) -> Optional[Tuple[str, ...]]:
+        """The names the body of the project class ``absolute`` (``models.resnet.ResNet``, through
+        re-exports) binds (``Summary.members``); None when it is not a project class."""
+        defined = self._resolve(0, absolute, None, False, deps, 0, set())
+        if defined is None or defined[0] != "project":
+            return None
+        module, _, name = defined[1].rpartition(".")
+        summary = self.summary(module, deps) if module else None
+        if summary is None or summary.bound.get(name, ("",))[0] != CLASS:
+            return None
+        return summary.members.get(name, ())
+
+    def made_classes(self, absolute: str, deps: Set[Tuple[str, str]], depth: int = 0) -> Optional[Tuple[str, ...]]:
+        """The project classes (absolute names) of which a call of the project object ``absolute``
+        returns an instance: the class itself; for a project def, the classes each of its ``return``s
+        makes, a call of a project class or def with no method applied (``def resnet_50(): return
+        ResNet([3, 4, 6, 3])``), through such defs. None when one return is anything else (a library
+        call, a parameter, a method's result) or ``absolute`` is neither."""
+        if depth > 6:
+            return None
+        if self.class_members(absolute, deps) is not None:
+            defined = self._resolve(0, absolute, None, False, deps, 0, set())
+            return (defined[1],) if defined is not None else None
+        returned = self.returned(absolute, deps)
+        if not returned:
+            return None
+        found: List[str] = []
+        for kind, value, methods in returned:
+            if kind != CALLED or methods or value[0] != "project":
+                return None
+            made = self.made_classes(value[1], deps, depth + 1)
+            if made is None:
+                return None
+            found.extend(c for c in made if c not in found)
+        return tuple(found)
+
     def builds(self, absolute: str, deps: Set[Tuple[str, str]], depth: int = 0
                ) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
         """The positions of the project def ``absolute`` that feed a model it builds (itself, or
@@ -2425,6 +2510,18 @@ class ProjectFile:
         it is not a project def so summarised. The modules read go to ``deps``."""
         absolute = self._project_def(qualname)
         return self.index.returned(absolute, self.deps) if absolute is not None else None
+
+    def made_classes(self, qualname: str) -> Optional[Tuple[str, ...]]:
+        """``ProjectIndex.made_classes`` for the project class or def a call names in this file (as
+        ``returns``): the project classes of which the call's result is an instance."""
+        absolute = self._project_def(qualname)
+        return self.index.made_classes(absolute, self.deps) if absolute is not None else None
+
+    def class_members(self, qualname: str) -> Optional[Tuple[str, ...]]:
+        """``ProjectIndex.class_members`` for a project class as this file's resolver names it (a base
+        ``class_bases`` gives, or a class ``made_classes`` gives)."""
+        absolute = self._project_def(qualname)
+        return self.index.class_members(absolute, self.deps) if absolute is not None else None
 
     def builds(self, qualname: str) -> Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]:
         """``ProjectIndex.builds`` for the project def a call names in this file (as ``returns``)."""
