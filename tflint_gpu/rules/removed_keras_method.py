@@ -62,16 +62,15 @@ _NODE_SPELLINGS = {
 }
 
 
-def _node_index(call: cst.Call) -> Optional[int]:
-    """The literal ``node_index`` a node-API call passes (positionally or by keyword), else None."""
+def _node_index_arg(call: cst.Call) -> Optional[cst.BaseExpression]:
+    """The ``node_index`` expression a node-API call passes (its one argument, positionally or by
+    keyword), else None."""
     if len(call.args) != 1 or call.args[0].star:
         return None
     arg = call.args[0]
     if arg.keyword is not None and arg.keyword.value != "node_index":
         return None
-    if isinstance(arg.value, cst.Integer):
-        return int(arg.value.value, 0)
-    return None
+    return arg.value
 
 
 _TRAIN = """import numpy as np
@@ -220,8 +219,8 @@ class RemovedKerasMethod(Rule):
     ## Fix safety
     Safe: each rewrite is the method Keras 2 meant, and the tests run the
     original (which raises AttributeError under Keras 3, eagerly too) and the
-    fixed code, which must run. Unsafe only where `fit_generator`'s fix drops
-    data-loading keywords (below). The rewrites:
+    fixed code, which must run. Unsafe where `fit_generator`'s fix drops
+    data-loading keywords and for Keras 2's layer-node API (below). The rewrites:
     * metric `reset_states()` → `reset_state()` (tf_keras's `reset_states` calls
       `reset_state`);
     * `fit_generator`/`evaluate_generator`/`predict_generator` → `fit`/`evaluate`/
@@ -240,14 +239,50 @@ class RemovedKerasMethod(Rule):
     replacement is exact (a Keras 2 alias or one-line wrapper of a member
     Keras 3 keeps with the same parameters); the others name the replacement
     when there is one (`optimizer.lr` → `learning_rate`, a variable in Keras 3).
-    * `layer.get_output_shape_at(0)` → `layer.output.shape` (unsafe: a layer
-      with several outputs has a list there under Keras 3, where Keras 2 gave a
-      list of shapes), `layer.get_output_at(0)` → `layer.output` (node 0's
-      tensors: the same structure in both); another node index, the input
-      side (an InputLayer's `input` is `[]` under Keras 3, Keras 2 gave its
-      tensor) and the `input_shape`/`output_shape` properties (Keras 2's
-      InputLayer gives a list of one shape) are left by hand, with the Keras
-      3 spelling named;
+    * Keras 2's layer-node API (unsafe, differences measured below):
+      `layer.get_input_shape_at(0)`, `get_output_shape_at(0)`, `get_input_at(0)`,
+      `get_output_at(0)` → `layer.input.shape`, `layer.output.shape`,
+      `layer.input`, `layer.output` (Keras 3's public first-call tensors);
+      any other node index, a name too (`get_input_shape_at(i)` in `for i in
+      range(len(layer._inbound_nodes))`) →
+      `layer._get_node_attribute_at_index(i, "input_tensors", "input").shape`
+      (`"output_tensors", "output"` for the output side): Keras 3's PRIVATE
+      method behind `layer.input`/`layer.output`, its only per-call getter
+      (the fix message says so). The `input_shape`/`output_shape` properties
+      (Keras 2's InputLayer gives a list of one shape) and a node index passed
+      with `*` are left by hand, with the Keras 3 spelling named. Measured,
+      tf_keras 2.21 `get_*_at(i)` against Keras 3.15, one functional model
+      holding each kind (node counts equal in both):
+
+      | layer | tf_keras | Keras 3 public, node 0 | Keras 3 private, node i |
+      |---|---|---|---|
+      | ZeroPadding2D, Conv2D, BatchNormalization, LeakyReLU | a tuple | same | same |
+      | DepthwiseConv2D, SeparableConv2D, Activation, Flatten | a tuple | same | same |
+      | MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D | a tuple | same | same |
+      | Reshape, Dense, nested Sequential | a tuple | same | same |
+      | Conv2D called twice, different shapes | each call's | node 0's (index 0 only) | same |
+      | nested functional model called twice | each call's | its own: differs | same |
+      | InputLayer, input side | its shape | AttributeError | AttributeError |
+      | InputLayer, output side | its shape | same | same |
+      | Concatenate, Add (several inputs) | a list of tuples | AttributeError | AttributeError |
+      | MultiHeadAttention(q, v), input side | q's shape | AttributeError | AttributeError |
+      | a layer returning two tensors | a list of tuples | AttributeError | AttributeError |
+      | a rank-1 input `(None,)` | `None` | `(None,)`: differs | `(None,)`: differs |
+      | a never-called layer | RuntimeError | AttributeError | AttributeError |
+
+      The nested functional model (declared `Input((None, 5))`, called on
+      `(None, 1, 5)` then `(None, 2, 5)`): Keras 3's `input`/`output` are
+      its own, `(None, None, 5)`/`(None, None, 3)`, where tf_keras gave
+      `(None, 1, 5)`/`(None, 1, 3)` at node 0. The AttributeErrors:
+      `'list' object has no attribute 'shape'` (an InputLayer's `input` is
+      `[]`; `[q, v]`). The rank-1 `None` is tf_keras unwrapping a
+      one-element shape as if it were a list of one.
+
+      `get_input_at`/`get_output_at` give tensors of those shapes, with the
+      same differences (an InputLayer's `input` `[]` where Keras 2 gave its
+      tensor; `[q, v]` where it gave `q`; a nested functional model's own
+      tensors, not its first call's); so `get_output_at(0)` → `layer.output`
+      is unsafe too (`scripts/measure_keras_node_api.py` prints this table);
     * `x.shape.as_list()`, `x.get_shape().as_list()`, `input_shape.as_list()`
       → `list(x.shape)`, `list(input_shape)` (safe: the same list of ints and
       `None` under tf_keras and Keras 3, executed both ways).
@@ -269,6 +304,13 @@ class RemovedKerasMethod(Rule):
     `learning_phase()` run (no finding there). examples/TFG902
     (`tflint-gpu verify --rule TFG902`): fixes-error, `AttributeError`
     before, the fixed training loop runs after.
+    unet-tf2's FLOPs counter (utils/utils.py `net_flops`, its 28 node-API
+    lines fixed: node 0 by `input`/`output`, the `range(len(l._inbound_nodes))`
+    loops by the private getter), 32x32 input: 1,760,165,888 (VGG backbone)
+    and 706,689,024 (ResNet50) under tf_keras before and Keras 3 after, 0
+    under Keras 3 unfixed (every layer's AttributeError swallowed by its bare
+    `except`); the printed table is the same but for the InputLayer's row,
+    missing after (its `input.shape` raises, swallowed: no FLOPs counted there).
     """
 
     code = "TFG902"
@@ -372,25 +414,43 @@ class RemovedKerasMethod(Rule):
     def _node_api(node: cst.Attribute, parent: Optional[cst.CSTNode], member: str, short: str, error: str,
                   ctx) -> None:
         """``layer.get_output_shape_at(0)``, ``layer.input_shape``...: what Keras 3 spells (the first
-        call's ``layer.output``/``layer.input``), and the fix where it is near exact."""
+        call's ``layer.output``/``layer.input``; another call's only through a private method), and the
+        fix (unsafe: the measured differences are in the class docs)."""
         side, shape = _NODE_SPELLINGS[member]
-        spelled = f"`{side}.shape`" if shape else f"`{side}`"
-        fix = None
-        if isinstance(parent, cst.Call) and parent.func is node:
-            index = _node_index(parent)
-            if index != 0:
-                _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): it keeps only the first "
-                                        f"call's tensors (`layer.{spelled[1:]}); another call's by hand")
-                return
-            if side == "output":
-                # node 0's outputs: the same tensor (or list) in Keras 3; its shape, where it has one output
-                new: cst.BaseExpression = cst.Attribute(node.value, cst.Name("output"))
-                if shape:
-                    new = cst.Attribute(new, cst.Name("shape"))
-                fix = Fix(f"Use `.{spelled[1:-1]}`", Safety.UNSAFE if shape else Safety.SAFE, {parent: new})
+        spelled = f"{side}.shape" if shape else side
         where = "an InputLayer's `input` is `[]` in Keras 3; " if side == "input" else ""
-        _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): use `layer.{spelled[1:]} ({where}"
-                                f"a list where the layer has several {side}s)", fix)
+        if not (isinstance(parent, cst.Call) and parent.func is node):
+            _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): use `layer.{spelled}` ({where}"
+                                    f"a list where the layer has several {side}s)")
+            return
+        index = _node_index_arg(parent)
+        if index is None:
+            _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): use `layer.{spelled}` ({where}"
+                                    f"a list where the layer has several {side}s)")
+            return
+        if isinstance(index, cst.Integer) and index.evaluated_value == 0:
+            # node 0: Keras 3's public `input`/`output` (a nested functional model's are its own, not its first
+            # call's)
+            new: cst.BaseExpression = cst.Attribute(node.value, cst.Name(side))
+            fix_message = f"Use `.{spelled}` (the first call's; unsafe: a functional model used as a layer gives " \
+                          f"its own {side}s, {where}several {side}s give a list)"
+            _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): use `layer.{spelled}` ({where}"
+                                    f"a list where the layer has several {side}s)",
+                    Fix(fix_message, Safety.UNSAFE,
+                        {parent: cst.Attribute(new, cst.Name("shape")) if shape else new}))
+            return
+        # another call (node_index i): Keras 3 keeps the nodes, but reads one only through
+        # Operation._get_node_attribute_at_index (private), which `layer.input`/`layer.output` call with 0
+        private = "input_tensors" if side == "input" else "output_tensors"
+        new = cst.Call(cst.Attribute(node.value, cst.Name("_get_node_attribute_at_index")),
+                       [cst.Arg(index), cst.Arg(cst.SimpleString(f'"{private}"')),
+                        cst.Arg(cst.SimpleString(f'"{side}"'))])
+        spelled_private = f'layer._get_node_attribute_at_index(i, "{private}", "{side}")' + (".shape" if shape else "")
+        _report(ctx, node.attr, f"Keras 3 `{short}` has no `{member}` ({error}): `layer.{spelled}` is the first "
+                                f"call's; another call's only through Keras 3's private `{spelled_private}`",
+                Fix(f"Use Keras 3's private `_get_node_attribute_at_index` (unsafe: a private method; {where}"
+                    f"several {side}s give a list)", Safety.UNSAFE,
+                    {parent: cst.Attribute(new, cst.Name("shape")) if shape else new}))
 
     # -- shapes: Keras 3 gives tuples -------------------------------------------
     @staticmethod
@@ -1197,20 +1257,108 @@ class RemovedKerasMethod(Rule):
         ),
         flagged(
             """
+            import numpy as np
             import tensorflow as tf
 
-            def flops(model):
-                shapes = []
-                for l in model.layers:
-                    try:
-                        shapes.append(l.get_input_shape_at(0)[1:4])
-                    except Exception:
-                        pass
-                return shapes
+            L = tf.keras.layers
+            inp = tf.keras.Input((8, 8, 3))
+            x = L.ZeroPadding2D(1)(inp)
+            x = L.Conv2D(4, 3)(x)
+            x = L.BatchNormalization()(x)
+            x = L.LeakyReLU()(x)
+            x = L.DepthwiseConv2D(3, padding="same")(x)
+            x = L.SeparableConv2D(4, 3, padding="same")(x)
+            x = L.Activation("relu")(x)
+            shared = L.Conv2D(4, 1)
+            a = L.GlobalAveragePooling2D()(shared(L.MaxPooling2D(2)(x)))
+            b = L.Flatten()(L.Reshape((16, 16))(shared(L.AveragePooling2D(1)(x))))
+            head = tf.keras.Sequential([tf.keras.Input((4,)), L.Dense(3)])
+            sub_in = tf.keras.Input((None, 4))
+            sub = tf.keras.Model(sub_in, L.Dense(3)(sub_in))
+            c1 = L.Flatten()(sub(L.Reshape((1, 4))(a)))
+            c2 = L.Flatten()(sub(L.Reshape((2, 4))(L.Dense(8)(a))))
+            net = tf.keras.Model(inp, [head(a), L.Dense(2)(b), c1, c2])
+
+
+            def shapes(model):
+                rows = [model.layers[0].get_output_shape_at(0)]
+                for l in model.layers[1:]:
+                    for i in range(len(l._inbound_nodes)):
+                        rows.append(l.get_input_shape_at(i)[1:4])
+                        rows.append(l.get_output_shape_at(i))
+                        rows.append(l.get_input_at(node_index=i).shape)
+                        rows.append(l.get_output_at(i).shape)
+                    if not isinstance(l, tf.keras.Model):
+                        rows.append(l.get_input_shape_at(0)[1:4])
+                        rows.append(l.get_output_shape_at(0)[1:4])
+                        rows.append(l.get_input_at(0).shape)
+                return rows
             """,
-            at=[(7, 29, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError)")],
-            note="a layer of a model the file is given: only Keras 2's layer-node API takes a node_index; "
-                 "the bare except makes it silently wrong (every shape missing)",
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+
+            L = tf.keras.layers
+            inp = tf.keras.Input((8, 8, 3))
+            x = L.ZeroPadding2D(1)(inp)
+            x = L.Conv2D(4, 3)(x)
+            x = L.BatchNormalization()(x)
+            x = L.LeakyReLU()(x)
+            x = L.DepthwiseConv2D(3, padding="same")(x)
+            x = L.SeparableConv2D(4, 3, padding="same")(x)
+            x = L.Activation("relu")(x)
+            shared = L.Conv2D(4, 1)
+            a = L.GlobalAveragePooling2D()(shared(L.MaxPooling2D(2)(x)))
+            b = L.Flatten()(L.Reshape((16, 16))(shared(L.AveragePooling2D(1)(x))))
+            head = tf.keras.Sequential([tf.keras.Input((4,)), L.Dense(3)])
+            sub_in = tf.keras.Input((None, 4))
+            sub = tf.keras.Model(sub_in, L.Dense(3)(sub_in))
+            c1 = L.Flatten()(sub(L.Reshape((1, 4))(a)))
+            c2 = L.Flatten()(sub(L.Reshape((2, 4))(L.Dense(8)(a))))
+            net = tf.keras.Model(inp, [head(a), L.Dense(2)(b), c1, c2])
+
+
+            def shapes(model):
+                rows = [model.layers[0].output.shape]
+                for l in model.layers[1:]:
+                    for i in range(len(l._inbound_nodes)):
+                        rows.append(l._get_node_attribute_at_index(i, "input_tensors", "input").shape[1:4])
+                        rows.append(l._get_node_attribute_at_index(i, "output_tensors", "output").shape)
+                        rows.append(l._get_node_attribute_at_index(i, "input_tensors", "input").shape)
+                        rows.append(l._get_node_attribute_at_index(i, "output_tensors", "output").shape)
+                    if not isinstance(l, tf.keras.Model):
+                        rows.append(l.input.shape[1:4])
+                        rows.append(l.output.shape[1:4])
+                        rows.append(l.input.shape)
+                return rows
+            """,
+            at=[(25, 29, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): use `layer.output.shape`"),
+                (28, 27, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError): `layer.input.shape` is the "
+                         "first call's; another call's only through Keras 3's private "
+                         "`layer._get_node_attribute_at_index(i, \"input_tensors\", \"input\").shape`"),
+                (29, 27, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): `layer.output.shape` is"),
+                (30, 27, "Keras 3 `Layer` has no `get_input_at` (AttributeError): `layer.input` is the first"),
+                (31, 27, "Keras 3 `Layer` has no `get_output_at` (AttributeError): `layer.output` is the first"),
+                (33, 27, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError): use `layer.input.shape` (an "
+                         "InputLayer's `input` is `[]` in Keras 3"),
+                (34, 27, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): use `layer.output.shape`"),
+                (35, 27, "Keras 3 `Layer` has no `get_input_at` (AttributeError): use `layer.input`")],
+            run="""
+            def _encode(rows):
+                return [[len(row)] + [-1 if d is None else d for d in row] for row in rows]
+
+            out = np.array(sum(_encode(shapes(net)), []))
+            nodes = [len(layer._inbound_nodes) for layer in net.layers]
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="every call's shapes, by node index (the loop of unet-tf2 utils/utils.py's FLOPs counter) and at "
+                 "node 0, over ZeroPadding2D, Conv2D, BatchNormalization, LeakyReLU, DepthwiseConv2D, "
+                 "SeparableConv2D, Activation, MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D, Reshape, "
+                 "Flatten, Dense, a Conv2D called twice on different shapes, a nested Sequential and a nested "
+                 "functional model called twice on different shapes, and the InputLayer's output: the same numbers "
+                 "(and node counts) under tf_keras before and Keras 3 after; node 0 by the public `input`/`output` "
+                 "except on a nested model (its own, not its first call's: measured)",
         ),
         flagged(
             """
@@ -1273,27 +1421,18 @@ class RemovedKerasMethod(Rule):
             net = tf.keras.Model(inp, tf.keras.layers.Dense(2, name="d")(inp))
 
             def table(model):
-                rows = []
-                for layer in model.layers:
-                    for i in range(len(layer._inbound_nodes)):
-                        rows.append((layer.get_input_shape_at(i), layer.get_output_shape_at(i)))
-                    rows.append(layer.get_input_at(0))
-                return rows
+                return [layer.get_input_shape_at(*where) for layer in model.layers for where in [(0,)]]
 
             for layer in net.layers:
                 print(layer.input_shape, layer.output_shape)
             units = net.get_layer("d").output_shape[-1]
             """,
-            at=[(10, 32, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError): it keeps only the first call's"),
-                (10, 61, "Keras 3 `Layer` has no `get_output_shape_at` (AttributeError): it keeps only the first call's"),
-                (11, 27, "Keras 3 `Layer` has no `get_input_at` (AttributeError): use `layer.input` (an InputLayer's "
-                         "`input` is `[]` in Keras 3"),
-                (15, 17, "Keras 3 `Layer` has no `input_shape` (AttributeError): use `layer.input.shape`"),
-                (15, 36, "Keras 3 `Layer` has no `output_shape` (AttributeError): use `layer.output.shape`"),
-                (16, 28, "Keras 3 `Layer` has no `output_shape` (AttributeError)")],
-            note="no fix: another call's shapes (Keras 3 has no public per-call getter); the input side (an "
-                 "InputLayer's `.input` is [] under Keras 3, Keras 2 gave its tensor); the properties (Keras 2's "
-                 "InputLayer.output_shape is a list of one tuple, `.output.shape` a tuple)",
+            at=[(7, 19, "Keras 3 `Layer` has no `get_input_shape_at` (AttributeError): use `layer.input.shape`"),
+                (10, 17, "Keras 3 `Layer` has no `input_shape` (AttributeError): use `layer.input.shape`"),
+                (10, 36, "Keras 3 `Layer` has no `output_shape` (AttributeError): use `layer.output.shape`"),
+                (11, 28, "Keras 3 `Layer` has no `output_shape` (AttributeError)")],
+            note="no fix: a node index passed with *; the properties (Keras 2's InputLayer.output_shape is a list "
+                 "of one tuple, `.output.shape` a tuple)",
         ),
         clean(
             """
