@@ -151,6 +151,8 @@ class GraphAnalysis:
         self._vectorized: List[Tuple[cst.Call, ScopeInfo]] = []
         self._done: set = set()
         self._call_sites: Optional[Dict[int, List[Tuple[cst.Call, ScopeInfo]]]] = None
+        # id(function scope) -> this module's `compile(metrics=...)` calls that give it (``compile_metric``)
+        self._metric_functions: Dict[int, List[cst.Call]] = {}
 
     # -- datasets -------------------------------------------------------
     def is_dataset(self, expr: cst.BaseExpression, scope: ScopeInfo) -> bool:
@@ -341,12 +343,18 @@ class GraphAnalysis:
 
     def _mark_compile(self, call: cst.Call, scope: ScopeInfo) -> None:
         """``model.compile(loss=f, metrics=[g, M()])``: Keras traces them in its steps."""
+        if self._other_backend_module() or not self._imports_keras():
+            return
+        for name in ("metrics", "weighted_metrics"):
+            found = keyword(call, name)
+            for item in _callables(found.value) if found is not None else ():
+                target = self.keras_function(item, scope)
+                if target is not None:
+                    self._metric_functions.setdefault(id(target), []).append(call)
         run_eagerly = keyword(call, "run_eagerly")
         if run_eagerly is not None and not is_false(run_eagerly.value) and not (
                 isinstance(run_eagerly.value, cst.Name) and run_eagerly.value.value == "None"):
             return  # run eagerly (or maybe: `run_eagerly=args.debug`)
-        if self._other_backend_module() or not self._imports_keras():
-            return
         flavour = self._module_keras()
         for name in KERAS_COMPILE_FUNCTIONS:
             found = keyword(call, name)
@@ -362,6 +370,31 @@ class GraphAnalysis:
                     reason=f"Keras traces the {what} given to `compile` into its training and evaluation steps",
                     kind="keras", autograph=flavour == "tf_keras", keras=flavour,
                     status="unspecified" if flavour == "tf_keras" else "disabled", data_parameters=2))
+
+    def compile_metric(self, function: ScopeInfo) -> Optional[str]:
+        """Where ``function`` is given to Keras 3 as a metric function, run eagerly or not: "this module"
+        when a ``compile(metrics=[...])``/``weighted_metrics=`` of this module gives it (``metrics=[f]``)
+        or a call of a same-module factory returning it (``metrics=[f_score()]``, see ``keras_function``);
+        else the file of another project module whose ``compile(metrics=...)`` gives this module's
+        top-level def, or calls this module's top-level factory that returns it
+        (``ProjectFile.metric_user``, which records the dependency); None otherwise, and in a module
+        whose Keras is tf_keras (the other module's Keras is taken to be this one's)."""
+        if self._module_keras() != "keras3":
+            return None  # tf_keras's metric wrapper casts both to the metric's dtype first
+        if id(function) in self._metric_functions:
+            return "this module"
+        project = self.resolver.project
+        if project is None or function.parent is None or not isinstance(function.node, cst.FunctionDef):
+            return None
+        if function.parent is self.model.root:
+            found = project.metric_user(function.node.name.value)
+            return found[0] if found is not None and not found[1] else None
+        factory = function.parent
+        if factory.kind != "function" or factory.parent is not self.model.root \
+                or not isinstance(factory.node, cst.FunctionDef) or self._returned_def(factory) is not function:
+            return None
+        found = project.metric_user(factory.node.name.value)
+        return found[0] if found is not None and found[1] else None
 
     def _mark_lambda_layer(self, call: cst.Call, scope: ScopeInfo) -> None:
         """``keras.layers.Lambda(f)``: Keras traces ``f`` as the layer's ``call``
@@ -398,6 +431,10 @@ class GraphAnalysis:
         factory = self.function_scope(call.func, scope)
         if factory is None or not isinstance(factory.node, cst.FunctionDef):
             return None
+        return self._returned_def(factory)
+
+    def _returned_def(self, factory: ScopeInfo) -> Optional[ScopeInfo]:
+        """The one function (a nested def or lambda) every return of ``factory`` gives, or None."""
         found: Optional[ScopeInfo] = None
         for node in returns(factory.node.body):
             value = node.value

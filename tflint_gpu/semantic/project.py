@@ -108,7 +108,7 @@ class Summary:
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
                  "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "path_reads",
-                 "members", "_digest")
+                 "metric_calls", "metric_names", "members", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -121,6 +121,7 @@ class Summary:
                  graph_calls: Sequence[Tuple[int, str, Sequence[int]]] = (),
                  holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = (),
                  names: Iterable[str] = (), path_reads: Sequence[Sequence[Any]] = (),
+                 metric_calls: Sequence[Tuple[int, str]] = (), metric_names: Sequence[Tuple[int, str]] = (),
                  members: Optional[Dict[str, Iterable[str]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
@@ -159,6 +160,11 @@ class Summary:
         # (level, dotted import target, how it is read) of each name of another module read as the path
         # of a save or load (``_path_reads``: ``model.save_weights(config.save_model_dir)``)
         self.path_reads: Tuple[Tuple[int, str, str], ...] = tuple((r[0], r[1], r[2]) for r in path_reads)
+        # (level, dotted import target) of each callee called in a `compile(metrics=[...])` (a metric
+        # factory: ``metrics=[f_score()]``), and of each name given there uncalled (``metrics=[f_score]``)
+        # (see ``_metric_references``)
+        self.metric_calls: Tuple[Tuple[int, str], ...] = tuple((c[0], c[1]) for c in metric_calls)
+        self.metric_names: Tuple[Tuple[int, str], ...] = tuple((c[0], c[1]) for c in metric_names)
         # top-level class -> the names its body binds (defs, assignments; of every class statement of that
         # name), sorted (``_members``): ``ProjectIndex.class_members``
         self.members: Dict[str, Tuple[str, ...]] = {k: tuple(sorted(set(v))) for k, v in (members or {}).items()}
@@ -186,6 +192,8 @@ class Summary:
                 "graph_calls": [[c[0], c[1], list(c[2])] for c in self.graph_calls],
                 "holders": list(self.holders), "hands": [list(h) for h in self.hands],
                 "names": list(self.names), "path_reads": [list(r) for r in self.path_reads],
+                "metric_calls": [list(c) for c in self.metric_calls],
+                "metric_names": [list(c) for c in self.metric_names],
                 "members": {k: list(v) for k, v in self.members.items()}}
 
     @classmethod
@@ -194,7 +202,8 @@ class Summary:
         if not isinstance(data, dict) or set(data) != {"bound", "stars", "all", "imported", "framework",
                                                         "loop_calls", "returns", "builds", "constants", "writes",
                                                         "saves", "flags", "graph_calls", "holders", "hands",
-                                                        "names", "path_reads", "members"}:
+                                                        "names", "path_reads", "metric_calls", "metric_names",
+                                                        "members"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -220,7 +229,7 @@ class Summary:
                 isinstance(c, list) and len(c) == 3 and _is_int(c[0]) and isinstance(c[1], str)
                 and isinstance(c[2], list) and all(_is_int(i) for i in c[2]) for c in graph_calls):
             raise ValueError("summary")
-        for key in ("stars", "imported", "loop_calls"):
+        for key in ("stars", "imported", "loop_calls", "metric_calls", "metric_names"):
             items = data[key]
             if not isinstance(items, list) or not all(
                     isinstance(i, list) and len(i) == 2 and _is_int(i[0]) and isinstance(i[1], str) for i in items):
@@ -291,7 +300,7 @@ class Summary:
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls, holders, hands, names, path_reads, members)
+                   graph_calls, holders, hands, names, path_reads, pairs[3], pairs[4], members)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -509,7 +518,7 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
                    {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
                    _hands(nodes, bound), sorted(mentioned_files(tree, nodes)), _path_reads(nodes, bound),
-                   members=_members(tree, bound))
+                   *_metric_references(nodes, bound), members=_members(tree, bound))
 
 
 # How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
@@ -1642,6 +1651,36 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:24]
 
 
+def _metric_references(nodes: Sequence[ast.AST], bound: Dict[str, tuple]
+                       ) -> Tuple[List[Tuple[int, str]], List[Tuple[int, str]]]:
+    """(``Summary.metric_calls``, ``Summary.metric_names``): the names imported from other project modules
+    that a ``.compile(...)`` call's ``metrics=``/``weighted_metrics=`` list, tuple or dict calls
+    (``metrics=[f_score()]``: a factory whose return Keras wraps as a metric) or gives uncalled
+    (``metrics=[f_score]``); ``nodes``: every node of the module."""
+    imports = {name: value for name, value in bound.items()
+               if value[0] == IMPORT and not (value[1] == 0 and value[2].split(".", 1)[0] in _NOT_PROJECT)}
+    if not imports:
+        return [], []
+    called: Dict[Tuple[int, str], None] = {}
+    named: Dict[Tuple[int, str], None] = {}
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg not in ("metrics", "weighted_metrics"):
+                continue
+            value = keyword.value
+            items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else \
+                value.values if isinstance(value, ast.Dict) else [value]
+            for item in items:
+                table, expr = (called, item.func) if isinstance(item, ast.Call) else (named, item)
+                dotted = _dotted(expr)
+                head, _, tail = (dotted or "").partition(".")
+                if head in imports:
+                    table[(imports[head][1], imports[head][2] + ("." + tail if tail else ""))] = None
+    return list(called), list(named)
+
+
 # -- the index --------------------------------------------------------------
 
 FILE, PACKAGE, NAMESPACE = "f", "p", "n"
@@ -1649,6 +1688,8 @@ FILE, PACKAGE, NAMESPACE = "f", "p", "n"
 LOOP_CALLERS = "~loop-callers:"
 # The same for the defs of a module that another calls from graph code (``graph_callers``).
 GRAPH_CALLERS = "~graph-callers:"
+# The same for the defs of a module that another gives ``compile(metrics=...)``, called or not (``metric_users``).
+METRIC_USERS = "~metric-users:"
 # The ``deps`` entry of a file that asked whether a checked module assigns an attribute of this name.
 WRITES = "~writes:"
 # The ``deps`` entry of a file that asked which checked modules define a command-line flag, and its defaults.
@@ -1799,6 +1840,9 @@ class ProjectIndex:
             return self.callers_digest(name[len(LOOP_CALLERS):])
         if name.startswith(GRAPH_CALLERS):
             return self.callers_digest(name[len(GRAPH_CALLERS):], "graph_calls")
+        if name.startswith(METRIC_USERS):
+            module = name[len(METRIC_USERS):]
+            return self.callers_digest(module, "metric_calls") + self.callers_digest(module, "metric_names")
         if name.startswith(WRITES):
             return self._written(name[len(WRITES):])
         if name.startswith(FLAGS):
@@ -2618,6 +2662,21 @@ class ProjectFile:
             return None
         self.deps.add((GRAPH_CALLERS + self.module, self.index.callers_digest(self.module, "graph_calls")))
         return self._first_file(self.index.graph_callers(self.module).get(name))
+
+    def metric_user(self, name: str) -> Optional[Tuple[str, bool]]:
+        """(the file of the first other module whose ``compile(metrics=...)`` calls this file's top-level def
+        ``name``, True) — ``name`` is a factory, its return is the metric function — or (the file that gives
+        the def itself as a metric, False); None for none (``Summary.metric_calls``/``metric_names``,
+        resolved through imports and re-exports). Asking records the answer's digests in ``deps``."""
+        if self.module is None or self.own_notebook:
+            return None
+        self.deps.add((METRIC_USERS + self.module, self.index.callers_digest(self.module, "metric_calls")
+                       + self.index.callers_digest(self.module, "metric_names")))
+        for field, factory in (("metric_calls", True), ("metric_names", False)):
+            found = self._first_file(self.index._callers(self.module, field).get(name))
+            if found is not None:
+                return found, factory
+        return None
 
     def dependency_key(self) -> str:
         """One string for ``deps`` (what the findings cache keys on)."""
