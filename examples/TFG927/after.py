@@ -53,7 +53,7 @@ def resnet():
 
 def get_model(side):
     model = resnet()
-    model(tf.keras.Input(batch_shape=(None, side, side, 3)))
+    model(tf.keras.Input(batch_shape=(None, side, side, 3)), training=False)
     return model
 
 

@@ -50,21 +50,26 @@ class Keras3SubclassedBuild(Rule):
     Use instead:
     ```python
     model = resnet_50()
-    model(tf.keras.Input(batch_shape=(None, 224, 224, 3)))
+    model(tf.keras.Input(batch_shape=(None, 224, 224, 3)), training=False)
     ```
 
     ## Fix safety
     Rewritten only where `S` is a tuple or list display of one input's
     dimensions (no nested tuple: one input) and the call is a statement of
-    its own: `X(keras.Input(batch_shape=S))`, with Keras spelled as the file
-    spells it (`tf.keras.Input` in a file that reaches Keras through
-    TensorFlow). Calling the model on a symbolic input of that batch shape
-    creates the same weights, with the same shapes and initial values, that
-    Keras 2's `build` created (executed: the original under tf_keras, the
-    fix under Keras 3, identical weights and outputs). Unsafe: Keras 3 runs
-    `call`'s Python code twice for it (once to build, once to compute the
-    output), where Keras 2's `build` ran it once, so a `print` or a counter
-    in `call` sees one more call.
+    its own: `X(keras.Input(batch_shape=S), training=False)`, with Keras
+    spelled as the file spells it (`tf.keras.Input` in a file that reaches
+    Keras through TensorFlow). Calling the model on a symbolic input of that
+    batch shape creates the same weights, with the same shapes and initial
+    values, that Keras 2's `build` created (executed: the original under
+    tf_keras, the fix under Keras 3, identical weights and outputs).
+    `training=False` is what Keras 2's `build` gave a `call(self, x,
+    training)` without a default (without it Keras 3 raises `TypeError:
+    missing a required argument: 'training'`); Keras 3 drops it for a `call`
+    that takes no `training`. Unsafe: Keras 3 runs `call`'s Python code
+    twice for it (once to build, once to compute the output), where Keras
+    2's `build` ran it once, so a `print` or a counter in `call` sees one
+    more call; and a `call` Keras 3 cannot trace symbolically now raises at
+    this line instead of at the model's first use.
 
     ## Measured effect
     TensorFlow 2.21, Keras 3.15, tf_keras 2.21, CPU: a subclassed model
@@ -74,7 +79,13 @@ class Keras3SubclassedBuild(Rule):
     values (a Layer subclass: 0 weights after `build` in both flavours).
     The ResNet project's `get_model()`: `summary()` showed 0 parameters
     (11,192,451 under tf_keras) and `evaluate.py`'s `load_weights` failed;
-    examples/TFG927 (`tflint-gpu verify --rule TFG927`).
+    google/automl's `EfficientDetNet('efficientdet-d0').build((1, 256, 256,
+    3))`: 709 weights under tf_keras, 0 under Keras 3. Loading saved weights
+    into a model so built raised `ValueError: A total of 4 objects could not
+    be loaded` where the sub-layers sat in a Sequential of custom layers, and
+    loaded nothing, silently, where they were the model's own attributes
+    (its outputs were the fresh model's). examples/TFG927 (`tflint-gpu
+    verify --rule TFG927`): fixes-error.
     """
 
     code = "TFG927"
@@ -134,8 +145,13 @@ class Keras3SubclassedBuild(Rule):
             return None
         made, imports = found
         symbolic = cst.Call(made, [cst.Arg(shape, keyword=cst.Name("batch_shape"), equal=_EQUAL)])
+        # Keras 2's build gave a `call(self, x, training)` without default `training=False`; Keras 3
+        # drops the argument for a `call` without `training`.
+        mode = cst.Arg(cst.Name("False"), keyword=cst.Name("training"), equal=_EQUAL)
         return Fix("Call the model on `keras.Input(batch_shape=...)`", Safety.UNSAFE,
-                   {node: node.with_changes(func=node.func.value, args=[cst.Arg(symbolic)])}, imports)
+                   {node: node.with_changes(func=node.func.value,
+                                            args=[cst.Arg(symbolic, comma=cst.Comma(
+                                                whitespace_after=cst.SimpleWhitespace(" "))), mode])}, imports)
 
     cases = [
         flagged(
@@ -197,7 +213,7 @@ class Keras3SubclassedBuild(Rule):
                 model = small()
                 if wide:
                     model = Net(3)
-                model(tf.keras.Input(batch_shape=(None, 8, 8, 3)))
+                model(tf.keras.Input(batch_shape=(None, 8, 8, 3)), training=False)
                 return model
 
 
@@ -221,7 +237,7 @@ class Keras3SubclassedBuild(Rule):
 
 
             class Base(keras.Model):
-                def call(self, x):
+                def call(self, x, training):
                     return self.out(self.hidden(x))
 
 
@@ -256,7 +272,7 @@ class Keras3SubclassedBuild(Rule):
 
 
             class Base(keras.Model):
-                def call(self, x):
+                def call(self, x, training):
                     return self.out(self.hidden(x))
 
 
@@ -277,7 +293,7 @@ class Keras3SubclassedBuild(Rule):
 
 
             mlp = Mlp()
-            mlp(keras.Input(batch_shape=[None, 3]))
+            mlp(keras.Input(batch_shape=[None, 3]), training=False)
             built = mlp.build((None, 3))
             pair = Two()
             pair.build([(None, 3), (None, 3)])
@@ -285,11 +301,12 @@ class Keras3SubclassedBuild(Rule):
             run="""
             count = len(mlp.weights)
             total = float(sum(np.sum(w.numpy()) for w in mlp.weights))
-            out = mlp(np.ones((2, 3), np.float32))
+            out = mlp(np.ones((2, 3), np.float32), training=False)
             """,
             effect=CHANGES,
             keras2_before=True,
-            note="`call` in a same-module base, Keras through `from tensorflow import keras`, a list shape; "
+            note="`call(x, training)` in a same-module base (Keras 2's build gave it training=False), Keras "
+                 "through `from tensorflow import keras`, a list shape; "
                  "not fixed: a build whose value is used, two inputs",
         ),
         clean(
