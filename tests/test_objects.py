@@ -285,3 +285,24 @@ def test_instance_uses_are_the_calls_on_a_class_s_objects_parameters_through_the
                     "summary": ["net.summary()"]}
     assert {key: [code(c) for c in calls] for key, calls in objects.instance_uses(classes["Other"]).items()} == \
         {"save_weights": ['thing.save_weights("t.weights.h5")']}
+
+
+def test_calls_named_are_every_call_of_a_method_name_on_any_receiver():
+    ctx = context("""
+    class Base:
+        def loss(self, x):
+            return x
+
+    class Child(Base):
+        def loss(self, x):
+            return super().loss(x) + Base.loss(self, x)
+
+    def f(m):
+        m.loss(1)
+        loss(2)
+        m.loss
+    """)
+    code = ctx.module.code_for_node
+    assert [code(c) for c, _ in ctx.graphs.objects.calls_named("loss")] == \
+        ["super().loss(x)", "Base.loss(self, x)", "m.loss(1)"]
+    assert ctx.graphs.objects.calls_named("missing") == []

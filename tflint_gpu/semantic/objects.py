@@ -25,6 +25,8 @@ facts follow such calls as far as the file tells:
   tell reaches every method of that name the module's classes define.
 * ``references(expr, scope)``: the functions a method reference handed on as
   a value (``tf.while_loop(self.cond, self.body, ...)``) may be.
+* ``calls_named(name)``: the module's calls of a method ``name`` on any
+  receiver (``self.loss(x)``, ``super().loss(x)``, ``Cls.loss(obj, x)``).
 * ``instance_uses(cls)``: the module's calls on objects that may be instances
   of ``cls``: calling one (``model(x)``, ``self(x)``) or a method of it
   (``model.save_weights(p)``), a parameter of a top-level def counted through
@@ -133,6 +135,7 @@ class Objects:
         self._mro: Dict[int, List[ScopeInfo]] = {}
         self._by_name: Optional[Dict[str, List[ScopeInfo]]] = None
         self._instance_uses: Optional[Dict[int, Dict[Optional[str], List[cst.Call]]]] = None
+        self._calls_named: Optional[Dict[str, List[Tuple[cst.Call, ScopeInfo]]]] = None
 
     # -- classes ----------------------------------------------------------------
     def bases(self, cls: ScopeInfo) -> List[ScopeInfo]:
@@ -534,6 +537,17 @@ class Objects:
                     found.setdefault(id(made), {}).setdefault(key, []).append(call)
             self._instance_uses = found
         return self._instance_uses.get(id(cls), {})
+
+    def calls_named(self, name: str) -> List[Tuple[cst.Call, ScopeInfo]]:
+        """The module's calls of a method ``name`` on any receiver (``self.loss(x)``, ``model.loss(x)``,
+        ``super().loss(x)``, ``Cls.loss(obj, x)``), with their scopes, in source order."""
+        if self._calls_named is None:
+            found: Dict[str, List[Tuple[cst.Call, ScopeInfo]]] = {}
+            for call, scope in self.model.index.get("Call", ()):
+                if isinstance(call.func, cst.Attribute):
+                    found.setdefault(call.func.attr.value, []).append((call, scope))
+            self._calls_named = found
+        return self._calls_named.get(name, [])
 
     def _passed_kind(self, name: cst.Name, scope: ScopeInfo) -> Optional[ObjectKind]:
         """For a parameter of a top-level def of the module (``def train(model, data): model.save(p)``),
