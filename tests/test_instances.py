@@ -222,3 +222,25 @@ def test_a_local_class_reads_the_members_of_its_project_bases(tmp_path):
     """})
     assert _classes(root, "train.py", "main", "mine") == [("Mine", False, True, ("tensorflow.keras.Model",))]
     assert _classes(root, "train.py", "main", "rebuilt") == [("Rebuilt", True, True, ("tensorflow.keras.Model",))]
+
+
+def test_tfg927_flags_and_fixes_a_build_on_a_factory_of_another_module(tmp_path):
+    """The rule through the fact: ``model = resnet_50()`` (and the branches' ``resnet_18()``) in train.py,
+    the class in models/; not the mixed one (``other()`` makes a class with ``build``)."""
+    from tflint_gpu.engine.fix import fix_source
+    from tflint_gpu.engine.lint import lint_source, using_target
+    from tflint_gpu.rules.base import REGISTRY
+    from tflint_gpu.semantic.target import parse_target
+
+    root = make(tmp_path, {**MODELS, "config.py": "small = False\n", "train.py": TRAIN})
+    path = str(root / "train.py")
+    source = (root / "train.py").read_text()
+    rule = REGISTRY["TFG927"]
+    view = ProjectFile(ProjectIndex(str(root)), path)
+    found = lint_source(source, path, [rule], project=view, target=parse_target("latest")).findings
+    assert [(f.row, f.col + 1) for f in found] == [(15, 5), (28, 5)]  # get_model, local; not mixed, unknown, library
+    assert lint_source(source, path, [rule], project=None, target=parse_target("latest")).findings == []
+    with using_target(parse_target("latest")):
+        fixed = fix_source(source, path, [rule], unsafe=True, project=view).source
+    assert "    model(tf.keras.Input(batch_shape=(None, 3)), training=False)\n" in fixed
+    assert fixed.count("build(") == 3
