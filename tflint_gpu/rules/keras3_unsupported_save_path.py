@@ -24,6 +24,14 @@ _SUFFIX = re.compile(r"\.[a-z][a-z0-9]*$")
 _WEIGHTS_SUFFIXES = (".h5", ".hdf5", ".ckpt", ".tf", "")
 _MODEL_SUFFIXES = (".hdf5", "")
 _LOAD_WEIGHTS = frozenset({"load_weights"})
+# How a flag's value may be read for its default to be renamed to `.weights.h5` (``Summary.flag_reads``:
+# the path of a weights save or load, a truth value).
+_WEIGHTS_READS = frozenset({"save_weights", "load_weights", "test"})
+# The methods of the checkpoint load status tf_keras's `load_weights` returns for a TF checkpoint (Keras 3's
+# returns None); `expect_partial()` only silences the warnings about values the checkpoint has and the
+# model does not use.
+_LOAD_STATUS = frozenset({"expect_partial", "assert_consumed", "assert_existing_objects_matched",
+                          "assert_nontrivial_match"})
 # Keywords of Model.save/save_weights/load_weights in Keras 2 and 3.
 _KERAS_KEYWORDS = frozenset({"filepath", "overwrite", "include_optimizer", "signatures", "options", "save_traces",
                              "zipped", "skip_mismatch", "by_name", "max_shard_size"})
@@ -89,7 +97,17 @@ class Keras3UnsupportedSavePath(Rule):
       modules save weights at (`model.save_weights(config.save_model_dir)`)
       is reported, and renamed, where it is written. A model made by a
       project class with a Keras base (`VisionTransformer(tf.keras.Model)` of
-      another module) is a Keras model.
+      another module), or by a def of another module every `return` of which
+      is a Keras `Model(...)`/`Sequential(...)` call (`yolo = YoloV3(...)`), is
+      a Keras model;
+    * the default of an absl string flag (`flags.DEFINE_string("weights",
+      "./checkpoints/yolov3.tf", ...)`) whose value the project reads as the
+      path of a weights save or load (`FLAGS.weights` in this module, or in a
+      module that reads the flag without defining it: a module that defines
+      it is a program of its own), reported at the default;
+    * `model.load_weights(path).expect_partial()` (and `assert_consumed()`
+      and the other methods of tf_keras's checkpoint load status): Keras 3's
+      `load_weights` returns None.
 
     A dict written out gives its value to `paths["model"]`; a loop over its
     keys, values or items (or over a list of strings) gives the loop
@@ -183,6 +201,26 @@ class Keras3UnsupportedSavePath(Rule):
       Not `.h5`: Keras 3.15 writes a legacy `.h5`, but its `load_model`
       raises on one compiled with `"mse"` (`ValueError: Could not deserialize
       'keras.metrics.mse'`).
+    * An absl flag's default is renamed to `.weights.h5` (unsafe, as the
+      checkpoint renames above) only together with every absl flag default
+      of the project that names the same file (yolov3-tf2: convert.py's
+      `--output`, which convert.py saves at, and the `--weights` of train.py,
+      detect.py and the tools, which they load): each where it is written,
+      when all give the same text and every read of each is the path of a
+      weights save or load, or a truth value (`if FLAGS.weights:`); refused,
+      with the reason, when a flag is read otherwise (`os.path.exists(FLAGS.weights
+      + ".index")`, `load_darknet_weights(yolo, FLAGS.weights)`), another
+      string of the project names the file, or the new name is named already
+      (`yolov3.h5` beside `yolov3.tf`: both would be `yolov3.weights.h5`). A
+      path given on the command line is the user's to rename. Notebooks are
+      not in the project's index: a notebook's own default is renamed with
+      the modules' and does not hold theirs back.
+    * Dropping `.expect_partial()` from `model.load_weights(path).expect_partial()`
+      (a statement of its own) is safe: in tf_keras it only silences the
+      warnings about checkpoint values the model does not use (measured: the
+      same weights and predictions with and without it), and Keras 3 has no
+      load status. Not removed where the status is used, nor the
+      `assert_*()` checks (reported without a fix).
     A `model.save(dir)` to a SavedModel directory is not rewritten, even
     where the project only reloads it with `tf.saved_model.load`:
     `model.export(dir)` writes another object (measured: what
@@ -212,6 +250,12 @@ class Keras3UnsupportedSavePath(Rule):
     config.py:8, with train.py:96's `save_format=` dropped; vision-transformer
     train.py:73), every rewritten line right; the other two (the callback's
     own saves) follow from the rename where the paths are written.
+    zzh8829/yolov3-tf2 (run.py --no-drivers): found 11/29 -> 20/29, fixed
+    5 -> 15 with the flag defaults and `.expect_partial()` (train.py:25,
+    convert.py:9, detect.py:14/34, detect_video.py:14, tools/export_*.py:16,
+    the notebook's two loads), every rewritten line right. The flag-default
+    fix executed: a TF checkpoint saved and loaded with `expect_partial()`
+    under tf_keras, the `.weights.h5` file under Keras 3, the same prediction.
     examples/TFG908 (`tflint-gpu verify --rule TFG908`): fixes-error,
     `ValueError` before, the `.keras`/`.weights.h5` round trip after.
     """
@@ -219,7 +263,7 @@ class Keras3UnsupportedSavePath(Rule):
     code = "TFG908"
     name = "keras3-unsupported-save-path"
     message = "Keras 3 cannot save to or load from this path"
-    needs = (("save", "load_", "ModelCheckpoint"),)
+    needs = (("save", "load_", "ModelCheckpoint", "DEFINE_string"),)
     migration = True
     fix_safety = Safety.SAFE
 
@@ -228,6 +272,10 @@ class Keras3UnsupportedSavePath(Rule):
             return  # Keras's own code (its tests load Orbax checkpoint directories, on purpose)
         qualname = ctx.call_name(node)
         if qualname is not None:
+            if ".DEFINE_" in qualname and (qualname.startswith("absl.flags.") or (
+                    qualname.startswith("tensorflow.") and ".flags." in qualname)):
+                self._flag(node, qualname, ctx)
+                return
             if qualname in _SAVE_FUNCTIONS or qualname in _LOAD_FUNCTIONS or qualname == _CHECKPOINT:
                 if ctx.migration.api_flavour(node.func, ctx.scope) == KERAS3:
                     self._function(node, qualname, ctx)
@@ -237,6 +285,9 @@ class Keras3UnsupportedSavePath(Rule):
         if qualname is not None or not isinstance(node.func, cst.Attribute):
             return
         method = node.func.attr.value
+        if method in _LOAD_STATUS:
+            self._load_status(node, ctx)
+            return
         save_format = keyword(node, "save_format")
         if method not in ("save", "save_weights", "load_weights") or (save_format is not None
                                                                       and method != "save_weights"):
@@ -255,7 +306,7 @@ class Keras3UnsupportedSavePath(Rule):
                                         f"`{given[0][0]}` (renamed where it is written)")
                 return
         ending = ctx.path_ending(path)
-        if ending is None or not self._keras3_model(node.func.value, ctx, method):
+        if ending is None or not self._keras3_model(node.func.value, ctx, method, self._status_read(node, ctx)):
             return
         message = self._method_message(method, ending, ctx)
         if message is not None:
@@ -290,6 +341,77 @@ class Keras3UnsupportedSavePath(Rule):
             told += f"; not renamed here: {rename.refused}"
         self._report(ctx, node.value, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
                                       f"`.weights.h5` (no TF checkpoints): {told}", fix)
+
+    def _flag(self, node: cst.Call, qualname: str, ctx) -> None:
+        """An absl flag whose default is a path the project's Keras 3 weights saves or loads read as
+        ``FLAGS.<name>`` (``ctx.flag_readers``): told at the default, renamed to `.weights.h5` where
+        every absl flag naming the same file is read only so (``ctx.file_renames.flag_default``)."""
+        if ctx.keras_internals or ctx.migration.legacy_env or not ctx.target.keras3 \
+                or not qualname.endswith("DEFINE_string"):
+            return
+        name = exact_argument(node, 0, "name")
+        default = exact_argument(node, 1, "default")
+        flag = name.evaluated_value if isinstance(name, cst.SimpleString) else None
+        if not isinstance(flag, str) or default is None:
+            return
+        ending = ctx.path_ending(default)
+        readers = ctx.flag_readers("absl:" + flag)
+        if ending is None or not readers:
+            return
+        saves = sorted({module for how, module in readers if how == "save_weights"})
+        loads = sorted({module for how, module in readers if how == "load_weights"})
+        if saves and not ending.endswith((".weights.h5", ".weights.json")):
+            message = "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF checkpoints)"
+        elif loads and self._loaded_format(ending, ctx) is not None:
+            message = (f"Keras 3 `load_weights()` raises ValueError on {self._loaded_format(ending, ctx)}: it reads "
+                       f"`.weights.h5`, `.keras` and `.h5` files only")
+        else:
+            return
+        def who(found):
+            return f"{found[0] if found[0] == 'this module' else f'`{found[0]}`'}{' ...' if len(found) > 1 else ''}"
+
+        told = f"{who(saves)} saves weights at and loads weights from" if saves == loads else " and ".join(
+            f"{who(found)} {verb}" for found, verb in ((saves, "saves weights at"), (loads, "loads weights from"))
+            if found)
+        head, _, rest = message.partition(":")
+        message = f"{head}: {told} `FLAGS.{flag}`, whose default this is{':' + rest if rest else ''}"
+        rename = ctx.file_renames.flag_default("absl:" + flag, default, _WEIGHTS_SUFFIXES, ".weights.h5",
+                                               _WEIGHTS_READS, readers)
+        fix = None
+        if rename is not None and rename.refused:
+            message += f"; not renamed here: {rename.refused}"
+        elif rename is not None:
+            checkpoint = not rename.old.lower().endswith((".h5", ".hdf5"))
+            fix = Fix(f"Default to `{rename.new}` (with every flag of the project that names this file)"
+                      f"{' (h5py makes no folder: create it first)' if checkpoint and saves else ''}",
+                      Safety.UNSAFE, rename.replacements)
+        self._report(ctx, default, message, fix)
+
+    @staticmethod
+    def _status_read(call: cst.Call, ctx) -> bool:
+        """Is the result of ``call`` (a `load_weights`) read by a method of tf_keras's checkpoint load
+        status (`.expect_partial()`): a use only a Keras model's `load_weights` has?"""
+        parent = next(ctx.scope.ancestors(call), None)
+        return isinstance(parent, cst.Attribute) and parent.value is call and parent.attr.value in _LOAD_STATUS
+
+    def _load_status(self, node: cst.Call, ctx) -> None:
+        """`model.load_weights(path).expect_partial()`: Keras 3's `load_weights` returns None."""
+        loaded = node.func.value
+        if not (isinstance(loaded, cst.Call) and isinstance(loaded.func, cst.Attribute)
+                and loaded.func.attr.value == "load_weights" and not node.args
+                and self._keras3_model(loaded.func.value, ctx, "load_weights", True)):
+            return
+        method = node.func.attr.value
+        message = (f"Keras 3 `load_weights()` returns None: `.{method}()` raises AttributeError "
+                   f"(tf_keras returned a TF checkpoint's load status)")
+        parent = next(ctx.scope.ancestors(node), None)
+        fix = None
+        if method == "expect_partial" and isinstance(parent, cst.Expr) and parent.value is node:
+            fix = Fix("Remove `.expect_partial()`", Safety.SAFE, {node: loaded})
+        else:
+            message += "; not removed here: " + ("its result is used" if method == "expect_partial" else
+                                                 f"`.{method}()` checks what was restored")
+        self._report(ctx, node.func.attr, message, fix)
 
     def _method_message(self, method: str, ending: str, ctx) -> Optional[str]:
         """What Keras 3's ``model.<method>(path)`` raises on a path ending in ``ending``, if it raises."""
@@ -394,12 +516,13 @@ class Keras3UnsupportedSavePath(Rule):
         return what
 
     @staticmethod
-    def _keras3_model(receiver: cst.BaseExpression, ctx, method: str = "") -> bool:
+    def _keras3_model(receiver: cst.BaseExpression, ctx, method: str = "", distinctive: bool = False) -> bool:
         if ctx.value_kind(receiver) == values.KERAS:
             return ctx.migration.object_flavour(receiver, ctx.scope) == KERAS3
         # `save_weights` is Keras's name alone: an unknown receiver in a TensorFlow file that names no
         # Keras (a training helper given `net`) is a Keras 3 model where the target is Keras 3.
-        return ctx.unknown_keras3_model(receiver, distinctive=method == "save_weights", project_classes=True)
+        return ctx.unknown_keras3_model(receiver, distinctive=distinctive or method == "save_weights",
+                                        project_classes=True)
 
     @staticmethod
     def _weights_rename(path: cst.BaseExpression, call: cst.Call, ctx, creates_folder: bool = False,
@@ -1027,7 +1150,7 @@ class Keras3UnsupportedSavePath(Rule):
 
                 def load(self, model, ckpt_path):
                     if ckpt_path.endswith(".ckpt"):
-                        model.load_weights(ckpt_path).expect_partial()
+                        model.load_weights(ckpt_path)
                     else:
                         model.load_weights(ckpt_path)
             """,
@@ -1046,7 +1169,8 @@ class Keras3UnsupportedSavePath(Rule):
                          "checkpoints): `save_weights` passes this path to `save_weights()` unchanged"),
                 (19, 24, "Keras 3 `load_model()` raises ValueError on a SavedModel directory or checkpoint prefix: "
                          "`restore` passes this path to `load_model()`"),
-                (23, 32, "Keras 3 `load_weights()` raises ValueError on a `.ckpt` TensorFlow path")],
+                (23, 32, "Keras 3 `load_weights()` raises ValueError on a `.ckpt` TensorFlow path"),
+                (23, 43, "Keras 3 `load_weights()` returns None: `.expect_partial()` raises AttributeError")],
             note="a helper that saves at its parameter's path (TensorSpeech/TensorFlowTTS base_trainer.py:597 through "
                  "utils/utils.py save_weights); the path under `if ckpt_path.endswith('.ckpt'):` (DeepReg "
                  "predict.py:287); .format() and % endings",
@@ -1126,12 +1250,94 @@ class Keras3UnsupportedSavePath(Rule):
                 export(parser.parse_args())
                 app.run(main)
             """,
-            at=[(13, 24, "Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path"),
+            at=[(7, 37, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                        "checkpoints): this module saves weights at `FLAGS.weights_path`, whose default this is; not "
+                        "renamed here: `yolov3.tf` is named too, and would be `yolov3.weights.h5` as well"),
+                (8, 35, "Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path: this module loads "
+                        "weights from `FLAGS.pretrained`, whose default this is"),
+                (13, 24, "Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path"),
                 (14, 67, "Keras 3 `ModelCheckpoint(save_weights_only=True)` raises ValueError unless the path ends "
                          "in `.weights.h5`"),
                 (19, 16, "Keras 3 `save()` raises ValueError on a SavedModel directory")],
             note="the defaults of absl flags (FLAGS.x) and argparse arguments (args.x, args a parameter or "
                  "parse_args()'s result) are possible paths (zzh8829/yolov3-tf2 detect.py, train.py)",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+            from absl import flags
+            from absl.flags import FLAGS
+
+            flags.DEFINE_string("tfg908_weights", "./tfg908/yolov3.tf", "path to weights file")
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            def convert():
+                model = make(0.5)
+                model.save_weights(FLAGS.tfg908_weights)
+
+
+            def detect(x):
+                yolo = make(0.0)
+                yolo.load_weights(FLAGS.tfg908_weights).expect_partial()
+                return yolo(x).numpy()
+            """,
+            """
+            import numpy as np
+            import tensorflow as tf
+            from absl import flags
+            from absl.flags import FLAGS
+
+            flags.DEFINE_string("tfg908_weights", "./tfg908/yolov3.weights.h5", "path to weights file")
+
+
+            def make(value):
+                init = tf.keras.initializers.Constant(value)
+                return tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1, kernel_initializer=init)])
+
+
+            def convert():
+                model = make(0.5)
+                model.save_weights(FLAGS.tfg908_weights)
+
+
+            def detect(x):
+                yolo = make(0.0)
+                yolo.load_weights(FLAGS.tfg908_weights)
+                return yolo(x).numpy()
+            """,
+            at=[(6, 39, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5` (no TF "
+                        "checkpoints): this module saves weights at and loads weights from `FLAGS.tfg908_weights`, "
+                        "whose default this is"),
+                (16, 24, "Keras 3 `save_weights()` raises ValueError unless the path ends in `.weights.h5`"),
+                (21, 23, "Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path"),
+                (21, 45, "Keras 3 `load_weights()` returns None: `.expect_partial()` raises AttributeError")],
+            run="""
+            import os
+            import tempfile
+
+            os.chdir(tempfile.mkdtemp())
+            os.makedirs("tfg908")  # h5py makes no folder (TensorFlow's checkpoint made its own)
+            if not FLAGS.is_parsed():
+                FLAGS(["case"])
+            try:
+                convert()
+                prediction = detect(np.array([[1.0, 2.0]], "float32"))
+            finally:
+                delattr(FLAGS, "tfg908_weights")  # the next source of the process defines it again
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="an absl flag's default read only by weights saves and loads (zzh8829/yolov3-tf2 convert.py:9 "
+                 "--output, detect.py:14 --weights, detect.py:34 load_weights(FLAGS.weights).expect_partial()): "
+                 "the default renamed to .weights.h5 and the load status's expect_partial() (None in Keras 3) "
+                 "dropped. Executed: the TF checkpoint and expect_partial under tf_keras, the .weights.h5 file "
+                 "under Keras 3, the same prediction",
         ),
         clean(
             """

@@ -221,8 +221,8 @@ class RuleContext:
             return False
         migration = self.migration
         keras3 = migration.module_flavour() == KERAS3 or (
-            distinctive and not migration.module_flavours() and self.target.keras3
-            and "tensorflow" in self.model.source)
+            (distinctive or (project_classes and self._made_by_project_model_def(receiver)))
+            and not migration.module_flavours() and self.target.keras3 and "tensorflow" in self.model.source)
         return keras3 and not (judge_maker and self._made_by_other(receiver, project_classes, project_classes))
 
     def may_be_keras_model(self, receiver: cst.BaseExpression, method: str) -> bool:
@@ -296,6 +296,26 @@ class RuleContext:
         # Keras model (`self.model = Sequential(...)`, then `self.model = self.model.build_model(cfg)`):
         # alone, it tells nothing of a model.
         return untold and not keras
+
+    def _made_by_project_model_def(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` (a name) bound only to calls of defs of other project modules every ``return`` of
+        which is a Keras ``Model(...)``/``Sequential(...)`` call (``ProjectFile.returns``: ``yolo =
+        YoloV3(...)`` where yolov3_tf2/models.py's ``YoloV3`` returns ``Model(inputs, outputs)``, with
+        ``from tensorflow.keras import Model``)?"""
+        project = self.resolver.project
+        found = self.assigned(expr.value) if isinstance(expr, cst.Name) and project is not None else None
+        if found is None or not found.values or not all(isinstance(v, cst.Call) for v in found.values):
+            return False
+        for call in found.values:
+            raw = self.resolver.raw_qualname(call.func, found.scope)
+            returned = project.returns(raw) if raw is not None and project.is_def(raw) else None
+            if not returned or not all(
+                    kind == "call" and isinstance(made, tuple) and made[0] == "external" and not methods
+                    and normalize(made[1]) in ("keras.Model", "keras.models.Model", "keras.Sequential",
+                                               "keras.models.Sequential")
+                    for kind, made, methods in returned):
+                return False
+        return True
 
     def _project_def(self, func: cst.BaseExpression, scope: ScopeInfo) -> bool:
         """Is ``func`` a top-level def of another project module (through the project index)?"""
@@ -658,6 +678,17 @@ class RuleContext:
         and loads: name -> ((how, module), ...) (``ProjectFile.path_readers``; empty without a project)."""
         project = self.resolver.project
         return project.path_readers() if project is not None else {}
+
+    def flag_readers(self, key: str):
+        """How the project reads the value of the absl flag ``key`` this file defines: ((how, module), ...)
+        (``ProjectFile.flag_readers``: the path of a weights save or load, or another read; a file
+        checked alone, or a notebook, which the project's index leaves out: its own reads)."""
+        project = self.resolver.project
+        if project is None or project.own_notebook:  # not in a project's index: its own reads
+            own = self._own_summary()
+            name = (project.own_name() if project is not None else None) or "this module"
+            return tuple((how, name) for how in own.flag_reads.get(key, ())) if own is not None else ()
+        return project.flag_readers(key)
 
     def callback_weights_paths(self, call: cst.Call) -> List[Tuple[str, str]]:
         """For ``self.model.save_weights(...)`` in a method of a top-level Keras callback class of this

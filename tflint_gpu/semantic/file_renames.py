@@ -18,7 +18,7 @@ from tflint_gpu.semantic.api import exact_argument
 from tflint_gpu.semantic.migration import _DEPTH, PERCENT_END, SAME_END, path_tail
 from tflint_gpu.semantic.model import ASSIGNED, ScopeInfo, lookup
 from tflint_gpu.semantic.path_text import format_tail, percent_tail, renamed_file
-from tflint_gpu.semantic.project import file_name, mentioned_files
+from tflint_gpu.semantic.project import _PATH_TEXT, FLAG_NAMED, file_name, mentioned_files
 
 
 def path_literal(expr: Optional[cst.BaseExpression], scope: ScopeInfo, resolver,
@@ -198,6 +198,71 @@ class FileRenames:
             return rename
         rename.replacements = replacements
         rename.loads = loads
+        return rename
+
+
+    def flag_default(self, key: str, literal: cst.BaseExpression, old: Tuple[str, ...], new: str,
+                     reads: FrozenSet[str], readers: Tuple[Tuple[str, str], ...]) -> Optional[Rename]:
+        """The rename of the file the default of the absl flag ``key`` this module defines names
+        (``literal``, a plain string: ``flags.DEFINE_string("weights", "./checkpoints/yolov3.tf", ...)``)
+        to end in ``new`` (its suffix among ``old``), where the flag's value is read only as the path of
+        ``reads`` (``semantic.project.Summary.flag_reads``: ``WEIGHTS_SAVE``, ``WEIGHTS_LOAD``). None when
+        the default is not such a literal or needs no rename.
+        Refused, with the reason, unless every absl flag of the project whose default names the same
+        file (``ProjectIndex.flag_files``: the writing side, ``convert.py``'s ``--output``, and the
+        reading side, ``detect.py``'s ``--weights``) gives it the same text and is read only so (by its
+        own module, and by the modules that read it without defining it: ``ProjectIndex.flag_readers``;
+        ``readers``: this definition's, ``RuleContext.flag_readers``), and no other string of the
+        project names the file (``ProjectIndex.naming``): every such default is renamed alike, each
+        where it is written. (Notebooks are not in the project's index: a notebook's own default is
+        renamed with the modules', theirs do not wait for it; a file checked alone is its own program.)"""
+        project = self.resolver.project
+        if not isinstance(literal, cst.SimpleString):
+            return None
+        text = literal.evaluated_value
+        if not isinstance(text, str):
+            return None
+        new_text = renamed_file(text, old, new)
+        name = file_name(text)
+        if new_text is None or name is None:
+            return None
+        rename = Rename(text, new_text, {}, saved=literal, direct=True)
+        rewritten = renamed_literal(literal, text, new_text)
+        if rewritten is None:
+            rename.refused = "the name's end is not written plainly"
+            return rename
+        own = project.own_name() if project is not None else None
+        members = [(own or "this module", key, text[-_PATH_TEXT:], readers)] + [
+            (module, flag, tail, project.index.flag_readers(module, flag, project.deps))
+            for module, flag, tail in (project.flag_files(name) if project is not None else ())
+            if (module, flag) != (own, key)]
+        modules = {member[0] for member in members}
+        for module, flag, tail, read in members:
+            shown = f"`{module}`'s `--{flag.partition(':')[2]}`"
+            if tail != text[-_PATH_TEXT:]:
+                rename.refused = f"{shown} defaults to `{tail}`"
+                return rename
+            for how, reader in read:
+                if how == FLAG_NAMED:
+                    rename.refused = f"`{module}` also names `{name}` in another string"
+                    return rename
+                if how not in reads:
+                    rename.refused = (f"`{reader}` reads `FLAGS.{flag.partition(':')[2]}` otherwise"
+                                      f"{'' if reader == module else f' (the value of {shown})'}")
+                    return rename
+        strays = [p for p in (project.index.naming(name, project.deps) if project is not None else ())
+                  if project.index.module_name(p) is None or project.index.module_name(p)[0] not in modules]
+        if strays:
+            shown = ", ".join(f"`{_short(p, project)}`" for p in strays[:3])
+            rename.refused = f"`{name}` is also named in {shown}{' ...' if len(strays) > 3 else ''}"
+            return rename
+        stem = file_name(new_text)[:-len(new)]
+        for other in sorted(({stem + suffix for suffix in old} | {stem + new}) - {name}):
+            if self.mentions(other) or (project is not None and (project.naming(other) or project.flag_files(other))):
+                rename.refused = f"`{other}` is named too, and would be `{stem + new}` as well"
+                return rename
+        rename.replacements = {literal: rewritten}
+        rename.loads = sum(1 for how, _ in readers if how == "load_weights")
         return rename
 
 

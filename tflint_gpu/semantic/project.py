@@ -77,7 +77,7 @@ from tflint_gpu.semantic.path_text import format_tail, percent_tail
 FRAMEWORKS = frozenset({"tensorflow", "keras", "tf_keras"})
 # How many re-exports or aliases a resolution follows.
 MAX_DEPTH = 24
-SUMMARY_FORMAT = 8
+SUMMARY_FORMAT = 9
 # Keras layers that compute differently in training (``semantic.training_layers`` reads the same set):
 # a module's ``holders`` are the classes and defs that make one.
 TRAINING_LAYER_NAMES = frozenset({
@@ -108,7 +108,7 @@ class Summary:
 
     __slots__ = ("bound", "stars", "all", "imported", "framework", "loop_calls", "returns", "builds", "constants",
                  "writes", "saves", "flags", "graph_calls", "holders", "hands", "names", "path_reads",
-                 "metric_calls", "metric_names", "members", "_digest")
+                 "metric_calls", "metric_names", "flag_reads", "members", "_digest")
 
     def __init__(self, bound: Dict[str, tuple], stars: Sequence[Tuple[int, str]], all_: Optional[Sequence[str]],
                  imported: Sequence[Tuple[int, str]], framework: bool,
@@ -122,6 +122,7 @@ class Summary:
                  holders: Iterable[str] = (), hands: Sequence[Sequence[Any]] = (),
                  names: Iterable[str] = (), path_reads: Sequence[Sequence[Any]] = (),
                  metric_calls: Sequence[Tuple[int, str]] = (), metric_names: Sequence[Tuple[int, str]] = (),
+                 flag_reads: Optional[Dict[str, Sequence[str]]] = None,
                  members: Optional[Dict[str, Iterable[str]]] = None) -> None:
         # name -> (IMPORT, level, target) | (DEF,) | (CLASS, (base, ...)) | (ALIAS, dotted) | (OTHER,)
         self.bound = bound
@@ -165,6 +166,10 @@ class Summary:
         # (see ``_metric_references``)
         self.metric_calls: Tuple[Tuple[int, str], ...] = tuple((c[0], c[1]) for c in metric_calls)
         self.metric_names: Tuple[Tuple[int, str], ...] = tuple((c[0], c[1]) for c in metric_names)
+        # absl flag (ABSL + name) -> how the module reads ``FLAGS.name`` (``_flag_reads``: the path of a
+        # weights save or load, ``FLAG_OTHER`` for any other read; ``FLAG_NAMED`` when the module defines it
+        # and another of its strings names the file its default names), sorted
+        self.flag_reads: Dict[str, Tuple[str, ...]] = {k: tuple(sorted(set(v))) for k, v in (flag_reads or {}).items()}
         # top-level class -> the names its body binds (defs, assignments; of every class statement of that
         # name), sorted (``_members``): ``ProjectIndex.class_members``
         self.members: Dict[str, Tuple[str, ...]] = {k: tuple(sorted(set(v))) for k, v in (members or {}).items()}
@@ -194,6 +199,7 @@ class Summary:
                 "names": list(self.names), "path_reads": [list(r) for r in self.path_reads],
                 "metric_calls": [list(c) for c in self.metric_calls],
                 "metric_names": [list(c) for c in self.metric_names],
+                "flag_reads": {k: list(v) for k, v in self.flag_reads.items()},
                 "members": {k: list(v) for k, v in self.members.items()}}
 
     @classmethod
@@ -203,7 +209,7 @@ class Summary:
                                                         "loop_calls", "returns", "builds", "constants", "writes",
                                                         "saves", "flags", "graph_calls", "holders", "hands",
                                                         "names", "path_reads", "metric_calls", "metric_names",
-                                                        "members"}:
+                                                        "flag_reads", "members"}:
             raise ValueError("summary")
         bound: Dict[str, tuple] = {}
         if not isinstance(data["bound"], dict):
@@ -285,10 +291,6 @@ class Summary:
                 and isinstance(h[2], str) and isinstance(h[3], int) and not isinstance(h[3], bool)
                 and -1 <= h[3] < 100 and isinstance(h[4], str) for h in hands):
             raise ValueError("summary")
-        members = data["members"]
-        if not isinstance(members, dict) or not all(
-                isinstance(v, list) and all(isinstance(m, str) for m in v) for v in members.values()):
-            raise ValueError("summary")
         names, path_reads = data["names"], data["path_reads"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("summary")
@@ -296,11 +298,18 @@ class Summary:
                 isinstance(r, list) and len(r) == 3 and _is_int(r[0]) and isinstance(r[1], str)
                 and isinstance(r[2], str) for r in path_reads):
             raise ValueError("summary")
+        flag_reads, members = data["flag_reads"], data["members"]
+        if not isinstance(members, dict) or not all(
+                isinstance(v, list) and all(isinstance(m, str) for m in v) for v in members.values()):
+            raise ValueError("summary")
+        if not isinstance(flag_reads, dict) or not all(
+                isinstance(v, list) and all(isinstance(h, str) for h in v) for v in flag_reads.values()):
+            raise ValueError("summary")
         return cls(bound, pairs[0], all_, pairs[1], data["framework"], pairs[2], returns,
                    {k: (v[0], v[1], [(h[0], h[1], h[2]) for h in v[2]]) for k, v in builds.items()},
                    {k: (v[0], v[1]) for k, v in constants.items()}, writes,
                    {k: (v[0], v[1]) for k, v in saves.items()}, {k: (v[0], v[1]) for k, v in flags.items()},
-                   graph_calls, holders, hands, names, path_reads, pairs[3], pairs[4], members)
+                   graph_calls, holders, hands, names, path_reads, pairs[3], pairs[4], flag_reads, members)
 
     def public(self) -> List[str]:
         """The names ``from module import *`` brings (``__all__``, else every public top-level name)."""
@@ -513,12 +522,14 @@ def summarize(tree: ast.Module, imports_only: bool = False) -> Summary:
         if found is not None:
             constants[name] = found
     nodes = list(ast.walk(tree))  # the readers below that need every node share one walk
+    mentioned = mentioned_files(tree, nodes)
     return Summary(bound, stars, state["all"], list(imported), state["framework"], _loop_calls(tree, bound),
                    returns, _builds(tree, bound, own_nodes), constants, writes,
                    {**_class_saves(tree, bound), **_saves(tree, bound, own_nodes)},
                    _flags(flag_calls, bound, single), _graph_calls(tree, bound), _holders(tree, bound),
-                   _hands(nodes, bound), sorted(mentioned_files(tree, nodes)), _path_reads(nodes, bound),
-                   *_metric_references(nodes, bound), members=_members(tree, bound))
+                   _hands(nodes, bound), sorted(mentioned), _path_reads(nodes, bound),
+                   *_metric_references(nodes, bound), flag_reads=_flag_reads(nodes, bound, flag_calls, mentioned),
+                   members=_members(tree, bound))
 
 
 # How ``_path_reads`` tells a save or load: the method, or what a function or class call is.
@@ -569,6 +580,99 @@ def _path_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple]) -> List[Tuple
         if imported is not None and imported[0] == IMPORT:
             found.add((imported[1], imported[2] + dot + rest, how))
     return sorted(found)
+
+
+# How ``_flag_reads`` tells a read of an absl flag that is not the path of a weights save or load, a read
+# as a truth value (``if FLAGS.weights:``, ``FLAGS.weights is None``), and a flag whose default names a
+# file another string of its defining module names too.
+FLAG_OTHER, FLAG_TEST, FLAG_NAMED = "other", "test", "named"
+
+
+def _absl_flags_object(node: ast.AST, bound: Dict[str, tuple]) -> bool:
+    """Is ``node`` absl's ``FLAGS`` (``from absl.flags import FLAGS``, ``flags.FLAGS``, ``FLAGS =
+    flags.FLAGS``; TensorFlow's ``tf.compat.v1.flags.FLAGS`` too)?"""
+    dotted = _dotted(node)
+    if dotted is None:
+        return False
+    head, dot, rest = dotted.partition(".")
+    value = bound.get(head)
+    if value is not None and value[0] == ALIAS:  # FLAGS = flags.FLAGS
+        dotted = value[1] + dot + rest
+    target = _imported(dotted, bound)
+    return target is not None and target.endswith(".FLAGS") and (
+        target.startswith("absl.flags.") or (target.startswith("tensorflow.") and ".flags." in target))
+
+
+def _flag_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple], calls: Sequence[ast.Call],
+                mentioned: "Counter[str]") -> Dict[str, List[str]]:
+    """``Summary.flag_reads``: for each ``FLAGS.name`` the module reads (absl's ``FLAGS``, written as
+    ``_absl_flags_object`` tells), how: ``WEIGHTS_SAVE``/``WEIGHTS_LOAD``/``MODEL_SAVE``/``MODEL_LOAD``
+    where it is the very path (first argument or ``filepath=``) of ``x.save_weights(...)`` (or a call
+    given ``save_weights_only=True``), ``x.load_weights(...)``, ``x.save(...)``, ``load_model(...)``;
+    ``FLAG_TEST`` as the test of an ``if``/``while``/conditional expression, under ``not``, or
+    compared ``is None``/``is not None``; ``FLAG_OTHER`` for any other read
+    (``load_darknet_weights(yolo, FLAGS.weights)``,
+    ``os.path.join(FLAGS.weights, "x")``); an assignment ``FLAGS.name = ...`` is no read. And
+    ``FLAG_NAMED`` for a flag the module defines (absl ``DEFINE_*`` among ``calls``, its statements'
+    calls) with a string default whose file another string of the module names too (``mentioned``:
+    ``mentioned_files``)."""
+    if not any(v[0] == IMPORT and (v[2].startswith("absl") or v[2].startswith("tensorflow"))
+               for v in bound.values()):
+        return {}
+    paths: Dict[int, str] = {}
+    for node in nodes:
+        if node.__class__ is not ast.Call:
+            continue
+        func = node.func
+        weights_only = any(k.arg == "save_weights_only" and isinstance(k.value, ast.Constant)
+                           and k.value.value is True for k in node.keywords)
+        if isinstance(func, ast.Attribute) and func.attr in (WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE):
+            how = func.attr
+        elif weights_only:
+            how = WEIGHTS_SAVE
+        elif (_dotted(func) or "").rpartition(".")[2] == MODEL_LOAD:
+            how = MODEL_LOAD
+        else:
+            continue
+        path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+        if isinstance(path, ast.Attribute):
+            paths[id(path)] = how
+    for node in nodes:  # truth values: any non-empty path is true
+        if isinstance(node, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+            paths[id(node.test)] = FLAG_TEST
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            paths[id(node.operand)] = FLAG_TEST
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
+            paths[id(node.left)] = FLAG_TEST
+    found: Dict[str, List[str]] = {}
+    for node in nodes:
+        if node.__class__ is ast.Attribute and isinstance(node.ctx, ast.Load) \
+                and _absl_flags_object(node.value, bound):
+            found.setdefault(ABSL + node.attr, []).append(paths.get(id(node), FLAG_OTHER))
+    defaults: Counter = Counter()
+    named: List[Tuple[str, str]] = []
+    for call in calls:
+        func = call.func
+        if not isinstance(func, ast.Attribute) or not func.attr.startswith("DEFINE_"):
+            continue
+        dotted = _dotted(func)
+        target = _imported(dotted, bound) if dotted is not None else None
+        if target is None or not (target.startswith("absl.flags.") or target.startswith("tensorflow.")):
+            continue
+        first = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "name"), None)
+        default = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords
+                                                                if k.arg == "default"), None)
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and isinstance(default, ast.Constant) \
+                and isinstance(default.value, str):
+            name = file_name(default.value)
+            if name is not None:
+                defaults[name] += 1
+                named.append((ABSL + first.value, name))
+    for key, name in named:
+        if mentioned[name] > defaults[name]:
+            found.setdefault(key, []).append(FLAG_NAMED)
+    return found
 
 
 def file_name(text: str) -> Optional[str]:
@@ -1608,6 +1712,10 @@ def summarize_source(source: str, path: str = "<module>") -> "Summary":
         return summarize(compile_tree(source, path))
 
 
+def content_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:24]
+
+
 def _members(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, List[str]]:
     """``Summary.members``: for each name whose last top-level binding is a class, the names the bodies
     of its class statements bind at class level (defs, assignments, imports; also inside their
@@ -1645,10 +1753,6 @@ def _members(tree: ast.Module, bound: Dict[str, tuple]) -> Dict[str, List[str]]:
 
     classes(tree.body)
     return {name: names for name, names in found.items() if bound.get(name, ("",))[0] == CLASS}
-
-
-def content_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:24]
 
 
 def _metric_references(nodes: Sequence[ast.AST], bound: Dict[str, tuple]
@@ -1700,7 +1804,16 @@ HANDS = "~hands:"
 PATH_READERS = "~path-readers:"
 # A dependency on the checked modules that write a file name (``ProjectIndex.naming``).
 NAMES = "~names:"
+# A dependency on how the checked modules read an absl flag (``ProjectIndex.flag_readers``), and on the absl
+# flags whose default names a file (``ProjectIndex.flag_files``).
+FLAG_READS = "~flag-reads:"
+FLAG_FILES = "~flag-files:"
 _Loader = Callable[[str], Optional[Summary]]
+
+
+def _digest_of(answer: Any) -> str:
+    """The ``deps`` digest of a JSON-able answer ("-" for none)."""
+    return hashlib.sha256(json.dumps(answer).encode()).hexdigest()[:20] if answer else "-"
 
 
 def _identifier_path(name: str) -> bool:
@@ -1754,6 +1867,9 @@ class ProjectIndex:
         # module -> its ``path_readers``, for every module some checked module reads names of
         self._readers: Optional[Dict[str, Dict[str, Tuple[Tuple[str, str], ...]]]] = None
         self._flags: Optional[Dict[str, List[Tuple[str, Constant]]]] = None  # flag -> (module, default)
+        # absl flag -> (module, how it reads it, whether it defines it) per read; file -> its absl flag definitions
+        self._flag_read_table: Optional[Dict[str, List[Tuple[str, str, bool]]]] = None
+        self._flag_file_table: Optional[Dict[str, List[Tuple[str, str, str]]]] = None
         # module -> its ``handed`` (def -> slot -> makers)
         self._handed_memo: Dict[str, Dict[str, Dict[str, Tuple[str, ...]]]] = {}
         self.digests: Dict[str, str] = {}  # path -> content digest of the bytes ``summaries`` has for it
@@ -1847,6 +1963,10 @@ class ProjectIndex:
             return self._written(name[len(WRITES):])
         if name.startswith(FLAGS):
             return self._flag_digest(name[len(FLAGS):])
+        if name.startswith(FLAG_READS):
+            return _digest_of(self._flag_reads().get(name[len(FLAG_READS):]))
+        if name.startswith(FLAG_FILES):
+            return _digest_of(self._flag_files().get(name[len(FLAG_FILES):]))
         if name.startswith(HANDS):
             return self._hands_digest(name[len(HANDS):])
         if name.startswith(NAMES):
@@ -2051,6 +2171,49 @@ class ProjectIndex:
                     for flag, value in summary.flags.items():
                         self._flags.setdefault(flag, []).append((named[0], value))
         return self._flags.get(key, [])
+
+    def _flag_reads(self) -> Dict[str, List[Tuple[str, str, bool]]]:
+        if self._flag_read_table is None:
+            table: Dict[str, List[Tuple[str, str, bool]]] = {}
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                named = self.module_name(path) if summary is not None and summary.flag_reads else None
+                if named is not None:
+                    for key, hows in summary.flag_reads.items():
+                        table.setdefault(key, []).extend((named[0], how, key in summary.flags) for how in hows)
+            self._flag_read_table = {key: sorted(reads) for key, reads in table.items()}
+        return self._flag_read_table
+
+    def flag_readers(self, module: str, key: str, deps: Set[Tuple[str, str]]) -> Tuple[Tuple[str, str], ...]:
+        """(how, reading module) of each way the value of the absl flag ``key`` that module ``module``
+        defines is read (``Summary.flag_reads``): by ``module`` itself, and by each checked module that
+        reads ``FLAGS.<name>`` without defining the flag (a module the program may import; a module that
+        defines it is a program of its own: absl refuses a flag defined twice in one), sorted; with
+        ``FLAG_NAMED`` when ``module``'s other strings name its default's file too."""
+        deps.add((FLAG_READS + key, _digest_of(self._flag_reads().get(key))))
+        return tuple(sorted({(how, reader) for reader, how, defines in self._flag_reads().get(key, ())
+                             if reader == module or not defines}))
+
+    def _flag_files(self) -> Dict[str, List[Tuple[str, str, str]]]:
+        if self._flag_file_table is None:
+            table: Dict[str, List[Tuple[str, str, str]]] = {}
+            for path in self.checked:
+                summary = self.summaries.get(path)
+                named = self.module_name(path) if summary is not None and summary.flags else None
+                for key, value in summary.flags.items() if named is not None else ():
+                    name = file_name(value[1]) if key.startswith(ABSL) and value[0] == TEXT else None
+                    if name is not None:
+                        table.setdefault(name, []).append((named[0], key, value[1]))
+            self._flag_file_table = {name: sorted(found) for name, found in table.items()}
+        return self._flag_file_table
+
+    def flag_files(self, name: str, deps: Set[Tuple[str, str]]) -> Tuple[Tuple[str, str, str], ...]:
+        """(module, flag, the default's last characters) of each absl flag a checked module defines whose
+        default (text, ``Summary.flags``) names the file ``name`` (a last path part, as ``file_name``
+        reads it), sorted: the flags a rename of the file must rename together."""
+        found = tuple(self._flag_files().get(name, ()))
+        deps.add((FLAG_FILES + name, _digest_of(found)))
+        return found
 
     def _flag_digest(self, key: str) -> str:
         found = self._flag_definitions(key)
@@ -2592,6 +2755,21 @@ class ProjectFile:
         """Is the project name ``qualname`` (as this file's resolver gives it) a top-level def of a project module?"""
         absolute = self._project_def(qualname)
         return absolute is not None and self.index._def_summary(absolute, self.deps)[2] is not None
+
+    def flag_readers(self, key: str) -> Tuple[Tuple[str, str], ...]:
+        """``ProjectIndex.flag_readers`` of this file's definition of the absl flag ``key`` (a notebook's
+        too: its name is its module's); empty for a file outside the project."""
+        named = self.index.module_name(self.path)
+        return self.index.flag_readers(named[0], key, self.deps) if named is not None else ()
+
+    def flag_files(self, name: str) -> Tuple[Tuple[str, str, str], ...]:
+        """``ProjectIndex.flag_files``: the absl flags of the project whose default names the file ``name``."""
+        return self.index.flag_files(name, self.deps)
+
+    def own_name(self) -> Optional[str]:
+        """This file's module name as the index names it (a notebook's own, not its folder's)."""
+        named = self.index.module_name(self.path)
+        return named[0] if named is not None else None
 
     def path_readers(self) -> Dict[str, Tuple[Tuple[str, str], ...]]:
         """``ProjectIndex.path_readers`` of this file's module (empty for a notebook or a file outside)."""
