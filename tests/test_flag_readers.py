@@ -21,7 +21,7 @@ MODELS = '''\
 
     def YoloV3(classes=80):
         x = inputs = tf.keras.Input((2,))
-        return Model(inputs, tf.keras.layers.Dense(classes)(x))
+        return Model(inputs, tf.keras.layers.Dense(classes)(x), name='yolov3')  # a word, not a file
     '''
 
 FILES = {

@@ -258,7 +258,10 @@ class FileRenames:
             return rename
         stem = file_name(new_text)[:-len(new)]
         for other in sorted(({stem + suffix for suffix in old} | {stem + new}) - {name}):
-            if self.mentions(other) or (project is not None and (project.naming(other) or project.flag_files(other))):
+            # a suffixless word (`name='yolov3'`, a model's) is a file only where a flag gives it as a path
+            named = bool(project is not None and project.flag_files(other)) or (
+                "." in other and bool(self.mentions(other) or (project is not None and project.naming(other))))
+            if named:
                 rename.refused = f"`{other}` is named too, and would be `{stem + new}` as well"
                 return rename
         rename.replacements = {literal: rewritten}
