@@ -325,6 +325,10 @@ def test_object_flavour_of_container_elements_in_a_file_using_both_keras():
             pass
         for i, e in enumerate(current):
             pass
+        for x, y in zip(legacy, current):
+            pass
+        for a, z in [(1, 2)]:
+            pass
     """)), [])
     migration = ctx.migration
     assert migration.module_flavour() is None  # both Keras: the file does not decide
@@ -336,4 +340,25 @@ def test_object_flavour_of_container_elements_in_a_file_using_both_keras():
     assert migration.object_flavour(cst.parse_expression("m"), root) == "keras3"
     assert migration.object_flavour(cst.parse_expression("n"), root) == "tf_keras"
     assert migration.object_flavour(cst.parse_expression("b"), root) is None  # both
-    assert migration.object_flavour(cst.parse_expression("e"), root) is None  # unpacked: not followed
+    # unpacked from zip/enumerate: the element of the container at its place
+    assert migration.object_flavour(cst.parse_expression("e"), root) == "keras3"
+    assert migration.object_flavour(cst.parse_expression("x"), root) == "tf_keras"
+    assert migration.object_flavour(cst.parse_expression("y"), root) == "keras3"
+    assert migration.element_class(cst.parse_expression("n"), root) == "keras.metrics.Mean"
+    assert migration.element_class(cst.parse_expression("x"), root) == "keras.metrics.Mean"
+    assert migration.element_class(cst.parse_expression("e"), root) is None  # a Mean or a Sum
+    assert migration.element_calls(cst.parse_expression("z"), root) is None  # a tuple unpacked: not followed
+
+
+def test_a_rebound_zip_is_not_followed():
+    ctx = analyse(cst.parse_module(textwrap.dedent("""
+        import keras
+
+        def zip(*lists):
+            return lists
+
+        layers = [keras.layers.LSTM(4) for _ in range(2)]
+        for a, b in zip(layers, layers):
+            pass
+    """)), [])
+    assert ctx.migration.element_calls(cst.parse_expression("a"), ctx.model.root) is None

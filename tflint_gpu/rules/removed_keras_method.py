@@ -501,7 +501,7 @@ class RemovedKerasMethod(Rule):
             return
         if written_as_size(first.value):
             return
-        made = ctx.migration.object_class(func.value, ctx.scope)
+        made = ctx.migration.object_class(func.value, ctx.scope) or ctx.migration.element_class(func.value, ctx.scope)
         if made not in _RECURRENT or ctx.migration.object_flavour(func.value, ctx.scope) != KERAS3:
             return
         fix = None
@@ -625,6 +625,42 @@ class RemovedKerasMethod(Rule):
             keras2_before=True,
             note="an RNN's initial state from its inputs (Keras 2) is from the batch size under Keras 3; the "
                  "same zeros, the same outputs",
+        ),
+        flagged(
+            """
+            import numpy as np
+            import tensorflow as tf
+
+            forward = [tf.keras.layers.LSTM(4, return_sequences=True, kernel_initializer="ones",
+                                            recurrent_initializer="ones") for _ in range(2)]
+            backward = [tf.keras.layers.GRU(4, return_sequences=True, go_backwards=True, kernel_initializer="ones",
+                                            recurrent_initializer="ones") for _ in range(2)]
+            xs = [np.linspace(-1.0, 1.0, 30, dtype=np.float32).reshape(2, 5, 3)]
+            for fl, bl in zip(forward, backward):
+                xs.append(fl(xs[-1], initial_state=fl.get_initial_state(xs[-1])))
+                xs.append(bl(xs[-1], initial_state=bl.get_initial_state(xs[-1])))
+            y = xs[-1]
+            """,
+            at=[(10, 61, "Keras 3's `get_initial_state` takes the batch size, not the inputs"),
+                (11, 61, "Keras 3's `get_initial_state` takes the batch size, not the inputs")],
+            fixed="""
+            import numpy as np
+            import tensorflow as tf
+            import keras
+
+            forward = [tf.keras.layers.LSTM(4, return_sequences=True, kernel_initializer="ones",
+                                            recurrent_initializer="ones") for _ in range(2)]
+            backward = [tf.keras.layers.GRU(4, return_sequences=True, go_backwards=True, kernel_initializer="ones",
+                                            recurrent_initializer="ones") for _ in range(2)]
+            xs = [np.linspace(-1.0, 1.0, 30, dtype=np.float32).reshape(2, 5, 3)]
+            for fl, bl in zip(forward, backward):
+                xs.append(fl(xs[-1], initial_state=fl.get_initial_state(keras.ops.shape(xs[-1])[0])))
+                xs.append(bl(xs[-1], initial_state=bl.get_initial_state(keras.ops.shape(xs[-1])[0])))
+            y = xs[-1]
+            """,
+            effect=FIXES_ERROR,
+            keras2_before=True,
+            note="layers taken from two lists through zip (as ELMo's forward and backward LSTMs): the same outputs",
         ),
         clean(
             """

@@ -390,6 +390,14 @@ class Migration:
         ``for layer in self.blocks`` where ``self.blocks = [Block() for _ in range(n)]``), or None."""
         return self._element_origins(expr, scope)
 
+    def element_class(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[str]:
+        """The one Keras class (as ``object_class`` names it) that made every element of the container
+        ``expr`` is taken from (``fl`` of ``for fl, bl in zip(self.fs, self.bs)`` where ``self.fs =
+        [LSTM(n) for _ in range(k)]``), or None."""
+        made = self._element_origins(expr, scope)
+        classes = {self._call_class(call, where) for call, where in made} if made else set()
+        return classes.pop() if len(classes) == 1 and None not in classes else None
+
     # -- containers -----------------------------------------------------------
     def _element_origins(self, expr: cst.BaseExpression, scope: ScopeInfo) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
         """The calls that made every element of the container ``expr`` is taken
@@ -403,10 +411,32 @@ class Migration:
             value = found.single_value
             if isinstance(value, tuple) and value[0] == ITERATED and isinstance(value[1], cst.BaseExpression):
                 loop = next((n for n in found.scope.flow_order().ancestors(value[1]) if isinstance(n, cst.For)), None)
-                if loop is None or not isinstance(loop.target, cst.Name):
+                if loop is None:
                     return None
-                return self._container_origins(value[1], found.scope, 0)
+                if isinstance(loop.target, cst.Name):
+                    return self._container_origins(value[1], found.scope, 0)
+                container = self._unpacked_container(loop, expr.value, found.scope)
+                return None if container is None else self._container_origins(container, found.scope, 0)
         return None
+
+    @staticmethod
+    def _unpacked_container(loop: cst.For, name: str, scope: ScopeInfo) -> Optional[cst.BaseExpression]:
+        """The container whose elements ``name`` takes in ``for a, b in zip(xs, ys)`` (``ys`` for ``b``)
+        or ``for i, x in enumerate(xs)`` (``xs`` for ``x``): builtins the file does not rebind, plain
+        positional arguments; None otherwise."""
+        target, iterable = loop.target, loop.iter
+        if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(iterable, cst.Call) \
+                or not isinstance(iterable.func, cst.Name) or iterable.func.value not in ("zip", "enumerate") \
+                or lookup(iterable.func.value, scope, None) is not None \
+                or any(a.keyword is not None or a.star for a in iterable.args):
+            return None
+        names = [e.value.value if isinstance(e.value, cst.Name) else None for e in target.elements]
+        if names.count(name) != 1 or any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return None
+        position = names.index(name)
+        if iterable.func.value == "enumerate":
+            return iterable.args[0].value if position == 1 and len(names) == 2 and iterable.args else None
+        return iterable.args[position].value if len(names) == len(iterable.args) else None
 
     def _container_origins(self, expr: Any, scope: ScopeInfo, depth: int) -> Optional[List[Tuple[cst.Call, ScopeInfo]]]:
         if depth > _DEPTH or not isinstance(expr, cst.BaseExpression):
