@@ -721,6 +721,14 @@ class RuleContext:
             facts = self._file_renames = FileRenames(self.graphs)
         return facts
 
+    def suffix_tested(self, expr: cst.BaseExpression) -> bool:
+        """Is ``expr`` a name read in the body of ``if name.endswith("text"):`` (``semantic.migration``'s
+        ``_tested_ending``: a branch only for paths of that suffix, ``if ckpt_path.endswith(".ckpt"):``)?"""
+        from tflint_gpu.semantic.migration import _tested_ending
+
+        found = lookup(expr.value, self.scope, expr) if isinstance(expr, cst.Name) else None
+        return found is not None and _tested_ending(expr, found, self.scope) is not None
+
     def path_ending(self, expr, scope: Optional[ScopeInfo] = None) -> Optional[str]:
         """Text a file-path expression is known to end with (a literal, the last
         part of ``os.path.join``/``+``/an f-string, through names bound once):
