@@ -306,3 +306,28 @@ def test_calls_named_are_every_call_of_a_method_name_on_any_receiver():
     assert [code(c) for c, _ in ctx.graphs.objects.calls_named("loss")] == \
         ["super().loss(x)", "Base.loss(self, x)", "m.loss(1)"]
     assert ctx.graphs.objects.calls_named("missing") == []
+
+
+def test_only_instances_of_a_family():
+    ctx = context("""
+    class A:
+        pass
+
+    class B(A):
+        pass
+
+    a = A()
+    b = B()
+    either = A() if x else 1
+
+    def f(p):
+        return p
+    """)
+    classes = {s.name: s for s in ctx.model.scopes if s.kind == "class"}
+    root, objects = ctx.model.root, ctx.graphs.objects
+    family = [classes["A"], classes["B"]]
+    assert objects.only_instances_of(cst.parse_expression("a"), root, family)
+    assert objects.only_instances_of(cst.parse_expression("b"), root, family)
+    assert not objects.only_instances_of(cst.parse_expression("b"), root, [classes["A"]])
+    assert not objects.only_instances_of(cst.parse_expression("either"), root, family)  # or an int
+    assert not objects.only_instances_of(cst.parse_expression("A"), root, family)  # the class itself

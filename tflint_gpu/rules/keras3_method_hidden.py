@@ -116,11 +116,9 @@ class Keras3MethodHidden(Rule):
         tell); None when one is not, or no candidate is free (a Keras name, a name the classes have)."""
         objects = ctx.graphs.objects
         family: List = [cls] + objects.mro(cls) + objects.subclasses(cls)
-        for call, where in objects.calls_named(name):
-            kind = objects.kind(call.func.value, where)
-            if kind.unknown or kind.other or kind.classes or not kind.instances \
-                    or any(all(made is not member for member in family) for made in kind.instances):
-                return None
+        if not all(objects.only_instances_of(call.func.value, where, family)
+                   for call, where in objects.calls_named(name)):
+            return None
         for pattern in _RENAMES:
             new = pattern.format(name)
             if new in KNOWN or objects.calls_named(new) \

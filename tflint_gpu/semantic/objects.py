@@ -549,6 +549,13 @@ class Objects:
             self._calls_named = found
         return self._calls_named.get(name, [])
 
+    def only_instances_of(self, expr: cst.BaseExpression, scope: ScopeInfo, classes: List[ScopeInfo]) -> bool:
+        """Can ``expr`` only be an instance of ``classes`` (none of: something else, a class itself,
+        an object the file cannot tell)?"""
+        kind = self.kind(expr, scope)
+        return bool(kind.instances) and not (kind.unknown or kind.other or kind.classes) \
+            and all(any(made is member for member in classes) for made in kind.instances)
+
     def _passed_kind(self, name: cst.Name, scope: ScopeInfo) -> Optional[ObjectKind]:
         """For a parameter of a top-level def of the module (``def train(model, data): model.save(p)``),
         what the module's calls of that def pass for it (``train(m, d)`` after ``m = GPT()``); None when
