@@ -14,6 +14,8 @@ import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Dict, Iterator, List, Optional, Sequence, Tuple, Type
 
+import libcst as cst
+
 from tflint_gpu.semantic import api
 # Part of the rule API: rules build their fixes with ``Fix`` (defined with the
 # findings, the data the engine reads) and state ``fix_safety`` with ``Safety``.
@@ -145,6 +147,15 @@ REGISTRY: Dict[str, Type[Rule]] = {}
 
 # Text without which no function body in a file can run as a graph (the engine's own lists).
 GRAPH_TEXT = api.GRAPH_TEXT
+
+
+def with_first_statements(block: "cst.IndentedBlock", statements: Sequence["cst.BaseStatement"]) -> "cst.IndentedBlock":
+    """``block`` (a def's body) with ``statements`` first: after its docstring, if it has one."""
+    body = list(block.body)
+    first = body[0] if body else None
+    at = 1 if (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+               and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, cst.SimpleString)) else 0
+    return block.with_changes(body=body[:at] + list(statements) + body[at:])
 
 
 def all_rules() -> Iterator[Type[Rule]]:
