@@ -646,9 +646,12 @@ def _flag_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple], calls: Sequen
                 and isinstance(node.comparators[0], ast.Constant) and node.comparators[0].value is None:
             paths[id(node.left)] = FLAG_TEST
     found: Dict[str, List[str]] = {}
+    names = {name for name in bound if _absl_flags_object(ast.Name(id=name), bound)}  # FLAGS, FLAGS = flags.FLAGS
     for node in nodes:
-        if node.__class__ is ast.Attribute and isinstance(node.ctx, ast.Load) \
-                and _absl_flags_object(node.value, bound):
+        if node.__class__ is ast.Attribute and isinstance(node.ctx, ast.Load) and (
+                (isinstance(node.value, ast.Name) and node.value.id in names)
+                or (isinstance(node.value, ast.Attribute) and node.value.attr == "FLAGS"
+                    and _absl_flags_object(node.value, bound))):
             found.setdefault(ABSL + node.attr, []).append(paths.get(id(node), FLAG_OTHER))
     defaults: Counter = Counter()
     named: List[Tuple[str, str]] = []
