@@ -7,7 +7,7 @@ import libcst as cst
 from tflint_gpu.semantic.api import argument
 from tflint_gpu.semantic.model import ScopeInfo
 from tflint_gpu.semantic.target import NEW_OPTIMIZERS_TF
-from tflint_gpu.rules.base import Rule, clean, flagged
+from tflint_gpu.rules.base import BY_TARGET, FIXES_ERROR, Fix, Rule, Safety, clean, flagged
 
 _VARIABLE_LISTS = frozenset({"trainable_variables", "trainable_weights", "variables", "weights"})
 _DEPTH = 6
@@ -64,9 +64,25 @@ class SharedOptimizer(Rule):
     ```
 
     ## Fix safety
-    No fix: making a second optimizer means choosing its name and settings
-    (for a default: `None`, and an optimizer made in the body when it is),
-    and a model's training then no longer shares the step count. Not
+    No fix for two models: making a second optimizer means choosing its name
+    and settings (for a default: `None`, and an optimizer made in the body
+    when it is), and a model's training then no longer shares the step
+    count. At a re-compile after unfreezing, an unsafe fix compiles with
+    `type(optimizer).from_config(optimizer.get_config())`: a new optimizer
+    of the same class and settings, with the learning rate the old one has
+    now (a `LearningRateScheduler`'s last value), built at the next `fit`
+    for every trainable variable. What differs from the TF 2.0-2.10
+    optimizer the code was written for (which added slots for the newly
+    trainable variables and kept the rest): the step count restarts at 0
+    (Adam's bias correction and a `LearningRateSchedule` start over) and
+    the moments of the variables trained before restart at zero. Measured
+    (TF 2.21, Dense(3) frozen then unfrozen under Dense(1), Adam(1e-2),
+    3 + 3 epochs of 2 steps): tf_keras's legacy Adam (the old behaviour)
+    ends at `iterations` 12 and losses 18.152, 16.265, 14.369 in the second
+    phase; the fix under Keras 3 at 6 and 18.095, 15.778, 13.742, its
+    weights up to 0.014 apart. Offered only for a plain name that no code
+    reads after the compile (a later `optimizer.learning_rate.assign(...)`
+    would set the old object), where `type` is the builtin. Not
     flagged: the same model's variables in both calls, an optimizer built
     with `build(...)`, TF 1 optimizers (`tf.compat.v1.train.*`) and
     `optimizers.legacy` ones (they keep slots per variable), and projects
@@ -74,7 +90,10 @@ class SharedOptimizer(Rule):
 
     ## Measured effect
     TF 2.21 CPU, Keras 3.15 and tf_keras 2.21: the errors above on the second
-    `apply_gradients` (examples/TFG602: fixes-error). With one optimizer per
+    `apply_gradients` (examples/TFG602: fixes-error); the same at the first
+    step of the `fit` after a re-compile with the same optimizer, in both
+    (bubbliiiing/unet-tf2 train.py:506/510, train_medical.py:475/479), and
+    none with the fix's new optimizer. With one optimizer per
     model both steps run. A default optimizer, run by hand (Keras 3.15): two
     instances of a model whose `compile(optimizer=keras.optimizers.Adam())`
     passes it to `super().compile`: the same object, and the second's `fit`
@@ -84,10 +103,14 @@ class SharedOptimizer(Rule):
     """
 
     code = "TFG602"
+    fix_safety = Safety.UNSAFE
     name = "shared-optimizer"
     message = "One optimizer updates the variables of two models"
     needs = (("apply_gradients", "minimize", "compile"),)
     reads_index = ("Call", "Assign", "FunctionDef")
+    # What breaks when a project moves past TF 2.11 (both Keras): on at every target that has the new
+    # optimizers (it asks ``ctx.target`` itself), and run by `tflint-gpu upgrade`.
+    migration = BY_TARGET
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         if not ctx.target.at_least(NEW_OPTIMIZERS_TF):
@@ -175,10 +198,33 @@ class SharedOptimizer(Rule):
                 if any(_before(first, unfreeze, order) and _before(unfreeze, later, order)
                        and _before(first, later, order)
                        for first in calls if first is not later for unfreeze in unfreezing.get(scope_id, ())):
-                    ctx.report(argument(later, 0, "optimizer"),
+                    given = argument(later, 0, "optimizer")
+                    ctx.report(given,
                                "This optimizer was built at the first `fit` for the variables trainable then: "
                                "after unfreezing, from TF 2.11 (Keras 3 and tf_keras) it refuses the others "
-                               "(ValueError: Unknown variable); compile with a new optimizer")
+                               "(ValueError: Unknown variable); compile with a new optimizer",
+                               _fresh_optimizer(given, later, scope, order, ctx))
+
+
+def _fresh_optimizer(given: cst.BaseExpression, later: cst.Call, scope: ScopeInfo, order, ctx) -> Optional[Fix]:
+    """``optimizer=type(optimizer).from_config(optimizer.get_config())`` at a re-compile: a new optimizer of
+    the same class and settings (the learning rate it has now), built at the next ``fit`` for the
+    variables trainable then. Only for a plain name no code reads after this compile (a later
+    ``optimizer.learning_rate.assign(...)`` would set the old one), nor a nested function."""
+    if not isinstance(given, cst.Name) or not ctx.resolver.is_free("type", scope):
+        return None
+    found = ctx.assigned(given.value, given, scope)
+    if found is None:
+        return None
+    for use in ctx.graphs.uses.uses_of(given.value, found.scope):
+        if use.scope is not scope:
+            return None
+        if use.name is not given and _before(later, use.name, order):
+            return None
+    name = given.value
+    fresh = cst.parse_expression(f"type({name}).from_config({name}.get_config())")
+    return Fix("Compile with a new optimizer made from this one's config (its step count and slots restart)",
+               Safety.UNSAFE, {given: fresh})
 
 
 def _before(a: cst.CSTNode, b: cst.CSTNode, order) -> bool:
@@ -336,9 +382,110 @@ SharedOptimizer.cases = [
             model.fit(data, epochs=1)
             model.compile(optimizer="adam", loss="mse")
         """,
+        """
+        import tensorflow as tf
+
+        def train(model, base, data, optimizer_type):
+            optimizer = {
+                "adam": tf.keras.optimizers.Adam(1e-3),
+                "sgd": tf.keras.optimizers.SGD(1e-2),
+            }[optimizer_type]
+            base.trainable = False
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+            base.trainable = True
+            model.compile(optimizer=type(optimizer).from_config(optimizer.get_config()), loss="mse")
+            model.fit(data, epochs=1)
+            model.compile(optimizer="adam", loss="mse")
+        """,
         at=[(12, 29, "This optimizer was built at the first `fit` for the variables trainable then")],
+        run="""
+        base = tf.keras.layers.Dense(3, kernel_initializer="ones")
+        model = tf.keras.Sequential([tf.keras.Input((4,)), base, tf.keras.layers.Dense(1, kernel_initializer="ones")])
+        x = tf.reshape(tf.linspace(-1.0, 1.0, 32), (8, 4))
+        train(model, base, tf.data.Dataset.from_tensor_slices((x, tf.reduce_sum(x, 1, keepdims=True))).batch(4), "adam")
+        weights = model.get_weights()
+        """,
+        effect=FIXES_ERROR,
         note="bubbliiiing/unet-tf2 train_medical.py:479 (ValueError: Unknown variable under Keras 3, run by "
              "hand); a string optimizer makes a new one",
+    ),
+    flagged(
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.linspace(-1.0, 1.0, 32, dtype="float32").reshape(8, 4)
+        y = x.sum(axis=1, keepdims=True)
+        base = tf.keras.layers.Dense(3, kernel_initializer="ones")
+        model = tf.keras.Sequential([tf.keras.Input((4,)), base, tf.keras.layers.Dense(1, kernel_initializer="ones")])
+        optimizer = tf.keras.optimizers.Adam(1e-2)
+        base.trainable = False
+        model.compile(optimizer=optimizer, loss="mse")
+        model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        base.trainable = True
+        if x.shape[0] > 1:
+            with tf.distribute.get_strategy().scope():
+                model.compile(optimizer=optimizer, loss="mse")
+        else:
+            model.compile(optimizer=optimizer, loss="mse")
+        losses = np.array(model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0).history["loss"])
+        weights = model.get_weights()
+        """,
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.linspace(-1.0, 1.0, 32, dtype="float32").reshape(8, 4)
+        y = x.sum(axis=1, keepdims=True)
+        base = tf.keras.layers.Dense(3, kernel_initializer="ones")
+        model = tf.keras.Sequential([tf.keras.Input((4,)), base, tf.keras.layers.Dense(1, kernel_initializer="ones")])
+        optimizer = tf.keras.optimizers.Adam(1e-2)
+        base.trainable = False
+        model.compile(optimizer=optimizer, loss="mse")
+        model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+        base.trainable = True
+        if x.shape[0] > 1:
+            with tf.distribute.get_strategy().scope():
+                model.compile(optimizer=type(optimizer).from_config(optimizer.get_config()), loss="mse")
+        else:
+            model.compile(optimizer=type(optimizer).from_config(optimizer.get_config()), loss="mse")
+        losses = np.array(model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0).history["loss"])
+        weights = model.get_weights()
+        """,
+        at=[(15, 33, "This optimizer was built at the first `fit` for the variables trainable then"),
+            (17, 29, "This optimizer was built at the first `fit` for the variables trainable then")],
+        effect=FIXES_ERROR,
+        note="unet-tf2 train.py:506/510's two branches (a strategy scope or not): ValueError: Unknown variable "
+             "under Keras 3 (tf_keras 2.21: KeyError); the new optimizer trains both phases",
+    ),
+    flagged(
+        """
+        import tensorflow as tf
+
+        def train(model, base, data, type=None):
+            optimizer = tf.keras.optimizers.Adam(1e-3)
+            base.trainable = False
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+            base.trainable = True
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+
+        def tune(model, base, data):
+            optimizer = tf.keras.optimizers.Adam(1e-3)
+            base.trainable = False
+            model.compile(optimizer=optimizer, loss="mse")
+            model.fit(data, epochs=1)
+            base.trainable = True
+            model.compile(optimizer=optimizer, loss="mse")
+            optimizer.learning_rate.assign(1e-4)
+            model.fit(data, epochs=1)
+        """,
+        at=[(9, 29, "This optimizer was built at the first `fit` for the variables trainable then"),
+            (18, 29, "This optimizer was built at the first `fit` for the variables trainable then")],
+        note="no fix where `type` is rebound, nor where the code reads the old optimizer after the compile "
+             "(the assign would set the optimizer the model no longer uses)",
     ),
     clean(
         """
