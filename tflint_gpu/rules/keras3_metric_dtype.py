@@ -70,8 +70,12 @@ class Keras3MetricDtype(Rule):
     TensorFlow 2.21, Keras 3.15, CPU: `fit` on a `Sequence` of float64
     targets with `metrics=[f_score()]` raises the TypeError above under
     Keras 3 and trains under tf_keras 2.21; after the fix Keras 3 trains to the
-    weights and metric values tf_keras gave the original. bubbliiiing/unet-tf2
-    `utils/utils_metrics.py:28` (its `train.py` compiles `metrics=[f_score()]`).
+    weights and metric values tf_keras gave the original (the fix cases).
+    examples/TFG928 (`tflint-gpu verify --rule TFG928`, small, CPU):
+    fixes-error, the TypeError before, the U-Net-like model trains after.
+    bubbliiiing/unet-tf2 `utils/utils_metrics.py:28` and `:30` (its
+    `train.py` compiles `metrics=[f_score()]`); its `Iou_score` (`:16`),
+    which no script gives to `compile`, is not reported.
     """
 
     code = "TFG928"

@@ -12,8 +12,9 @@ floatx by Keras 3's array adapter and do not fail).
 its first positional parameter (the targets) or its second (the predictions) through dtype-keeping
 steps (subscripts, arithmetic with constants, reductions and element-wise functions such as
 ``backend.sum``, ``tf.reduce_mean``, ``K.abs``; the predictions also through a cast to floatx or
-float32, of themselves or of a threshold of them: ``K.cast(K.greater(y_pred, t), K.floatx())``), and gives the binary arithmetic (``+ - * / ** @ //  %``) and the two-argument arithmetic calls
-(``tf.multiply``, ``K.maximum``...) whose one side holds the targets and the other the predictions. A
+float32, of themselves or of a threshold of them: ``K.cast(K.greater(y_pred, t), K.floatx())``), and
+gives the binary arithmetic (``+ - * / ** @ // %``) and the two-argument arithmetic calls (``tf.multiply``,
+``K.maximum``...) whose one side holds the targets and the other the predictions. A
 target name rebound to anything else (``y_true = K.cast(y_true, "float32")``) stops being followed: a
 body that casts its targets first gives nothing.
 """
