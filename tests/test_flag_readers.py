@@ -181,3 +181,24 @@ def test_a_stale_answer_is_dropped_when_another_module_reads_the_flag_otherwise(
     assert key and dependencies_valid(index, '[["%s", "%s"]]' % key[0])
     files = dict(FILES, **{"helpers.py": "from absl.flags import FLAGS\nprint(FLAGS.weights)\n"})
     assert not dependencies_valid(_project(tmp_path, files), '[["%s", "%s"]]' % key[0])
+
+
+def test_a_path_assigned_to_a_flag_the_module_loads_weights_from_is_told_without_a_fix():
+    source = textwrap.dedent('''\
+        import tensorflow as tf
+        from absl import flags
+        from absl.flags import FLAGS
+
+        flags.DEFINE_string("weights", None, "path to weights file")
+        flags.DEFINE_string("image", None, "path to an image")
+        FLAGS.weights = "checkpoints/yolov3_train_3.tf"
+        FLAGS.image = "data/meme.tf"
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+        model.load_weights(FLAGS.weights)
+        print(FLAGS.image)
+        ''')
+    findings = lint_source(source, "notebook.py", TFG908).findings
+    assert [(f.row, f.col + 1, f.fix) for f in findings if f.row == 7] == [(7, 17, None)]
+    assert findings[0].message.startswith("Keras 3 `load_weights()` raises ValueError on a `.tf` TensorFlow path: "
+                                          "weights are loaded from `FLAGS.weights`")
+    assert not [f for f in findings if f.row == 8]  # read otherwise only

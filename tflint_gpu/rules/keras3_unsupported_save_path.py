@@ -320,6 +320,9 @@ class Keras3UnsupportedSavePath(Rule):
         """A top-level name other modules of the project save weights at (``ctx.path_readers``:
         `config.save_model_dir` in `model.save_weights(config.save_model_dir)`): told, and renamed,
         where the name is written."""
+        if len(node.targets) == 1 and ctx.absl_flag(node.targets[0].target) is not None:
+            self._flag_assigned(node, ctx.absl_flag(node.targets[0].target), ctx)
+            return
         if ctx.scope.parent is not None or len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name) \
                 or ctx.keras_internals or ctx.migration.legacy_env or not ctx.target.keras3:
             return
@@ -389,6 +392,25 @@ class Keras3UnsupportedSavePath(Rule):
                       f"{' (h5py makes no folder: create it first)' if checkpoint and saves else ''}",
                       Safety.UNSAFE, rename.replacements)
         self._report(ctx, default, message, fix)
+
+    def _flag_assigned(self, node: cst.Assign, key: str, ctx) -> None:
+        """`FLAGS.weights = "checkpoints/yolov3_train_3.tf"` (yolov3-tf2's notebook) where the module's
+        reads of the flag are weights loads or saves (``ctx.flag_readers``): told, without a fix (the
+        file is written elsewhere, by a template such as `"yolov3_train_{epoch}.tf"`)."""
+        if ctx.keras_internals or ctx.migration.legacy_env or not ctx.target.keras3:
+            return
+        ending = ctx.path_ending(node.value)
+        readers = ctx.flag_readers(key)
+        if ending is None or not readers:
+            return
+        flag = key.partition(":")[2]
+        if any(how == "save_weights" for how, _ in readers) and not ending.endswith((".weights.h5", ".weights.json")):
+            self._report(ctx, node.value, "Keras 3 `save_weights()` raises ValueError unless the path ends in "
+                                          f"`.weights.h5` (no TF checkpoints): weights are saved at `FLAGS.{flag}`")
+        elif any(how == "load_weights" for how, _ in readers) and self._loaded_format(ending, ctx) is not None:
+            self._report(ctx, node.value, f"Keras 3 `load_weights()` raises ValueError on "
+                                          f"{self._loaded_format(ending, ctx)}: weights are loaded from "
+                                          f"`FLAGS.{flag}`: it reads `.weights.h5`, `.keras` and `.h5` files only")
 
     @staticmethod
     def _status_read(call: cst.Call, ctx) -> bool:

@@ -721,6 +721,17 @@ class RuleContext:
             facts = self._file_renames = FileRenames(self.graphs)
         return facts
 
+    def absl_flag(self, expr: cst.BaseExpression) -> Optional[str]:
+        """The absl flag (``ABSL + name``) that ``expr``, ``FLAGS.name``, names (absl's ``FLAGS``, or
+        TensorFlow's: ``semantic.migration._flag_reader``); None for anything else."""
+        from tflint_gpu.semantic.migration import _flag_reader
+        from tflint_gpu.semantic.project import ABSL
+
+        if not (isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)):
+            return None
+        reader = _flag_reader(expr.value, self.scope, self.resolver)
+        return ABSL + expr.attr.value if reader is not None and reader[0] == ABSL else None
+
     def suffix_tested(self, expr: cst.BaseExpression) -> bool:
         """Is ``expr`` a name read in the body of ``if name.endswith("text"):`` (``semantic.migration``'s
         ``_tested_ending``: a branch only for paths of that suffix, ``if ckpt_path.endswith(".ckpt"):``)?"""
