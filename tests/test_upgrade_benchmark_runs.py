@@ -32,3 +32,18 @@ def test_a_label_counts_as_fixed_on_any_line_of_the_simple_statement_it_starts(t
     assert list(run.statement_lines(source, 1)) == [1]
     (tmp_path / "broken.py").write_text("def (:\n", encoding="utf-8")
     assert list(run.statement_lines(tmp_path / "broken.py", 1)) == [1]
+
+
+def test_a_fix_offered_on_the_label_s_line_counts_with_the_run_s_safety():
+    import run
+
+    label = {"path": "utils/metrics.py", "cell": "", "line": "28"}
+    unsafe = {"code": "TFG928", "filename": "/p/utils/metrics.py", "location": {"row": 28, "column": 9}, "cell": None,
+              "fix": {"applicability": "unsafe", "edits": []}}
+    safe = dict(unsafe, fix={"applicability": "safe", "edits": []})
+    assert run.fix_offered(label, [unsafe], unsafe=True)
+    assert not run.fix_offered(label, [unsafe], unsafe=False)
+    assert run.fix_offered(label, [safe], unsafe=False)
+    assert not run.fix_offered(label, [dict(safe, fix=None)], unsafe=True)
+    assert not run.fix_offered(label, [dict(safe, code="TFG401")], unsafe=True)  # not a migration finding
+    assert not run.fix_offered(label, [dict(safe, location={"row": 40, "column": 1})], unsafe=True)

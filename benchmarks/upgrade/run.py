@@ -105,20 +105,29 @@ def where(label: dict) -> str:
     return f"{label['path']}:{label['cell'] + ':' if label['cell'] else ''}{label['line']}"
 
 
+def _at(finding: dict, label: dict, slack: int) -> bool:
+    return os.path.normpath(finding["filename"]).endswith(os.path.normpath(label["path"])) \
+        and finding.get("cell") in (None, int(label["cell"]) if label["cell"] else None) \
+        and abs(finding["location"]["row"] - int(label["line"])) <= slack
+
+
 def matches(labels: List[dict], results: List[dict], slack: int = 1) -> List[bool]:
     relevant = [f for f in results if f["code"].startswith(score.CODES)]
     used: Set[int] = set()
     found = []
     for label in labels:
-        line = int(label["line"])
-        hit = next((i for i, f in enumerate(relevant) if i not in used
-                    and os.path.normpath(f["filename"]).endswith(os.path.normpath(label["path"]))
-                    and f.get("cell") in (None, int(label["cell"]) if label["cell"] else None)
-                    and abs(f["location"]["row"] - line) <= slack), None)
+        hit = next((i for i, f in enumerate(relevant) if i not in used and _at(f, label, slack)), None)
         if hit is not None:
             used.add(hit)
         found.append(hit is not None)
     return found
+
+
+def fix_offered(label: dict, results: List[dict], unsafe: bool, slack: int = 1) -> bool:
+    """A migration finding on the label's line offers a fix the run applies (safe; unsafe with
+    ``--unsafe-fixes``): one that may edit elsewhere (casts put first in the function)."""
+    return any(f["code"].startswith(score.CODES) and _at(f, label, slack) and f.get("fix")
+               and (unsafe or f["fix"]["applicability"] == "safe") for f in results)
 
 
 def fix_copy(orig: Path, dest: Path, tool: List[str], env: Dict[str, str], unsafe: bool) -> str:
@@ -223,20 +232,24 @@ def main(argv=None) -> int:
         orig = work / "orig" / key
         unpack(repo, project["commit"], orig, Path(args.mirror))
         mine = [label for label in labels if label["repo"] == repo]
-        found = matches(mine, score.findings(tool, env, orig))
+        before = score.findings(tool, env, orig)
+        found = matches(mine, before)
         fixed_dir = work / ("fixed-unsafe" if args.unsafe_fixes else "fixed") / key
         fix_log = fix_copy(orig, fixed_dir, tool, env, args.unsafe_fixes)
         changed = changed_lines(fixed_dir)
         after = matches(mine, score.findings(tool, env, fixed_dir))
         fixed = []
         for label, was, still in zip(mine, found, after):
+            gone = was and not still and bool(changed.get(label["path"]))
             if label["cell"]:
-                fixed.append(was and not still and bool(changed.get(label["path"])))
+                fixed.append(gone)
             else:
-                # its line rewritten, or another line of the statement it starts with the finding gone
+                # its line rewritten; or its finding gone, the file rewritten, and either another line of the
+                # statement it starts rewritten or its finding's own fix applied (it may edit other lines)
                 line, rewritten = int(label["line"]), changed.get(label["path"], set())
                 span = statement_lines(orig / label["path"], line)
-                fixed.append(line in rewritten or (was and not still and any(n in rewritten for n in span)))
+                fixed.append(line in rewritten or (gone and (any(n in rewritten for n in span)
+                                                             or fix_offered(label, before, args.unsafe_fixes))))
         row = {"repo": repo, "labels": len(mine), "found": sum(found), "fixed": sum(fixed),
                "by_hand": len(mine) - sum(fixed), "fix_output": fix_log.strip().splitlines()[-3:],
                "missed": [f"{where(label)} {label['kind']}" for label, f in zip(mine, found) if not f],
