@@ -7,7 +7,7 @@ import libcst as cst
 
 from tflint_gpu.semantic.metric_dtype import label_mixes
 from tflint_gpu.semantic.model import ScopeInfo
-from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged
+from tflint_gpu.rules.base import FIXES_ERROR, Fix, Rule, Safety, clean, flagged, with_first_statements
 
 
 class Keras3MetricDtype(Rule):
@@ -127,13 +127,8 @@ class Keras3MetricDtype(Rule):
             [cst.AssignTarget(cst.Name(name))],
             cst.Call(cast, [cst.Arg(cst.Name(name), comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))),
                             cst.Arg(cst.Call(floatx))]))]) for name in (true, pred)]
-        body = list(node.body.body)
-        first = body[0]
-        at = 1 if (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
-                   and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, cst.SimpleString)) \
-            else 0
         return Fix(f"Cast `{true}` and `{pred}` to floatx first (as tf_keras did)", Safety.UNSAFE,
-                   {node.body: node.body.with_changes(body=body[:at] + statements + body[at:])}, imports)
+                   {node.body: with_first_statements(node.body, statements)}, imports)
 
 
 _SEQUENCE = '''
