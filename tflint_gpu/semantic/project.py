@@ -538,6 +538,25 @@ WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE, MODEL_LOAD = "save_weights", "load_weigh
 WEIGHTS_GIVEN = "save_weights_only:"
 
 
+def _save_or_load(node: ast.Call) -> Optional[Tuple[str, Optional[ast.AST], bool]]:
+    """For a call that saves or loads a model or its weights (``m.save_weights(p)``, ``load_model(p)``, a
+    callback given ``save_weights_only=True``): how (``WEIGHTS_SAVE``...), the path expression (None when
+    not given) and whether it was given ``save_weights_only=True``; None for any other call."""
+    func = node.func
+    weights_only = any(k.arg == "save_weights_only" and isinstance(k.value, ast.Constant)
+                       and k.value.value is True for k in node.keywords)
+    if isinstance(func, ast.Attribute) and func.attr in (WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE):
+        how = func.attr
+    elif weights_only:
+        how = WEIGHTS_SAVE
+    elif (_dotted(func) or "").rpartition(".")[2] == MODEL_LOAD:
+        how = MODEL_LOAD
+    else:
+        return None
+    path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+    return how, path, weights_only
+
+
 def _path_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple]) -> List[Tuple[int, str, str]]:
     """The names of other modules the module reads as the path of a save or a load (``Summary.path_reads``):
     the first argument (or ``filepath=``) of ``x.save_weights(...)``, ``x.load_weights(...)``,
@@ -552,18 +571,11 @@ def _path_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple]) -> List[Tuple
     for node in nodes:
         if node.__class__ is not ast.Call:
             continue
-        func = node.func
-        weights_only = any(k.arg == "save_weights_only" and isinstance(k.value, ast.Constant)
-                           and k.value.value is True for k in node.keywords)
-        if isinstance(func, ast.Attribute) and func.attr in (WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE):
-            how = func.attr
-        elif weights_only:
-            how = WEIGHTS_SAVE
-        elif (_dotted(func) or "").rpartition(".")[2] == MODEL_LOAD:
-            how = MODEL_LOAD
-        else:
+        read = _save_or_load(node)
+        if read is None:
             continue
-        path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+        how, path, weights_only = read
+        func = node.func
         if path is None or isinstance(path, ast.Starred):
             continue
         value = _path_value(path, bound, {})
@@ -623,18 +635,10 @@ def _flag_reads(nodes: Sequence[ast.AST], bound: Dict[str, tuple], calls: Sequen
     for node in nodes:
         if node.__class__ is not ast.Call:
             continue
-        func = node.func
-        weights_only = any(k.arg == "save_weights_only" and isinstance(k.value, ast.Constant)
-                           and k.value.value is True for k in node.keywords)
-        if isinstance(func, ast.Attribute) and func.attr in (WEIGHTS_SAVE, WEIGHTS_LOAD, MODEL_SAVE):
-            how = func.attr
-        elif weights_only:
-            how = WEIGHTS_SAVE
-        elif (_dotted(func) or "").rpartition(".")[2] == MODEL_LOAD:
-            how = MODEL_LOAD
-        else:
+        read = _save_or_load(node)
+        if read is None:
             continue
-        path = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "filepath"), None)
+        how, path, _ = read
         if isinstance(path, ast.Attribute):
             paths[id(path)] = how
     for node in nodes:  # truth values: any non-empty path is true
