@@ -47,3 +47,25 @@ def test_a_fix_offered_on_the_label_s_line_counts_with_the_run_s_safety():
     assert not run.fix_offered(label, [dict(safe, fix=None)], unsafe=True)
     assert not run.fix_offered(label, [dict(safe, code="TFG401")], unsafe=True)  # not a migration finding
     assert not run.fix_offered(label, [dict(safe, location={"row": 40, "column": 1})], unsafe=True)
+
+
+def test_a_driver_run_older_than_the_drivers_is_run_again(tmp_path, monkeypatch):
+    import os
+    import run
+
+    log = tmp_path / "log-keras2-0.txt"
+    log.write_text("DRIVER: OK\n", encoding="utf-8")
+    os.utime(log, (1, 1))  # written long before the drivers last changed
+    ran = []
+
+    def fake(command, **kwargs):
+        ran.append(command)
+        return type("Done", (), {"stdout": "DRIVER: OK\n", "stderr": ""})()
+
+    monkeypatch.setattr(run.subprocess, "run", fake)
+    monkeypatch.setitem(run.RUNS, "o/p", [["vit.py"]])
+    outcome = run.drive("python", "o/p", tmp_path, tmp_path, True, "keras2", reuse=True)
+    assert outcome["ok"] and len(ran) == 1  # the stale log was not read: the driver ran
+    ran.clear()
+    run.drive("python", "o/p", tmp_path, tmp_path, True, "keras2", reuse=True)
+    assert ran == []  # the log just written is newer than the drivers: read again

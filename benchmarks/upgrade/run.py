@@ -155,6 +155,12 @@ def first_crash(output: str, project: Path) -> Optional[str]:
     return f"{where}: {last[:160]}"
 
 
+def _drivers_changed() -> float:
+    """When a driver last changed: a log older than that is not reused (the drivers decide what a run does,
+    the same initial weights among it)."""
+    return max(p.stat().st_mtime for p in (HERE / "drivers").glob("*.py"))
+
+
 def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label: str, reuse: bool = False) -> dict:
     """Every run of the project's driver; ok when all print DRIVER: OK. ``reuse``: read a run's log and
     losses from an earlier run with the same label where there are some (the Keras 2 baseline of an
@@ -163,7 +169,7 @@ def drive(python: str, repo: str, project: Path, work: Path, legacy: bool, label
     for number, run in enumerate(RUNS.get(repo, [])):
         losses = work / f"losses-{label}-{number}.jsonl"
         log = work / f"log-{label}-{number}.txt"
-        if reuse and log.exists():
+        if reuse and log.exists() and log.stat().st_mtime > _drivers_changed():
             output = log.read_text(encoding="utf-8")
         else:
             losses.unlink(missing_ok=True)
@@ -213,7 +219,7 @@ def main(argv=None) -> int:
                              "keras3_after: the fixed copy under Keras 3)")
     parser.add_argument("--reuse-originals", "--reuse-keras2", dest="reuse_originals", action="store_true",
                         help="read the runs of the unchanged originals (the Keras 2 baseline and Keras 3 before the "
-                             "fixes) from an earlier run in WORK where there are some")
+                             "fixes) from an earlier run in WORK where there are some newer than the drivers")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args(argv)
     work = Path(args.work).resolve()
