@@ -466,6 +466,21 @@ def test_a_rule_without_a_fix_has_a_hand_written_after_that_loses_the_finding(tm
     assert harness.golden_check(_no_fix_rule(), tmp_path / "before.py", tmp_path / "after.py") == problem
 
 
+def test_an_example_of_a_form_the_rule_s_fix_leaves_alone_is_held_to_the_no_fix_check(tmp_path):
+    # TFG602 fixes a re-compile after unfreezing; its example (a GAN's two models) has no fix: after.py is a
+    # hand rewrite that must lose the finding, not the fix's output
+    from tflint_gpu.findings import Safety
+
+    rule = _no_fix_rule()
+    rule.fix_safety = Safety.UNSAFE  # a rule with a fix, whose fix this example's finding does not carry
+    (tmp_path / "before.py").write_text("import tensorflow as tf\nprint(1)\n", encoding="utf-8")
+    (tmp_path / "after.py").write_text("import tensorflow as tf\ntf.print(1)\n", encoding="utf-8")
+    assert harness.golden_check(rule, tmp_path / "before.py", tmp_path / "after.py") is None
+    (tmp_path / "after.py").write_text("import tensorflow as tf\nprint(2)\n", encoding="utf-8")
+    assert harness.golden_check(rule, tmp_path / "before.py", tmp_path / "after.py") == \
+        "example: after.py still has 1 TFG999 finding(s) (line 2)"
+
+
 def test_an_example_asking_for_logical_cpus_runs_on_them(tmp_path):
     # LOGICAL_CPUS = 2 (TFG504's MirroredStrategy over two replicas): the runner splits the CPU before
     # TensorFlow's first op (its device probe); an example without it sees one CPU.

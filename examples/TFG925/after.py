@@ -25,13 +25,13 @@ class CBOW(tf.keras.Model):
     def call(self, x):
         return self.out(tf.reduce_mean(self.embeddings(x), axis=1))
 
-    def nce_loss(self, x, y):
+    def loss_fn(self, x, y):
         logits = self.call(x)
         return tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True))
 
     def step(self, x, y):
         with tf.GradientTape() as tape:
-            loss = self.nce_loss(x, y)
+            loss = self.loss_fn(x, y)
         grads = tape.gradient(loss, self.trainable_variables)
         self.opt.apply_gradients(zip(grads, self.trainable_variables))
         return loss

@@ -144,7 +144,8 @@ def markdown(records: Sequence[Record], args: argparse.Namespace) -> str:
         "`fixes-error` (before raises, after runs; the evidence is the error), `fixes-behaviour` "
         "(both run and `behaviour_changed(before, after)` is true), `failed` (anything else, "
         "including an `after.py` that is not exactly the rule's fix of `before.py`, or, for a rule "
-        "without a fix, one that still has its finding). `equivalent` needs at least one compared "
+        "without a fix or an example its fix leaves alone, one that still has its finding). `equivalent` "
+        "needs at least one compared "
         "tensor or array; `fixes-error` needs `before.py`'s `main` to raise the "
         "example's `EXPECT_ERROR` and `after.py`'s to return a result.",
         "",
