@@ -87,13 +87,13 @@ class Keras3MetricDtype(Rule):
 
     def visit_FunctionDef(self, node: cst.FunctionDef, ctx) -> None:
         function = ctx.model.scope_of_node.get(node)
-        if function is None:
+        if function is None or len(node.params.posonly_params + node.params.params) < 2:
+            return
+        where = ctx.graphs.compile_metric(function)  # asked first: reading the body costs more
+        if where is None:
             return
         mixes = label_mixes(node)
         if not mixes:
-            return
-        where = ctx.graphs.compile_metric(function)
-        if where is None:
             return
         given = "here" if where == "this module" else f"in `{where}`"
         true, pred = (p.name.value for p in (node.params.posonly_params + node.params.params)[:2])
