@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from typing import List, Optional, Sequence
 
@@ -124,8 +125,19 @@ def _upgrade_parser(sub) -> None:
     p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
 
 
+def _unknown_command(first: str) -> bool:
+    """A first argument that reads as a command (a bare lower-case word, as ``explain``) and is neither one
+    of ``COMMANDS`` nor a path that exists: argparse's usage error, not a missing file to check."""
+    return first not in COMMANDS and re.fullmatch(r"[a-z][a-z-]*", first) is not None \
+        and not os.path.exists(first)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and _unknown_command(args_list[0]):
+        print(f"tflint-gpu: error: unknown command '{args_list[0]}' (commands: {', '.join(COMMANDS)}; "
+              f"a path to check must exist)", file=sys.stderr)
+        return 2
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         args_list.insert(0, "check")
     parser = build_parser()

@@ -1,0 +1,25 @@
+"""Issue 38: what a new user meets in the first hour."""
+from __future__ import annotations
+
+from tflint_gpu import cli
+
+
+def test_an_unknown_command_is_a_usage_error_naming_the_commands(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["explain"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown command 'explain'" in err and "check, rule, rules, verify, upgrade, server" in err
+
+
+def test_a_word_that_names_an_existing_folder_is_checked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "explain").mkdir()
+    (tmp_path / "explain" / "ok.py").write_text("x = 1\n", encoding="utf-8")
+    assert cli.main(["explain", "--no-cache"]) == 0
+    assert "unknown command" not in capsys.readouterr().err
+
+
+def test_a_missing_path_that_does_not_read_as_a_command_is_still_a_file_error(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["src/missing.py", "--no-cache"]) == 1
+    assert "unknown command" not in capsys.readouterr().err
