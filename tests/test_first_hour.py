@@ -23,3 +23,20 @@ def test_a_missing_path_that_does_not_read_as_a_command_is_still_a_file_error(tm
     monkeypatch.chdir(tmp_path)
     assert cli.main(["src/missing.py", "--no-cache"]) == 1
     assert "unknown command" not in capsys.readouterr().err
+
+
+def test_diff_with_only_unsafe_fixes_says_how_many_unsafe_ones_it_left_out(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    # TFG923: the `"lr"` key of a History, whose only fix ("learning_rate") is unsafe
+    (tmp_path / "train.py").write_text(
+        "import numpy as np\nimport tensorflow as tf\n\n"
+        "model = tf.keras.Sequential([tf.keras.Input((2,)), tf.keras.layers.Dense(1)])\n"
+        "model.compile('sgd', 'mse')\n"
+        "history = model.fit(np.ones((4, 2)), np.ones((4, 1)), verbose=0,\n"
+        "                    callbacks=[tf.keras.callbacks.ReduceLROnPlateau()])\n"
+        "rates = history.history['lr']\n", encoding="utf-8")
+    assert cli.main(["--diff", "--select", "TFG923", "--target-version", "latest", "--no-cache", "train.py"]) == 0
+    assert "No errors would be fixed (1 fix available with `--unsafe-fixes`)." in capsys.readouterr().err
+    assert cli.main(["--diff", "--select", "TFG923", "--target-version", "latest", "--no-cache", "--unsafe-fixes",
+                     "train.py"]) == 1
+    assert "Would fix 1 error." in capsys.readouterr().err

@@ -19,7 +19,7 @@ from tflint_gpu import config
 from tflint_gpu.engine import run
 from tflint_gpu.files import discover
 from tflint_gpu.notebook import is_notebook
-from tflint_gpu.findings import IO_ERROR, FileProblem
+from tflint_gpu.findings import IO_ERROR, FileProblem, Safety
 from tflint_gpu.progress import Progress
 from tflint_gpu.report import FORMATS, STATISTICS, render
 from tflint_gpu.report.full import Sources
@@ -264,8 +264,16 @@ def _check(args: argparse.Namespace) -> int:
         if not args.quiet and not no_files:
             unchecked = text_report.unchecked(problems)
             notes = f" ({unchecked})" if unchecked else ""
-            print(f"Would fix {would} error{'s' if would != 1 else ''}{notes}." if would
-                  else f"No fixes available{notes}.", file=sys.stderr)
+            hidden = 0 if settings.unsafe_fixes else sum(1 for f in findings if f.fix is not None
+                                                         and f.fix.safety is Safety.UNSAFE)
+            if would:
+                summary = f"Would fix {would} error{'s' if would != 1 else ''}{notes}."
+            elif hidden:  # as Ruff: the unsafe fixes the diff left out
+                summary = (f"No errors would be fixed ({hidden} fix{'es' if hidden != 1 else ''} available with "
+                           f"`--unsafe-fixes`){notes}.")
+            else:
+                summary = f"No fixes available{notes}."
+            print(summary, file=sys.stderr)
         _print_errors(errors)
         if failures:
             return 2
