@@ -2,6 +2,7 @@
 owners, concurrent runs, workers that die, and an honest summary."""
 from __future__ import annotations
 
+import faulthandler
 import os
 import signal
 import stat
@@ -115,7 +116,21 @@ class DiesOnCrash:
 
     def visit_Name(self, node, ctx):
         if node.value == "CRASH":
+            # pytest's faulthandler, inherited by the forked worker, would print a "Fatal Python error:
+            # Segmentation fault" block with thread dumps for this intended crash: alarming in a test run
+            faulthandler.disable()
             os.kill(os.getpid(), signal.SIGSEGV)
+
+
+def test_the_intended_worker_crash_prints_no_fatal_error_dump(tmp_path):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__,
+                           "-k", "a_worker_that_dies_costs_its_file_only"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert "1 passed" in done.stdout, done.stdout[-2000:]
+    assert "Fatal Python error" not in done.stdout + done.stderr
 
 
 def test_a_worker_that_dies_costs_its_file_only(tmp_path):
