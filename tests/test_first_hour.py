@@ -40,3 +40,17 @@ def test_diff_with_only_unsafe_fixes_says_how_many_unsafe_ones_it_left_out(tmp_p
     assert cli.main(["--diff", "--select", "TFG923", "--target-version", "latest", "--no-cache", "--unsafe-fixes",
                      "train.py"]) == 1
     assert "Would fix 1 error." in capsys.readouterr().err
+
+
+def test_a_lower_case_code_in_a_noqa_is_reported_by_tfg001_with_an_upper_case_fix(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("y = 1  # noqa: E501, tfg101\n", encoding="utf-8")
+    assert cli.main(["--select", "TFG001", "--no-cache", "a.py"]) == 1
+    out = capsys.readouterr().out
+    assert "a.py:1:22: TFG001 [*] Invalid `noqa` directive: `tfg101` is not a code (codes are upper case, " \
+           "`TFG101`): it suppresses nothing" in out
+    assert cli.main(["--select", "TFG001", "--no-cache", "--fix", "a.py"]) == 0
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == "y = 1  # noqa: E501, TFG101\n"
+    # without TFG001 (off by default) nothing is said, as before
+    (tmp_path / "a.py").write_text("y = 1  # noqa: tfg101\n", encoding="utf-8")
+    assert cli.main(["--no-cache", "a.py"]) == 0

@@ -642,8 +642,8 @@ def _import_edit(module: cst.Module, missing: List[str], where, extent) -> Edit:
 def _report_unused(result: LintResult, index: NoqaIndex, path: str, ran, rule: RuleClass) -> None:
     """Add a TFG001 finding, with its safe text-edit fix, for each unused directive (``NoqaIndex.unused``:
     after every other finding was looked up). ``rule``: the code's description, which knows every code."""
-    for row, directive, message, edits in index.unused(ran, rule.known_codes()):
-        fix = Fix("Remove unused `noqa` directive", Safety.SAFE, {})
+    for row, directive, message, fix_message, edits in index.unused(ran, rule.known_codes()):
+        fix = Fix(fix_message, Safety.SAFE, {})
         result.findings.append(Finding(rule.code, message, path, row, directive.start, row, directive.end,
                                        FixInfo(fix.message, fix.safety, edits), rule.name))
         result.fixes.append(fix)

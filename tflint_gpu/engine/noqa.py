@@ -115,6 +115,34 @@ def lex_file(comment: str) -> Optional[Directive]:
     return _lex(comment, _after_tool_name)
 
 
+def _miscased_codes(comment: str) -> List[Tuple[int, int, str]]:
+    """(start, end, text) of each code of ours written in lower or mixed case in the list after
+    ``noqa:`` (``# noqa: tfg904, E501``), which the directive's lexer does not take for a code."""
+    found: List[Tuple[int, int, str]] = []
+    lowered = comment.lower()
+    at = lowered.find("noqa")
+    while at >= 0:
+        i = _space(comment, at + 4)
+        if comment[i:i + 1] == ":":
+            i += 1
+            while True:
+                i = _space(comment, i)
+                j = i
+                while j < len(comment) and (comment[j].isalnum() or comment[j] == "_"):
+                    j += 1
+                word = comment[i:j]
+                if not word:
+                    break
+                if word.upper().startswith(OWN_PREFIX) and word != word.upper() and word[len(OWN_PREFIX):].isdigit():
+                    found.append((i, j, word))
+                i = _space(comment, j)
+                if comment[i:i + 1] != ",":
+                    break
+                i += 1
+        at = lowered.find("noqa", at + 4)
+    return found
+
+
 def _directive(text: str, start: int, i: int) -> Optional[Directive]:
     """What follows ``noqa`` at ``i``: the end or another comment (blanket), a colon and codes,
     spaces then a colon and codes, spaces then text (blanket); anything else is no directive."""
@@ -215,6 +243,9 @@ class NoqaIndex:
         self._starts: List[int] = []  # rows mapped to a later row: (first, last) intervals
         self._ends: List[int] = []
         self.used: Dict[int, Set[int]] = {}
+        # row -> (start, end, text) of each code of ours spelled in lower case after `noqa:` (`tfg904`):
+        # no code, so the directive suppresses nothing (TFG001 says so)
+        self.miscased: Dict[int, List[Tuple[int, int, str]]] = {}
 
     @property
     def lines(self) -> List[str]:
@@ -277,6 +308,9 @@ class NoqaIndex:
         found = lex_inline(text)
         if found is not None:
             self.directives[row] = (column, found.shifted(column))
+        miscased = _miscased_codes(text)
+        if miscased:
+            self.miscased[row] = [(column + start, column + end, code) for start, end, code in miscased]
         exemption = lex_file(text)
         if exemption is not None and not self.lines[row - 1][:column].strip():
             self._files.append(exemption)
@@ -334,11 +368,13 @@ class NoqaIndex:
         return bool(hits)
 
     # -- unused directives (TFG001) ------------------------------------------------
-    def unused(self, ran: Iterable[str], known: Sequence[str]) -> List[Tuple[int, Directive, str, List[Edit]]]:
-        """(row, directive, message, the edits of its fix) for each directive naming a code of ours
-        that suppressed nothing on its line (while every rule it names ran), that names no code of
-        ours, or that names one twice. Blanket directives and other tools' codes are never reported;
-        a directive naming TFG001 itself is left alone. Call after ``suppresses`` saw every finding."""
+    def unused(self, ran: Iterable[str], known: Sequence[str]) -> List[Tuple[int, Directive, str, str, List[Edit]]]:
+        """(row, directive, message, its fix's message, the edits of its fix) for each directive naming a
+        code of ours that suppressed nothing on its line (while every rule it names ran), that names no code
+        of ours, or that names one twice, and for each code of ours written in lower case (``# noqa:
+        tfg904``: no code, it suppresses nothing; the fix upper-cases it). Blanket directives and other
+        tools' codes are never reported; a directive naming TFG001 itself is left alone. Call after
+        ``suppresses`` saw every finding."""
         if not self.has_text:
             return []
         self._scan()
@@ -375,8 +411,17 @@ class NoqaIndex:
                 continue
             parts = "; ".join(f"{kind}: {', '.join(f'`{c}`' for c in codes)}" for kind, codes in kinds.items()
                               if codes)
-            found.append((row, directive, f"Unused `noqa` directive ({parts})",
+            found.append((row, directive, f"Unused `noqa` directive ({parts})", "Remove unused `noqa` directive",
                           [self._removal(row, column, directive, kept)]))
+        for row in sorted(self.miscased):
+            codes = self.miscased[row]
+            spans = Directive(codes[0][0], codes[-1][1], None)
+            named = ", ".join(f"`{code}`" for _, _, code in codes)
+            found.append((row, spans, f"Invalid `noqa` directive: {named} is not a code (codes are upper case, "
+                                      f"`{codes[0][2].upper()}`): it suppresses nothing",
+                          "Write the codes in upper case",
+                          [Edit(code.upper(), (row, start), (row, end)) for start, end, code in codes]))
+        found.sort(key=lambda item: item[0])
         return found
 
     def _removal(self, row: int, column: int, directive: Directive, kept: List[str]) -> Edit:

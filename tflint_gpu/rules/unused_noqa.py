@@ -16,10 +16,11 @@ class UnusedNoqa(Documented):
 
     ## What it does
     Reports a `# noqa: ...` comment that names a TFG code with no finding of
-    that code on its line, a code that does not exist (`TFG999`), or the same
-    code twice. A code counts as unused only when its rule ran on the file: a
-    rule left out by the selection, a per-file ignore or the target never makes
-    its `noqa` unused. A blanket `# noqa` and other tools' codes (`E501`,
+    that code on its line, a code that does not exist (`TFG999`), the same
+    code twice, or a code of ours written in lower case (`# noqa: tfg904`,
+    which names no code and suppresses nothing, as Ruff warns). A code counts
+    as unused only when its rule ran on the file: a rule left out by the
+    selection, a per-file ignore or the target never makes its `noqa` unused. A blanket `# noqa` and other tools' codes (`E501`,
     `F401`) are never reported, nor a comment that names `TFG001` itself. It
     is the counterpart of Ruff's RUF100.
 
@@ -40,7 +41,8 @@ class UnusedNoqa(Documented):
     ## Fix safety
     Safe: the fix removes the unused codes from the comment, or the comment
     (with the reason written after its codes) when none is left; a code of
-    another tool stays. It changes comments only.
+    another tool stays; a lower-case code is written in upper case (the
+    directive then suppresses what it names). It changes comments only.
 
     ## Measured effect
     None: it concerns comments. Off by default, as RUF100 is in Ruff: turn it
