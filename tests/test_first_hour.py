@@ -54,3 +54,22 @@ def test_a_lower_case_code_in_a_noqa_is_reported_by_tfg001_with_an_upper_case_fi
     # without TFG001 (off by default) nothing is said, as before
     (tmp_path / "a.py").write_text("y = 1  # noqa: tfg101\n", encoding="utf-8")
     assert cli.main(["--no-cache", "a.py"]) == 0
+
+
+def test_an_invalid_glob_in_the_configuration_is_one_line_naming_the_key_and_the_pattern(tmp_path, monkeypatch,
+                                                                                        capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu]\nextend-exclude = ["[abc"]\n', encoding="utf-8")
+    assert cli.main(["--no-cache", "a.py"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "extend-exclude: invalid glob `[abc`" in err
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu.per-file-ignores]\n"tests/[abc" = ["TFG2"]\n',
+                                             encoding="utf-8")
+    assert cli.main(["--no-cache", "a.py"]) == 2
+    assert "per-file-ignores: invalid glob `tests/[abc`" in capsys.readouterr().err
+    (tmp_path / "pyproject.toml").write_text('[tool.tflint-gpu]\nextend-exclude = ["[ab]c", "[!x]y", "[]]"]\n',
+                                             encoding="utf-8")
+    assert cli.main(["--no-cache", "a.py"]) == 0  # closed classes are globs
+    assert cli.main(["--no-cache", "--extend-exclude", "[abc", "a.py"]) == 2
+    assert "--extend-exclude: invalid glob `[abc`" in capsys.readouterr().err

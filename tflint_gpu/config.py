@@ -402,7 +402,7 @@ def validate_table(table: object, path: Path) -> Dict:
         if key in _SELECTOR_KEYS:
             result[key] = _check_prefixes(_strings(value, where), where, codes)
         elif key in _PATTERN_KEYS:
-            result[key] = _strings(value, where)
+            result[key] = [_glob(pattern, where) for pattern in _strings(value, where)]
         elif key in ("unsafe-fixes", "fix", "respect-gitignore"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected a boolean, got {_describe(value)}")
@@ -421,7 +421,7 @@ def validate_table(table: object, path: Path) -> Dict:
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: expected a table of glob = [codes], got {_describe(value)}")
             result[key] = {
-                pattern: _check_prefixes(_strings(v, f"{where}.{json.dumps(pattern)}"),
+                _glob(pattern, where): _check_prefixes(_strings(v, f"{where}.{json.dumps(pattern)}"),
                                          f"{where}.{json.dumps(pattern)}", codes)
                 for pattern, v in value.items()
             }
@@ -524,8 +524,27 @@ def _cli_per_file_ignores(values: Sequence[str]) -> List[Tuple[str, Tuple[str, .
         items = [item for item in selectors.split(",") if item.strip()]
         if not pattern.strip() or not items:
             raise ConfigError(f"--per-file-ignores: expected GLOB:CODES (e.g. 'tests/*:TFG2'), got `{value}`")
-        pairs.append((pattern, tuple(_check_prefixes(items, "--per-file-ignores", codes))))
+        pairs.append((_glob(pattern, "--per-file-ignores"), tuple(_check_prefixes(items, "--per-file-ignores", codes))))
     return pairs
+
+
+def _glob(pattern: str, where: str) -> str:
+    """``pattern``, or ConfigError naming ``where`` when it is no glob: a ``[`` that opens a character
+    class no ``]`` closes (``"[abc"``), which the matcher would silently read as text, as Ruff refuses."""
+    i, n = 0, len(pattern)
+    while i < n:
+        if pattern[i] == "[":
+            j = i + 1
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            close = pattern.find("]", j)
+            if close < 0:
+                raise ConfigError(f"{where}: invalid glob `{pattern}`: unclosed character class `[`")
+            i = close
+        i += 1
+    return pattern
 
 
 @dataclass
@@ -579,15 +598,15 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
         table.get("extend-per-file-ignores", [])
     pairs += [(pattern, here, codes) for pattern, codes in _cli_per_file_ignores(overrides.per_file_ignores or [])]
 
-    def given(values: Optional[Sequence[str]]) -> List[Anchored]:
-        return [(pattern, here) for pattern in _split(values) or []]
+    def given(values: Optional[Sequence[str]], option: str) -> List[Anchored]:
+        return [(_glob(pattern, option), here) for pattern in _split(values) or []]
 
     exclude = list(table.get("exclude", [(p, str(root)) for p in DEFAULT_EXCLUDE]))
     if overrides.exclude is not None:
-        exclude = given(overrides.exclude)
-    exclude += table.get("extend-exclude", []) + given(overrides.extend_exclude)
+        exclude = given(overrides.exclude, "--exclude")
+    exclude += table.get("extend-exclude", []) + given(overrides.extend_exclude, "--extend-exclude")
     include = list(table.get("include", [(p, str(root)) for p in DEFAULT_INCLUDE])) + table.get("extend-include", [])
-    include += given(overrides.extend_include)
+    include += given(overrides.extend_include, "--extend-include")
 
     unsafe = overrides.unsafe_fixes if overrides.unsafe_fixes is not None else table.get("unsafe-fixes", False)
     target = table.get("target-version")
