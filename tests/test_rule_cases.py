@@ -82,3 +82,16 @@ def test_all_rules_fixes_together_reach_a_fixed_point(rule, case):
     assert [f for f in outcome.findings if f.fix is not None] == [], case.note
     again = fix_source(outcome.source, "case.py", RULES, unsafe=True)
     assert again.source == outcome.source and again.applied == 0
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_the_catalogue_s_fix_safety_is_what_the_cases_fixes_are(rule):
+    """``fix_safety`` is the strongest fix the cases show, and ``unsafe_fixes_too`` says whether unsafe
+    ones come with safe ones (the catalogue then says "sometimes safe", as Ruff says "sometimes")."""
+    seen = {f.fix.safety for case in rule.cases for f in lint_source(case.code, "case.py", [rule]).findings
+            if f.fix is not None}
+    strongest = Safety.SAFE if Safety.SAFE in seen else (Safety.UNSAFE if seen else None)
+    assert rule.fix_safety is strongest
+    assert rule.unsafe_fixes_too == (seen == {Safety.SAFE, Safety.UNSAFE})
+    assert rule.fix_label() == {None: None, Safety.UNSAFE: "unsafe"}.get(
+        strongest, "sometimes safe" if rule.unsafe_fixes_too else "safe")

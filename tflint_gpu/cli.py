@@ -575,7 +575,7 @@ def _rules(fmt: str) -> int:
                 "name": r.name,
                 "summary": r.summary(),
                 "default": r.default_enabled,
-                "fix": r.fix_safety.value if r.fix_safety else None,
+                "fix": r.fix_label(),
                 "migration": getattr(r, "migration", False) or False,
             }
             for r in rules
@@ -584,10 +584,10 @@ def _rules(fmt: str) -> int:
         return 0
     width = max((len(r.name) for r in rules), default=0)
     for r in rules:
-        fix = f"fix: {r.fix_safety.value}" if r.fix_safety else "no fix"
+        fix = f"fix: {r.fix_label()}" if r.fix_safety else "no fix"
         off = "   " if r.default_enabled else "off"
         migration = "  (Keras 3 migration)" if getattr(r, "migration", False) else ""
-        print(f"{r.code} {off} {r.name:<{width}}  {fix:<12} {r.summary()}{migration}")
+        print(f"{r.code} {off} {r.name:<{width}}  {fix:<20} {r.summary()}{migration}")
     if not all(r.default_enabled for r in rules):
         print(f"\n{OFF_LEGEND}")
     return 0

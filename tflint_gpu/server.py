@@ -852,7 +852,7 @@ def hover_text(rule) -> str:
     sections = re.split(r"^## ", docs, flags=re.MULTILINE)
     kept = [s for s in sections if s.startswith(("What it does", "Why is this bad?"))]
     body = "\n".join("**" + s.replace("\n", "**\n", 1) for s in kept).strip() or rule.summary()
-    fix = rule.fix_safety.value if rule.fix_safety else "none"
+    fix = rule.fix_label() or "none"
     return f"### {rule.code} {rule.name}\n\nFix: {fix}.\n\n{body}"
 
 

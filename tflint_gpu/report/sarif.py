@@ -87,7 +87,7 @@ def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence
             "help": {"text": rule.docs(), "markdown": rule.docs()},
             **({"helpUri": url} if (url := rule_url(rule.code)) else {}),
             "defaultConfiguration": {"level": "warning", "enabled": rule.default_enabled},
-            "properties": {"fix": rule.fix_safety.value if rule.fix_safety else None},
+            "properties": {"fix": rule.fix_label()},
         }
         for rule in rules
     ]

@@ -102,6 +102,15 @@ class Documented:
     def summary(cls) -> str:
         return cls.docs().split("\n", 1)[0]
 
+    @classmethod
+    def fix_label(cls) -> Optional[str]:
+        """What the catalogue says of its fixes: "safe", "unsafe", "sometimes safe" (safe where it can be,
+        unsafe elsewhere: ``unsafe_fixes_too``), or None for no fix."""
+        safety = getattr(cls, "fix_safety", None)
+        if safety is None:
+            return None
+        return "sometimes safe" if safety is Safety.SAFE and getattr(cls, "unsafe_fixes_too", False) else safety.value
+
 
 class Rule(Documented):
     """Base class of every rule. Subclasses set the class attributes below."""
@@ -114,6 +123,9 @@ class Rule(Documented):
     # rule are never parsed.
     needs: ClassVar[Tuple[Tuple[str, ...], ...]] = ()
     fix_safety: ClassVar[Optional[Safety]] = None  # the strongest fix it offers
+    # True when fix_safety is SAFE and some of its fixes are unsafe (tests/test_rule_cases.py checks it
+    # against what its cases' fixes are): the catalogue says "sometimes safe"
+    unsafe_fixes_too: ClassVar[bool] = False
     default_enabled: ClassVar[bool] = True
     # True: its findings are what breaks under Keras 3 / TF 2.16+ (a removed API...), so it is
     # off for a file whose project targets Keras 2 (``semantic.target``). BY_TARGET: only some

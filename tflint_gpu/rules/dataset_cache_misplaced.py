@@ -166,6 +166,7 @@ class DatasetCacheMisplaced(Rule):
     message = "`cache()` is misplaced in the tf.data pipeline"
     needs = ((".cache(",),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         for chain in chains(ctx):

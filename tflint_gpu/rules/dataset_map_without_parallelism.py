@@ -158,6 +158,7 @@ class DatasetMapWithoutParallelism(Rule):
     message = "`map` runs sequentially: add `num_parallel_calls=tf.data.AUTOTUNE`"
     needs = ((".map(", ".interleave("),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Module(self, node: cst.Module, ctx) -> None:
         for chain in chains(ctx):

@@ -144,6 +144,7 @@ class DeprecatedTfAlias(Rule):
     message = "A deprecated alias: use the current name"
     needs = (("experimental", "LeakyReLU", "InputLayer"),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         if node.attr.value not in ("list_physical_devices", "list_logical_devices", "get_visible_devices",

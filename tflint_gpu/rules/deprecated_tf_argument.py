@@ -137,6 +137,7 @@ class DeprecatedTfArgument(Rule):
     needs = (("output_types", "output_shapes", "back_prop", "dim", "dtype", "caching_device", "compute_shapes",
               "op_dict", "graph_parents", "experimental_follow_type_hints", "experimental_enable_async_checkpoint"),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not node.args:

@@ -66,7 +66,7 @@ def page(rule: Type) -> str:
     """The rule's documentation page (markdown), the same for the CLI and docs/rules/."""
     from tflint_gpu.verify.harness import default_examples_dir
 
-    fix = rule.fix_safety.value if rule.fix_safety else "none"
+    fix = rule.fix_label() or "none"
     enabled = "yes" if rule.default_enabled else "no"
     parts: List[str] = [f"# {rule.name} ({rule.code})\n\nFix: {fix}. Enabled by default: {enabled}.", rule.docs()]
     examples = default_examples_dir()
@@ -94,7 +94,7 @@ def index(rules) -> str:
              "examples/RESULTS.md; do not edit by hand. `tflint-gpu rule CODE` prints the same page.", "",
              "| Code | Name | Fix | Default | Summary | Page |", "|---|---|---|---|---|---|"]
     for rule in rules:
-        fix = rule.fix_safety.value if rule.fix_safety else "none"
+        fix = rule.fix_label() or "none"
         default = "on" if rule.default_enabled else "off"
         lines.append(f"| `{rule.code}` | {rule.name} | {fix} | {default} | {_cell(rule.summary())} | "
                      f"[{rule.code}.md]({rule.code}.md) |")

@@ -138,6 +138,7 @@ class Keras2OnlyPackage(Rule):
     message = "This package works with Keras 2 only: its import fails under Keras 3"
     needs = (tuple(_KERAS2_ONLY),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
     migration = True
 
     def visit_Import(self, node: cst.Import, ctx) -> None:

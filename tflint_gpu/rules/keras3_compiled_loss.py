@@ -110,6 +110,7 @@ class Keras3CompiledLoss(Rule):
     message = "Keras 3 keeps `compiled_loss` only as a deprecated shim"
     needs = (("compiled_loss",),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
     migration = True
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:

@@ -269,6 +269,7 @@ class Keras3UnsupportedSavePath(Rule):
     needs = (("save", "load_", "ModelCheckpoint", "DEFINE_string"),)
     migration = True
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if ctx.keras_internals:

@@ -150,6 +150,7 @@ class Numpy2RemovedName(Rule):
     message = "NumPy 2 removed this name"
     needs = (("numpy",),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
     migration = BY_TARGET  # the target's TensorFlow decides which NumPy is installed
 
     def _numpy(self, ctx):

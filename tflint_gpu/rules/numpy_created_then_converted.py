@@ -87,6 +87,7 @@ class NumpyCreatedThenConverted(Rule):
     message = "NumPy array created on the host and then converted to a tensor"
     needs = (("numpy",), ("constant", "convert_to_tensor", "Variable"))
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
     # TFG201 reports conversions that run repeatedly or leave a float64
     # variable; TFG202 (off by default) the one-time rest.
     one_time = False

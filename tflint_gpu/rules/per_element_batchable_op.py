@@ -122,6 +122,7 @@ class PerElementBatchableOp(Rule):
     message = "an op applied to each element of a batch when one call on the batch does the same"
     needs = (("tensorflow",), ("map_fn", "vectorized_map", "stack"))
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         found = ctx.per_element.call(node, ctx.scope)

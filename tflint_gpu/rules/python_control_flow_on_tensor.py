@@ -147,6 +147,7 @@ class PythonControlFlowOnTensor(Rule):
     message = "Python control flow on a tensor fails in this graph code"
     needs = (GRAPH_TEXT,)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def __init__(self) -> None:
         self._elifs: Set[int] = set()

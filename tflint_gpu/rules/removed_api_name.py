@@ -210,6 +210,7 @@ class RemovedApiName(Rule):
     message = "Keras 3 or TensorFlow 2 removed this name"
     needs = (("keras", "tensorflow"),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
     migration = BY_TARGET  # TF 1 names break under any TF 2 target; Keras 3 names only where it is Keras 3
 
     def __init__(self) -> None:

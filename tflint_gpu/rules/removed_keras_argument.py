@@ -296,6 +296,7 @@ class RemovedKerasArgument(Rule):
     message = "Keras 3 removed this argument"
     needs = (("lr", "experimental_compile", "save_format", "weights", "keras"),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Call(self, node: cst.Call, ctx) -> None:
         if not any(a.keyword is not None for a in node.args):

@@ -320,6 +320,7 @@ class RemovedKerasMethod(Rule):
     needs = (("reset_states", "_generator", "learning_phase", "experimental", "keras", "_shape_at", "_mask_at",
               "get_input_at", "get_output_at", "as_list", "get_shape"),)
     fix_safety = Safety.SAFE
+    unsafe_fixes_too = True  # some cases only (their message says why)
 
     def visit_Attribute(self, node: cst.Attribute, ctx) -> None:
         """A member the derived migration table records as removed from a Keras class (and
