@@ -73,3 +73,16 @@ def test_an_invalid_glob_in_the_configuration_is_one_line_naming_the_key_and_the
     assert cli.main(["--no-cache", "a.py"]) == 0  # closed classes are globs
     assert cli.main(["--no-cache", "--extend-exclude", "[abc", "a.py"]) == 2
     assert "--extend-exclude: invalid glob `[abc`" in capsys.readouterr().err
+
+
+def test_exit_non_zero_on_fix_exits_1_when_a_fix_was_written(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    source = "import tensorflow as tf\nm = tf.keras.metrics.Mean()\nm.reset_states()\n"  # TFG902, safe fix
+    (tmp_path / "a.py").write_text(source, encoding="utf-8")
+    args = ["--select", "TFG902", "--target-version", "latest", "--no-cache", "--fix", "a.py"]
+    assert cli.main(args) == 0  # fixed, nothing left: 0 as before
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == source.replace("reset_states", "reset_state")
+    (tmp_path / "a.py").write_text(source, encoding="utf-8")
+    assert cli.main(args + ["--exit-non-zero-on-fix"]) == 1
+    assert cli.main(args + ["--exit-non-zero-on-fix"]) == 0  # nothing left to fix
+    capsys.readouterr()

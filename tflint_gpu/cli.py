@@ -60,6 +60,8 @@ def _check_parser(sub) -> None:
     p.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     p.add_argument("--statistics", action="store_true", help="count findings by rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")
+    p.add_argument("--exit-non-zero-on-fix", action="store_true",
+                   help="exit 1 when --fix changed a file, even with no finding left (as Ruff)")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
     p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
     p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
@@ -293,6 +295,8 @@ def _check(args: argparse.Namespace) -> int:
     if failures:
         return 2
     if (findings or diagnostics) and not args.exit_zero:
+        return 1
+    if fixed and mode == run.FIX and getattr(args, "exit_non_zero_on_fix", False):
         return 1
     return 0
 
