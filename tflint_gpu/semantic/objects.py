@@ -425,26 +425,27 @@ class Objects:
         """What the module's ``Cls(...)`` calls pass for ``__init__``'s ``param`` (at ``position``,
         ``self`` being 0); unknown when nothing in the module constructs ``Cls`` or one call's
         argument cannot be read (a star, a default taken)."""
-        sites = []
-        for call, where in self.graphs.model.index.get("Call", ()):
-            if isinstance(call.func, cst.Name) and call.func.value == cls.name:
-                found = lookup(call.func.value, where)
-                if found is not None and found.kind == CLASS and found.target is cls:
-                    sites.append((call, where))
+        sites = self._calls_of(cls, CLASS)
         if not sites:
             return _unknown()
         result = ObjectKind()
         for call, where in sites:
-            given = next((a.value for a in call.args if a.keyword is not None
-                          and a.keyword.value == param.name.value), None)
-            positional = [a for a in call.args if a.keyword is None]
-            if given is None and not any(a.star for a in positional[:position]) and position - 1 < len(positional):
-                given = positional[position - 1].value if not positional[position - 1].star else None
+            given = _passed(call, param, position - 1)
             if given is None:
                 result.unknown = True
             else:
                 result.add(self._kind(given, where, depth + 1))
         return result
+
+    def _calls_of(self, target: ScopeInfo, kind: str) -> List[Tuple[cst.Call, ScopeInfo]]:
+        """The module's calls of the class or def ``target`` (``kind``: CLASS or DEF) by its name."""
+        sites = []
+        for call, where in self.model.index.get("Call", ()):
+            if isinstance(call.func, cst.Name) and call.func.value == target.name:
+                found = lookup(call.func.value, where)
+                if found is not None and found.kind == kind and found.target is target:
+                    sites.append((call, where))
+        return sites
 
     def _attribute_kind(self, cls: ScopeInfo, attr: str, depth: int) -> ObjectKind:
         if self.methods(cls, attr):
@@ -568,19 +569,10 @@ class Objects:
             return None
         function = found.scope
         param, position = found.values[0][1], found.values[0][2]
-        result, sites = ObjectKind(), 0
-        for call, where in self.model.index.get("Call", ()):
-            if not (isinstance(call.func, cst.Name) and call.func.value == function.name):
-                continue
-            called = lookup(call.func.value, where)
-            if called is None or called.kind != DEF or called.target is not function:
-                continue
-            sites += 1
-            given = next((a.value for a in call.args if a.keyword is not None
-                          and a.keyword.value == param.name.value), None)
-            positional = [a for a in call.args if a.keyword is None]
-            if given is None and position < len(positional) and not any(a.star for a in positional[:position + 1]):
-                given = positional[position].value
+        sites = self._calls_of(function, DEF)
+        result = ObjectKind()
+        for call, where in sites:
+            given = _passed(call, param, position)
             if given is None:
                 return None
             result.add(self.kind(given, where))
@@ -636,6 +628,16 @@ def _method_of(scope: ScopeInfo) -> Tuple[Optional[ScopeInfo], Optional[str]]:
                     return current, name
             return None, None
     return None, None
+
+
+def _passed(call: cst.Call, param: cst.Param, index: int) -> Optional[cst.BaseExpression]:
+    """What ``call`` passes for ``param``: by its keyword, or as the positional argument at ``index``
+    (no star up to there); None when it cannot be read (a default taken, a star)."""
+    given = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value), None)
+    positional = [a for a in call.args if a.keyword is None]
+    if given is None and 0 <= index < len(positional) and not any(a.star for a in positional[:index + 1]):
+        given = positional[index].value
+    return given
 
 
 def _is_classmethod(function: ScopeInfo) -> bool:
