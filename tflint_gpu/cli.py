@@ -56,7 +56,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
     p.add_argument("--format", "--output-format", dest="format", choices=sorted(FORMATS), default="text",
                    help="text (or concise: one line a finding, the default), full (with the source lines and "
-                        "a preview of each fix), json, sarif, github")
+                        "a preview of each fix), json, sarif, github, gitlab (Code Quality), junit")
     p.add_argument("--output-file", "-o", metavar="PATH", help="write the report to PATH instead of stdout")
     p.add_argument("--statistics", action="store_true", help="count findings by rule")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain")

@@ -1,5 +1,5 @@
 """Reporters: the same findings as text (concise, or full: with source lines and fix previews), JSON
-(Ruff's fields), SARIF 2.1.0 or GitHub annotations."""
+(Ruff's fields), SARIF 2.1.0, GitHub annotations, GitLab Code Quality or JUnit XML."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Sequence
@@ -14,7 +14,16 @@ FORMATS: Dict[str, Callable[..., str]] = {
     "json": json_format.render,
     "sarif": sarif.render,
     "github": github.render,
+    "gitlab": lambda *args, **kwargs: _load("gitlab").render(*args, **kwargs),  # GitLab Code Quality
+    "junit": lambda *args, **kwargs: _load("junit").render(*args, **kwargs),  # JUnit XML
 }
+
+
+def _load(name: str):
+    """A reporter module imported when its format is used (``--format gitlab``, ``junit``)."""
+    import importlib
+
+    return importlib.import_module(f"tflint_gpu.report.{name}")
 
 
 # --statistics: the formats that can hold a table of counts (as in Ruff).
