@@ -165,6 +165,21 @@ def test_summary_names_leave_weights_saves_out():
     assert Summary.from_json(summary.to_json()).names == summary.names
 
 
+def test_a_plain_word_as_a_dict_key_or_an_index_names_no_file():
+    # examples/TFG201 returns {"total": ..., "last": ...}: it named no file `last`, and stopped the rename
+    # of examples/TFG908's `save_weights(os.path.join(folder, "last"))` when examples/ was checked whole.
+    summary = summarize_source(textwrap.dedent('''\
+        def f(d, out):
+            print(d["last"], out["best.h5"])
+            return {"total": 1, "last": 2, "w.h5": 3, "a/b": 4}, "last"
+
+        def g(d):
+            return d["total"], {"total": 0}
+        '''))
+    assert {"last", "best.h5", "w.h5", "b"} <= set(summary.names)  # "last" returned: it may be a path
+    assert "total" not in summary.names
+
+
 def test_rename_refused_when_another_module_names_the_file(tmp_path):
     (tmp_path / "train.py").write_text('def f(model):\n    model.save_weights("logs/w.h5")\n')
     (tmp_path / "predict.py").write_text('def g(model):\n    model.load_weights("logs/w.h5")\n')

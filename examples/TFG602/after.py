@@ -24,8 +24,9 @@ def main(size):
     d_optimizer = tf.keras.optimizers.Adam(1e-3)
     g_optimizer = tf.keras.optimizers.Adam(1e-3)
     x = tf.random.normal((batch, d), seed=1)
-    losses = []
-    for _ in range(3):
+
+    @tf.function
+    def train_step():
         with tf.GradientTape() as tape:
             d_loss = tf.reduce_mean(tf.nn.softplus(-discriminator(x))) + tf.reduce_mean(
                 tf.nn.softplus(discriminator(generator(x))))
@@ -35,5 +36,7 @@ def main(size):
             g_loss = tf.reduce_mean(tf.nn.softplus(-discriminator(generator(x))))
         grads = tape.gradient(g_loss, generator.trainable_variables)
         g_optimizer.apply_gradients(zip(grads, generator.trainable_variables))
-        losses.append((float(d_loss), float(g_loss)))
-    return np.array(losses, dtype=np.float32)
+        return tf.stack([d_loss, g_loss])
+
+    losses = [train_step() for _ in range(3)]
+    return tf.stack(losses).numpy()

@@ -23,8 +23,9 @@ def main(size):
     discriminator = tf.keras.Sequential([tf.keras.Input((d,)), tf.keras.layers.Dense(1)])
     optimizer = tf.keras.optimizers.Adam(1e-3)
     x = tf.random.normal((batch, d), seed=1)
-    losses = []
-    for _ in range(3):
+
+    @tf.function
+    def train_step():
         with tf.GradientTape() as tape:
             d_loss = tf.reduce_mean(tf.nn.softplus(-discriminator(x))) + tf.reduce_mean(
                 tf.nn.softplus(discriminator(generator(x))))
@@ -34,5 +35,7 @@ def main(size):
             g_loss = tf.reduce_mean(tf.nn.softplus(-discriminator(generator(x))))
         grads = tape.gradient(g_loss, generator.trainable_variables)
         optimizer.apply_gradients(zip(grads, generator.trainable_variables))
-        losses.append((float(d_loss), float(g_loss)))
-    return np.array(losses, dtype=np.float32)
+        return tf.stack([d_loss, g_loss])
+
+    losses = [train_step() for _ in range(3)]
+    return tf.stack(losses).numpy()

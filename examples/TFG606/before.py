@@ -28,17 +28,20 @@ def main(size):
                                  tf.keras.layers.Dense(10, activation="softmax")])
     optimizer = tf.keras.optimizers.Adam(0.01)
     data = tf.data.Dataset.from_tensor_slices((x, y)).batch(32)
+
+    @tf.function
+    def train_step(batch_x, batch_y):
+        with tf.GradientTape() as tape:
+            probabilities = model(batch_x, training=True)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch_y,
+                                                                                 logits=probabilities))
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
     logged = 0.0
     for _ in range(epochs):
-        losses = []
-        for batch_x, batch_y in data:
-            with tf.GradientTape() as tape:
-                probabilities = model(batch_x, training=True)
-                loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=batch_y,
-                                                                                     logits=probabilities))
-            gradients = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-            losses.append(loss)
+        losses = [train_step(batch_x, batch_y) for batch_x, batch_y in data]
         logged = float(tf.reduce_mean(losses))
     predictions = model(x).numpy()
     true_loss = tf.keras.losses.sparse_categorical_crossentropy(y, predictions).numpy().mean()

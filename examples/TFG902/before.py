@@ -31,13 +31,17 @@ def main(size):
     train_loss = tf.keras.metrics.Mean()
     losses = []
     data = batches()
+
+    @tf.function
+    def train_step(x, y):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x) - y))
+        optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+        train_loss.update_state(loss)
+
     for epoch in range(2):
         for _ in range(steps):
-            x, y = next(data)
-            with tf.GradientTape() as tape:
-                loss = tf.reduce_mean(tf.square(model(x) - y))
-            optimizer.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
-            train_loss.update_state(loss)
+            train_step(*next(data))
         losses.append(float(train_loss.result()))
         train_loss.reset_states()
     val_loss = model.evaluate_generator(batches(), steps=2)

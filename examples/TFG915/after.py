@@ -30,11 +30,16 @@ def main(size):
     model = tf.keras.Model(inputs, tf.keras.layers.Dense(1, kernel_initializer="ones")(hidden))
     optimizer = tf.keras.optimizers.SGD(learning_rate=0.01)
     decayed = [v for v in model.trainable_variables if "batch_normalization" not in v.path]
-    for start in range(0, n, 32):
+
+    @tf.function
+    def train_step(x_batch, y_batch):
         with tf.GradientTape() as tape:
-            pred = model(x[start:start + 32], training=True)
-            loss = tf.reduce_mean(tf.square(pred - y[start:start + 32]))
+            pred = model(x_batch, training=True)
+            loss = tf.reduce_mean(tf.square(pred - y_batch))
             loss += 1e-2 * tf.add_n([tf.reduce_sum(tf.square(v)) for v in decayed])
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    for start in range(0, n, 32):
+        train_step(x[start:start + 32], y[start:start + 32])
     return np.array(len(decayed)), model.predict(x, verbose=0)

@@ -29,6 +29,7 @@ class CBOW(tf.keras.Model):
         logits = self.call(x)
         return tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, logits, from_logits=True))
 
+    @tf.function
     def step(self, x, y):
         with tf.GradientTape() as tape:
             loss = self.loss(x, y)

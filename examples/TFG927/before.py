@@ -64,11 +64,16 @@ def main(size):
     y = rng.integers(0, 4, size=(n,))
     model = get_model(side)
     optimizer = tf.keras.optimizers.SGD(0.1)
-    for _ in range(3):
+
+    @tf.function
+    def train_step():
         with tf.GradientTape() as tape:
             loss = tf.reduce_mean(tf.keras.losses.sparse_categorical_crossentropy(y, model(x, training=True)))
         grads = tape.gradient(loss, model.trainable_variables)
         optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+    for _ in range(3):
+        train_step()
     path = os.path.join(tempfile.mkdtemp(), "resnet.weights.h5")
     model.save_weights(path)
     restored = get_model(side)

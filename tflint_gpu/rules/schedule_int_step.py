@@ -43,7 +43,8 @@ class ScheduleIntStep(Rule):
     schedule gets `optimizer.iterations` itself, an int64 tensor, and the
     first training step fails: measured under TF 2.21, Keras 3 and tf_keras
     both raise `InvalidArgumentError: Value for attr 'T' of int64 is not in
-    the list of allowed values` for `tf.math.rsqrt(step)`, and `TypeError`
+    the list of allowed values` for `tf.math.rsqrt(step)` run eagerly,
+    `TypeError` for it inside a `tf.function` (as in `fit`), and `TypeError`
     for `step * 0.5`. This is the Transformer tutorial's `CustomSchedule`
     as written before TF 2.11; the tutorial now casts.
 
@@ -102,7 +103,7 @@ class ScheduleIntStep(Rule):
             use = self._first_float_use(function, step, scope, ctx)
             if use is not None:
                 ctx.report(use, f"`{step}` is the optimizer's int64 `iterations` from TF 2.11 (Keras 3 and "
-                                f"tf_keras): this op rejects it (InvalidArgumentError); cast it first",
+                                f"tf_keras): this op rejects it (an error at the first step); cast it first",
                            _fix(function, step, scope, ctx))
 
     @staticmethod

@@ -714,12 +714,21 @@ def mentioned_files(tree: ast.Module, nodes: Optional[Sequence[ast.AST]] = None)
     alike, where every other mention (a load, a message, a docstring) may read the old name; and the
     first argument of ``x.load_weights(...)`` written exactly as such a save's path (the module's own
     rename rewrites that load with its save: four tutorial scripts each saving and loading
-    ``"./models/<name>/model.ckpt"`` do not stop each other's rename). ``nodes``: ``ast.walk(tree)``'s
+    ``"./models/<name>/model.ckpt"`` do not stop each other's rename); and a plain word (no dot or
+    slash) written as a dict literal's key or a subscript's index (``{"last": ...}``, ``d["last"]``):
+    an entry's key, not a file. ``nodes``: ``ast.walk(tree)``'s
     nodes where the caller has them (``summarize``'s ``Summary.names``: the files named, each once)."""
     saves: Set[int] = set()
     written: Set[str] = set()  # the weights saves' path expressions
+    keys: Set[int] = set()  # a dict literal's keys and a subscript's index: ``{"last": ...}``, ``d["last"]``
     nodes = list(ast.walk(tree)) if nodes is None else nodes
     for node in nodes:
+        if node.__class__ is ast.Dict:
+            keys.update(id(key) for key in node.keys if key is not None)
+            continue
+        if node.__class__ is ast.Subscript:
+            keys.add(id(node.slice))
+            continue
         if node.__class__ is not ast.Call:
             continue
         func = node.func
@@ -745,6 +754,8 @@ def mentioned_files(tree: ast.Module, nodes: Optional[Sequence[ast.AST]] = None)
     for node in nodes:
         if node.__class__ is ast.Constant and isinstance(node.value, str) and len(node.value) < 10000 \
                 and id(node) not in saves:
+            if id(node) in keys and "." not in node.value and "/" not in node.value:
+                continue  # a plain word as a key names an entry, not a file
             counted.update(file_names(node.value))
     return counted
 
