@@ -9,6 +9,7 @@ import shutil
 import site
 import subprocess
 import sys
+import tarfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
@@ -59,8 +60,8 @@ _COPY_IGNORE = shutil.ignore_patterns(".git", "build", "dist", "*.egg-info", "__
                                       ".hypothesis", ".tflint_gpu_cache", "*.whl")
 
 
-def _run(command, *, cwd, timeout=300):
-    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
+def _run(command, *, cwd, timeout=300, drop=()):
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", *drop)}
     env.update(PIP_NO_INDEX="1", PIP_DISABLE_PIP_VERSION_CHECK="1", TF_CPP_MIN_LOG_LEVEL="3")
     done = subprocess.run([str(part) for part in command], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=timeout)
@@ -116,13 +117,27 @@ def source(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def wheel_env(source, tmp_path_factory):
-    """The wheel built from the source, installed in a fresh virtualenv: (python, tflint-gpu script, cwd)."""
+def built(source, tmp_path_factory):
+    """`python -m build` on the source, as a maintainer publishes it: the sdist, then the wheel built from
+    the sdist. With this interpreter's setuptools (--no-isolation: no download; the test extra pins
+    setuptools>=77, as build-system.requires does). Returns (its output, the sdist, the wheel)."""
+    dist = tmp_path_factory.mktemp("dist")
+    # PYTHONDONTWRITEBYTECODE (set here, not by a user who builds) makes distutils print
+    # "byte-compiling is disabled" warnings that say nothing about the package
+    done = _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, source], cwd=source,
+                drop=("PYTHONDONTWRITEBYTECODE",))
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    (sdist,) = dist.glob("tflint_gpu-*.tar.gz")
+    (wheel,) = dist.glob("tflint_gpu-*.whl")
+    return output, sdist, wheel
+
+
+@pytest.fixture(scope="module")
+def wheel_env(built, tmp_path_factory):
+    """The wheel `python -m build` built, installed in a fresh virtualenv: (python, tflint-gpu script, cwd)."""
     base = tmp_path_factory.mktemp("wheel")
-    done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                 "-w", base / "dist", source], cwd=base)
-    assert done.returncode == 0, done.stdout + done.stderr
-    (wheel,) = (base / "dist").glob("tflint_gpu-*.whl")
+    wheel = built[2]
     python, script = _venv(base / "venv")
     _install(python, wheel, cwd=base)
     elsewhere = base / "elsewhere"  # outside the repository and the source copy
@@ -135,8 +150,9 @@ def test_package_list_names_every_package():
     tomllib = pytest.importorskip("tomllib")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "tflint_gpu").rglob("__init__.py")}
-    assert set(config["packages"]) == on_disk | {"tflint_gpu.examples"}
-    assert config["package-dir"] == {"tflint_gpu.examples": "examples"}
+    # the packages under tflint_gpu/, and the folders mapped into it (examples/ among them)
+    assert set(config["packages"]) == on_disk | set(config["package-dir"])
+    assert config["package-dir"]["tflint_gpu.examples"] == "examples"
 
 
 def test_wheel_ships_every_example_pair_and_the_results(wheel_env):
@@ -145,6 +161,79 @@ def test_wheel_ships_every_example_pair_and_the_results(wheel_env):
     assert examples
     missing = [name for name in examples + ["README.md", "RESULTS.md"] if f"tflint_gpu/examples/{name}" not in names]
     assert not missing
+
+
+# -- publishing: what `python -m build` prints and what PyPI would read ---------
+
+def test_build_prints_no_warning(built):
+    """No deprecated `project.license` table, no "Package 'tflint_gpu.examples.TFG…' is absent from the
+    `packages` configuration" (one per folder of examples/ while include-package-data took them)."""
+    output = built[0]
+    # every line but those naming a file it copies or adds (a module's name may hold "deprecated")
+    said = [line for line in output.splitlines() if " -> " not in line and not line.startswith("adding '")]
+    warned = [line for line in said if re.search(r"warn|deprecat|is absent from the", line, re.I)]
+    assert not warned, "\n".join(warned)
+    assert "Successfully built tflint_gpu-" in output
+
+
+def test_twine_check_strict_passes(built):
+    done = _run([sys.executable, "-m", "twine", "check", "--strict", built[1], built[2]], cwd=built[1].parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("PASSED") == 2, done.stdout
+
+
+def _wheel_metadata(wheel):
+    from email.parser import Parser
+
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        return Parser().parsestr(archive.read(name).decode("utf-8"))
+
+
+def test_distributions_carry_the_license(built):
+    _, sdist, wheel = built
+    text = (ROOT / "LICENSE").read_text(encoding="utf-8")
+    assert text.startswith("Copyright 2026 The tflint-gpu authors\n")
+    assert "Apache License\n                           Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+    with zipfile.ZipFile(wheel) as archive:
+        (licence,) = [n for n in archive.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+        assert archive.read(licence).decode("utf-8") == text
+    with tarfile.open(sdist) as archive:
+        top = archive.getnames()[0].split("/")[0]
+        assert archive.extractfile(f"{top}/LICENSE").read().decode("utf-8") == text
+    metadata = _wheel_metadata(wheel)
+    assert metadata["License-Expression"] == "Apache-2.0"
+    assert metadata.get_all("License-File") == ["LICENSE"]
+    assert metadata["Author"] == "The tflint-gpu authors"
+
+
+def test_classifiers_are_known_and_match_requires_python(built):
+    """The classifiers PyPI would accept (trove-classifiers is PyPA's list); the Python versions are the
+    ones from requires-python up; no license classifier beside the SPDX expression."""
+    trove = pytest.importorskip("trove_classifiers")
+    metadata = _wheel_metadata(built[2])
+    classifiers = metadata.get_all("Classifier")
+    assert set(classifiers) <= trove.classifiers, set(classifiers) - trove.classifiers
+    assert not [c for c in classifiers if c.startswith("License ::")]
+    for wanted in ("Development Status :: 3 - Alpha", "Intended Audience :: Developers",
+                   "Programming Language :: Python :: 3 :: Only"):
+        assert wanted in classifiers
+    assert any(c.startswith("Operating System :: ") for c in classifiers)
+    assert any(c.startswith("Environment :: ") for c in classifiers)
+    versions = sorted(tuple(map(int, c.rsplit(" ", 1)[1].split("."))) for c in classifiers
+                      if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c))
+    assert metadata["Requires-Python"] == ">=3.9"
+    assert versions == [(3, minor) for minor in range(9, 14)]
+
+
+def test_sdist_ships_every_example_pair(built):
+    """The wheel is built from the sdist: the examples must be in it too."""
+    with tarfile.open(built[1]) as archive:
+        names = {name.split("/", 1)[1] for name in archive.getnames() if "/" in name}
+    examples = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "examples").glob("TFG*/*.py"))
+    assert examples
+    assert not [name for name in examples + ["examples/README.md", "examples/RESULTS.md"] if name not in names]
 
 
 def test_wheel_install_shows_a_rule_with_its_example_pair(wheel_env):
