@@ -144,6 +144,21 @@ def test_traces_column_says_n_a_when_no_tf_function_ran():
     assert command._row(record)[5] == "-/3"
 
 
+def test_times_and_ratio_come_with_their_spread_over_the_timed_calls():
+    # Issue 38: a ratio alone hid that 0.95x was noise; the row gives each side's fastest and slowest
+    # call and the ratio's bounds, in the text table and RESULTS.md alike.
+    record = harness.Record("TFG201", "examples/TFG201", "equivalent", "ok")
+    record.before_seconds, record.after_seconds = 0.30, 0.20
+    harness.spread(record, [0.28, 0.30, 0.36], [0.18, 0.20, 0.24])
+    row = command._row(record)
+    assert row[2:5] == ["0.3000 (0.2800-0.3600)", "0.2000 (0.1800-0.2400)", "1.50x (1.17-2.00)"]
+    assert (record.ratio_min, record.ratio_max) == (0.28 / 0.24, 0.36 / 0.18)
+    failed = harness.Record("TFG603", "examples/TFG603", "fixes-error", "TypeError")
+    failed.after_seconds = 0.05
+    harness.spread(failed, [], [0.05, 0.06])
+    assert command._row(failed)[2:5] == ["-", "0.0500 (0.0500-0.0600)", "-"]
+
+
 def test_usage_errors_do_not_start_tensorflow(capsys):
     assert command.run(parse("--rule", "TFG000")) == 2
     assert command.run(parse("--repeat", "0")) == 2

@@ -89,14 +89,23 @@ def _seconds(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.4f}"
 
 
+def _timed(median: Optional[float], low: Optional[float], high: Optional[float]) -> str:
+    """The median of the timed calls with their range: ``0.0879 (0.0850-0.0901)``."""
+    if median is None or low is None or high is None:
+        return _seconds(median)
+    return f"{median:.4f} ({low:.4f}-{high:.4f})"
+
+
 def _row(record: Record) -> List[str]:
     ratio = "-" if record.ratio is None else f"{record.ratio:.2f}x"
+    if record.ratio is not None and record.ratio_min is not None and record.ratio_max is not None:
+        ratio += f" ({record.ratio_min:.2f}-{record.ratio_max:.2f})"
     if record.traces_before is None and record.traces_after is None:
         traces = "n/a"  # no tf.function was made or called (or neither file ran)
     else:
         traces = f"{_count(record.traces_before)}/{_count(record.traces_after)}"
-    return [record.rule, record.verdict, _seconds(record.before_seconds), _seconds(record.after_seconds),
-            ratio, traces, record.evidence]
+    return [record.rule, record.verdict, _timed(record.before_seconds, record.before_min, record.before_max),
+            _timed(record.after_seconds, record.after_min, record.after_max), ratio, traces, record.evidence]
 
 
 def _count(value: Optional[int]) -> str:
@@ -150,8 +159,11 @@ def markdown(records: Sequence[Record], args: argparse.Namespace) -> str:
         "example's `EXPECT_ERROR` and `after.py`'s to return a result.",
         "",
         "Times are the median of the timed calls of `main(size)` in a fresh process, each including the "
-        "conversion of the result to NumPy (which waits for the device); the warm-up call, which traces, "
-        "is not timed. Ratios are measurements on the device named above, not guarantees. "
+        "conversion of the result to NumPy (which waits for the device), with the fastest and the slowest "
+        "call in brackets; the warm-up call, which traces, is not timed. Before/after is the ratio of the "
+        "medians, in brackets its bounds over the calls (before's fastest over after's slowest, before's "
+        "slowest over after's fastest): where they straddle 1.00x the difference is within the noise. "
+        "Ratios are measurements on the device named above, not guarantees. "
         "Traces: how many times `tf.function`s were traced over all calls, wherever they were made "
         "(module level, inside `main`, methods, Keras's `fit`/`predict`); `-` for a file that made or "
         "called none, `n/a` when neither did.",

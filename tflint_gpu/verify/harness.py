@@ -41,6 +41,14 @@ class Record:
     before_seconds: Optional[float] = None
     after_seconds: Optional[float] = None
     ratio: Optional[float] = None
+    # The spread of the timed calls: each side's fastest and slowest call, and the ratio's bounds
+    # (before's fastest over after's slowest, before's slowest over after's fastest).
+    before_min: Optional[float] = None
+    before_max: Optional[float] = None
+    after_min: Optional[float] = None
+    after_max: Optional[float] = None
+    ratio_min: Optional[float] = None
+    ratio_max: Optional[float] = None
     traces_before: Optional[int] = None
     traces_after: Optional[int] = None
     size: str = "small"
@@ -293,10 +301,22 @@ def verify_example(code: str, rule: Optional[Type], root: Path, *, size: str, re
     record.device = after.get("device") or before.get("device")
     record.tf_version = after.get("tf_version") or before.get("tf_version")
     record.before_seconds, record.after_seconds = before.get("median"), after.get("median")
-    if record.before_seconds is not None and record.after_seconds:
-        record.ratio = record.before_seconds / record.after_seconds
+    spread(record, before.get("seconds") or (), after.get("seconds") or ())
     record.traces_before, record.traces_after = before.get("traces"), after.get("traces")
     return record
+
+
+def spread(record: Record, before: Sequence[float], after: Sequence[float]) -> None:
+    """Set ``record``'s ratio of the medians and the spread of the timed calls (each side's
+    fastest and slowest, the ratio's bounds) from each side's timed calls' seconds."""
+    if before:
+        record.before_min, record.before_max = min(before), max(before)
+    if after:
+        record.after_min, record.after_max = min(after), max(after)
+    if record.before_seconds is not None and record.after_seconds:
+        record.ratio = record.before_seconds / record.after_seconds
+        if before and after and min(after) > 0:
+            record.ratio_min, record.ratio_max = min(before) / max(after), max(before) / min(after)
 
 
 def _side(report: Dict[str, Any]):
