@@ -100,7 +100,8 @@ def test_junit_has_a_failing_testcase_per_finding_with_its_file_and_line(project
     cases = root.findall("testsuite/testcase")
     assert [(c.get("name"), c.get("file"), c.get("line"), c.get("classname")) for c in cases] == [
         ("tflint-gpu.TFG902", "pkg/a.py", "3", "pkg/a"), ("tflint-gpu.TFG902", "pkg/a.py", "4", "pkg/a"),
-        ("tflint-gpu.TFG902", "pkg/a.py", "6", "pkg/a"), ("tflint-gpu.invalid-syntax", "pkg/broken.py", "2", "pkg/broken")]
+        ("tflint-gpu.TFG902", "pkg/a.py", "6", "pkg/a"),
+        ("tflint-gpu.invalid-syntax", "pkg/broken.py", "2", "pkg/broken")]
     failure = cases[0].find("failure")
     assert failure.get("type") == "TFG902" and failure.get("message").startswith("Keras 3 metrics have no")
     assert failure.text.startswith("line 3, col 3, Keras 3 metrics")

@@ -36,6 +36,10 @@ def _check_parser(sub) -> None:
     p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .); - reads stdin")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
     p.add_argument("--no-fix", dest="fix", action="store_false", help="do not fix (overrides `fix = true`)")
+    p.add_argument("--fix-only", action="store_true", default=None,
+                   help="apply the fixes and report nothing of what is left (implies --fix; exit 0 unless "
+                        "--exit-non-zero-on-fix and a fix was written)")
+    p.add_argument("--no-fix-only", dest="fix_only", action="store_false", help="overrides `fix-only = true`")
     p.add_argument("--unsafe-fixes", action="store_true", default=None, help="also apply and show unsafe fixes")
     p.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     p.add_argument("--diff", action="store_true", help="show the fixes as a diff; write nothing")
@@ -44,6 +48,11 @@ def _check_parser(sub) -> None:
     p.add_argument("--select", action="append", metavar="CODES", help="rule code prefixes, comma-separated, or ALL")
     p.add_argument("--extend-select", action="append", metavar="CODES", help="add to the selection")
     p.add_argument("--ignore", action="append", metavar="CODES", help="rule code prefixes to leave out")
+    p.add_argument("--fixable", action="append", metavar="CODES",
+                   help="rule code prefixes whose fixes may be applied (default: ALL)")
+    p.add_argument("--unfixable", action="append", metavar="CODES",
+                   help="rule code prefixes never fixed: reported without [*], left alone by --fix, --diff and editors")
+    p.add_argument("--extend-fixable", action="append", metavar="CODES", help="add to the fixable rules")
     p.add_argument("--per-file-ignores", action="append", metavar="GLOB:CODES", help="e.g. 'tests/*:TFG2'")
     p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")
     p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
@@ -203,6 +212,9 @@ def _check(args: argparse.Namespace) -> int:
             target_version=args.target_version,
             respect_gitignore=args.respect_gitignore,
             file_timeout=args.file_timeout,
+            fixable=args.fixable,
+            unfixable=args.unfixable,
+            extend_fixable=args.extend_fixable,
         ),
     )
     # Each file has its own (``run_by_settings``); the first path's decide the run's `fix` and
@@ -213,10 +225,12 @@ def _check(args: argparse.Namespace) -> int:
     if args.show_files:
         return _show_files(args, resolver, paths)
     fix = args.fix if args.fix is not None else settings.fix
-    mode = run.DIFF if args.diff else (run.FIX if fix else run.CHECK)
+    # As in Ruff: `fix-only` implies `fix` (`--no-fix` does not undo it), `--diff` shows what it would write.
+    fix_only = args.fix_only if args.fix_only is not None else settings.fix_only
+    mode = run.DIFF if args.diff else (run.FIX if fix or fix_only else run.CHECK)
     if args.add_noqa:
-        if args.fix or args.diff:
-            raise config.ConfigError("--add-noqa cannot be combined with --fix or --diff")
+        if args.fix or args.diff or args.fix_only:
+            raise config.ConfigError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
         if stdin:
             raise config.ConfigError("--add-noqa writes files: name them (it does not read stdin)")
         mode = run.NOQA
@@ -281,6 +295,8 @@ def _check(args: argparse.Namespace) -> int:
             return 2
         return 1 if (diff or diagnostics) and not args.exit_zero else 0
 
+    if fix_only and mode == run.FIX and not args.statistics:
+        return _fix_only(args, out, fmt, findings, errors, failures, fixed, settings.unsafe_fixes, no_files)
     if args.statistics:
         report = STATISTICS[fmt](findings, settings.unsafe_fixes)
     elif fmt == "text" and (args.quiet or no_files):
@@ -299,6 +315,30 @@ def _check(args: argparse.Namespace) -> int:
     if fixed and mode == run.FIX and getattr(args, "exit_non_zero_on_fix", False):
         return 1
     return 0
+
+
+def _fix_only(args: argparse.Namespace, out, fmt: str, findings: Sequence, errors: List[str], failures: List[str],
+              fixed: int, unsafe_fixes: bool, no_files: bool) -> int:
+    """``--fix-only``, as Ruff's: the fixes are written, the findings left are not reported (the text
+    formats say how many were fixed, the others print nothing); exit 0 unless a file failed (2) or
+    ``--exit-non-zero-on-fix`` and a fix was written (1, but 0 with ``--exit-zero``)."""
+    report = ""
+    if fmt in ("text", "full") and not args.quiet and not no_files:
+        hidden = 0 if unsafe_fixes else sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
+        errors_ = f"error{'s' if fixed != 1 else ''}"
+        more = f"fix{'es' if hidden != 1 else ''}"
+        if hidden and fixed:
+            report = f"Fixed {fixed} {errors_} ({hidden} additional {more} available with `--unsafe-fixes`).\n"
+        elif hidden:
+            report = f"No errors fixed ({hidden} {more} available with `--unsafe-fixes`).\n"
+        elif fixed:
+            report = f"Fixed {fixed} {errors_}.\n"
+    if not _report(args, out, report):
+        return 2
+    _print_errors(errors)
+    if failures:
+        return 2
+    return 1 if fixed and args.exit_non_zero_on_fix and not args.exit_zero else 0
 
 
 def _report(args: argparse.Namespace, out, report: str) -> bool:
@@ -345,6 +385,7 @@ def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: di
         if progress is not None:
             extra["progress"] = lambda count, before=done: progress(before + count)
         found = run.run_files(group, settings.rules_for, mode, unsafe=settings.unsafe_fixes, jobs=jobs,
+                              unfixable=settings.unfixable,
                               cache_dir=cache_folder(settings, no_cache), cache_key=settings.fingerprint(),
                               project_root=settings.project_root(given), target_for=settings.target_for,
                               budget=settings.file_timeout, **extra)
@@ -403,6 +444,11 @@ def _globs(items: Sequence[tuple], root: str) -> List[str]:
             else f"{pattern} (in {anchor})" for pattern, anchor in items]
 
 
+def _with_fixes(rules: Sequence) -> List:
+    """The rules that offer a fix (``Rule.fix_safety``)."""
+    return [r for r in rules if getattr(r, "fix_safety", None)]
+
+
 def settings_report(settings: config.Settings, path: str) -> dict:
     """What ``--show-settings`` prints for ``path``."""
     target = settings.target_for(path)
@@ -425,6 +471,10 @@ def settings_report(settings: config.Settings, path: str) -> dict:
         "excluded": settings.is_excluded(path),
         "unsafe-fixes": settings.unsafe_fixes,
         "fix": settings.fix,
+        "fix-only": settings.fix_only,
+        # The selected rules that have fixes, by whether --fix applies them (``fixable``/``unfixable``).
+        "fixable": [r.code for r in _with_fixes(settings.rules) if r.code not in settings.unfixable],
+        "unfixable": [r.code for r in _with_fixes(settings.rules) if r.code in settings.unfixable],
         "respect-gitignore": settings.respect_gitignore,
         "include": _globs(settings.include, root),
         "exclude": _globs(settings.exclude, root),
@@ -470,6 +520,9 @@ def _show_settings(args: argparse.Namespace, resolver: config.Resolver, paths: L
             lines.append("  excluded        : yes (checked only when named, without --force-exclude)")
         lines += [f"  unsafe-fixes    : {str(item['unsafe-fixes']).lower()}",
                   f"  fix             : {str(item['fix']).lower()}",
+                  f"  fix-only        : {str(item['fix-only']).lower()}",
+                  f"  fixable         : {', '.join(item['fixable']) or '(none)'}",
+                  f"  unfixable       : {', '.join(item['unfixable']) or '(none)'}",
                   f"  respect-gitignore: {str(item['respect-gitignore']).lower()}",
                   f"  include         : {', '.join(item['include'])}",
                   f"  exclude         : {', '.join(item['exclude'])}",
@@ -504,14 +557,15 @@ def _stdin_excluded(args: argparse.Namespace, settings: config.Settings) -> bool
 
 
 def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
-    from tflint_gpu.engine.lint import using_target
+    from tflint_gpu.engine.lint import using_fixable, using_target
 
     if _stdin_excluded(args, settings):  # no findings; with --fix the text goes through unchanged
         data = sys.stdin.buffer.read()
         if mode == run.FIX:
             sys.stdout.buffer.write(data)
         return run.FileResult(args.stdin_filename)
-    with using_target(settings.target_for(args.stdin_filename or os.path.join(os.getcwd(), "-"))):
+    with using_target(settings.target_for(args.stdin_filename or os.path.join(os.getcwd(), "-"))), \
+            using_fixable(settings.unfixable):
         return _stdin_run(args, settings, mode)
 
 

@@ -87,6 +87,10 @@ _KNOWN_KEYS = {
     "respect-gitignore",
     "extend-per-file-ignores",
     "file-timeout",
+    "fixable",
+    "unfixable",
+    "extend-fixable",
+    "fix-only",
 }
 # A glob with the folder it is relative to (the configuration's; the cwd for the command line's).
 Anchored = Tuple[str, str]
@@ -106,6 +110,11 @@ class Settings:
     include: Tuple[Anchored, ...] = tuple((p, ".") for p in DEFAULT_INCLUDE)
     unsafe_fixes: bool = False
     fix: bool = False
+    # ``fix-only``: apply the fixes, report nothing of what is left (as Ruff's; implies ``fix``).
+    fix_only: bool = False
+    # The codes whose findings are reported without a fix (``fixable``/``unfixable``/``extend-fixable``,
+    # as Ruff's: never fixed by --fix, --diff or an editor, shown without ``[*]``).
+    unfixable: FrozenSet[str] = frozenset()
     cache_dir: Optional[Path] = None
     # Why the configuration's ``cache-dir`` is not used (one line, printed when the cache is), or None.
     cache_warning: Optional[str] = None
@@ -266,7 +275,8 @@ class Settings:
             used = [("", self.target_version.spelling, self.target_version.file_settings)]
         else:
             used = sorted((folder or "", t.spelling) for folder, t in self._targets.get("resolved", {}).items())
-        return repr((sorted(self.codes), self.per_file_ignores, used))
+        return repr((sorted(self.codes), self.per_file_ignores, used) + ((sorted(self.unfixable),) if self.unfixable
+                                                                          else ()))
 
     def project_root(self, paths: Sequence[str]) -> Optional[str]:
         """Where the project's modules are named from (the project index): the
@@ -318,6 +328,24 @@ def select_rules(
             continue
         result.append(rule)
     return tuple(result)
+
+
+def unfixable_codes(fixable: Optional[Sequence[str]], unfixable: Sequence[str] = (),
+                    extend_fixable: Sequence[str] = ()) -> FrozenSet[str]:
+    """The codes whose fixes are not applied, as Ruff resolves ``fixable`` (default ``ALL``),
+    ``extend-fixable`` and ``unfixable``: as ``select`` and ``ignore`` (``select_rules``), the
+    longer matching prefix wins and ``unfixable`` wins a tie."""
+    codes = [r.code for r in all_codes()]
+    chosen = _check_prefixes(fixable, "fixable", codes) if fixable is not None else ["ALL"]
+    extra = _check_prefixes(extend_fixable, "extend-fixable", codes)
+    refused = _check_prefixes(unfixable, "unfixable", codes)
+    result = set()
+    for code in codes:
+        wanted = [len(p) if p != "ALL" else 0 for p in chosen + extra if _prefix_matches(p, code)]
+        unwanted = [len(p) if p != "ALL" else 0 for p in refused if _prefix_matches(p, code)]
+        if not wanted or (unwanted and max(unwanted) >= max(wanted)):
+            result.add(code)
+    return frozenset(result)
 
 
 def _read_toml(path: Path) -> Dict:
@@ -384,7 +412,7 @@ def _strings(value: object, where: str) -> List[str]:
     raise ConfigError(f"{where}: expected a list of strings, got {_describe(value)}")
 
 
-_SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore")
+_SELECTOR_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "fixable", "unfixable", "extend-fixable")
 _PATTERN_KEYS = ("exclude", "extend-exclude", "include", "extend-include")
 
 
@@ -403,7 +431,7 @@ def validate_table(table: object, path: Path) -> Dict:
             result[key] = _check_prefixes(_strings(value, where), where, codes)
         elif key in _PATTERN_KEYS:
             result[key] = [_glob(pattern, where) for pattern in _strings(value, where)]
-        elif key in ("unsafe-fixes", "fix", "respect-gitignore"):
+        elif key in ("unsafe-fixes", "fix", "respect-gitignore", "fix-only"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected a boolean, got {_describe(value)}")
             result[key] = value
@@ -454,7 +482,8 @@ def load_table(path: Path) -> Dict:
 
 
 # Lists that add up along an ``extend`` chain; every other key of the extending file replaces the base's.
-_ADDING = ("extend-select", "extend-ignore", "extend-exclude", "extend-include", "extend-per-file-ignores")
+_ADDING = ("extend-select", "extend-ignore", "extend-exclude", "extend-include", "extend-per-file-ignores",
+           "extend-fixable")
 
 
 def _anchor(table: Dict, folder: str) -> Dict:
@@ -564,6 +593,9 @@ class Overrides:
     target_version: Optional[str] = None
     respect_gitignore: Optional[bool] = None
     file_timeout: Optional[str] = None
+    fixable: Optional[List[str]] = None
+    unfixable: Optional[List[str]] = None
+    extend_fixable: Optional[List[str]] = None
 
 
 def load_settings(overrides: Overrides, start: Optional[Path] = None) -> Settings:
@@ -593,6 +625,11 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
     ignore = table.get("ignore", []) + table.get("extend-ignore", []) + (_selectors(overrides.ignore, "--ignore") or [])
     extend_select = table.get("extend-select", []) + (_selectors(overrides.extend_select, "--extend-select") or [])
     rules = select_rules(select, ignore, extend_select)
+    cli_fixable = _selectors(overrides.fixable, "--fixable")
+    unfixable = unfixable_codes(cli_fixable if cli_fixable is not None else table.get("fixable"),
+                                table.get("unfixable", []) + (_selectors(overrides.unfixable, "--unfixable") or []),
+                                table.get("extend-fixable", []) + (_selectors(overrides.extend_fixable,
+                                                                              "--extend-fixable") or []))
 
     pairs: List[Tuple[str, str, Tuple[str, ...]]] = table.get("per-file-ignores", []) + \
         table.get("extend-per-file-ignores", [])
@@ -638,6 +675,8 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
         include=tuple(include),
         unsafe_fixes=unsafe,
         fix=table.get("fix", False),
+        fix_only=table.get("fix-only", False),
+        unfixable=unfixable,
         cache_dir=cache_dir,
         cache_warning=cache_warning,
         config_file=files[0] if files else None,

@@ -51,7 +51,7 @@ from tflint_gpu import notebook as notebook_cells
 from tflint_gpu.documents import Documents
 from tflint_gpu.engine.budget import AnalysisTimeout
 from tflint_gpu.engine.fix import fix_source
-from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source
+from tflint_gpu.engine.lint import ParseError, file_noqa, lint_source, using_fixable
 from tflint_gpu.findings import Edit, Finding, Safety
 from tflint_gpu.engine.noqa import NoqaIndex
 from tflint_gpu.engine.reparse import Reparser
@@ -116,8 +116,8 @@ def lint_document(documents: Documents, text: str, path: str,
             return [], None
         return lint_source(text, path, settings.rules_for(path),
                            project=documents.project_for(path, settings),
-                           target=settings.target_for(path),
-                           reparser=reparser, budget=settings.file_timeout).findings, None
+                           target=settings.target_for(path), reparser=reparser, budget=settings.file_timeout,
+                           unfixable=settings.unfixable).findings, None
     except config.ConfigError as error:
         return [], ("config", str(error))
     except AnalysisTimeout as error:  # `file-timeout`: one diagnostic, as the command line's one line
@@ -133,8 +133,9 @@ def fix_document(documents: Documents, text: str, path: str) -> Optional[str]:
     """The text with every safe fix applied (None: its configuration or syntax is broken)."""
     try:
         settings = documents.settings_for(path)
-        return fix_source(text, path, settings.rules_for(path), unsafe=False,
-                          project=documents.project_for(path, settings)).source
+        with using_fixable(settings.unfixable):  # `unfixable` rules: no quick fix, left alone by fix all
+            return fix_source(text, path, settings.rules_for(path), unsafe=False,
+                              project=documents.project_for(path, settings)).source
     except (config.ConfigError, ParseError):
         return None
 
@@ -146,9 +147,10 @@ def lint_notebook(documents: Documents, sources: List[str], path: str) -> Tuple[
         settings = documents.settings_for(path)
         if settings.is_excluded(path):
             return [], problems
-        found, skipped = notebook_cells.lint_cells(
-            sources, path, settings.rules_for(path), project=documents.project_for(path, settings),
-            target=settings.target_for(path))
+        with using_fixable(settings.unfixable):
+            found, skipped = notebook_cells.lint_cells(
+                sources, path, settings.rules_for(path), project=documents.project_for(path, settings),
+                target=settings.target_for(path))
         for p in skipped:
             problems[p.cell] = ("syntax", p.row or 1, p.col or 1, p.reason)
         return list(found), problems
@@ -694,8 +696,9 @@ def fix_cells(documents: Documents, sources: List[str], path: str) -> Optional[L
     """A notebook's cells with every safe fix (None: its configuration or a cell is broken)."""
     try:
         settings = documents.settings_for(path)
-        return notebook_cells.fix_cells(sources, path, settings.rules_for(path),
-                                        project=documents.project_for(path, settings))
+        with using_fixable(settings.unfixable):
+            return notebook_cells.fix_cells(sources, path, settings.rules_for(path),
+                                            project=documents.project_for(path, settings))
     except (config.ConfigError, ParseError):
         return None
 

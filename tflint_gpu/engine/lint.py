@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import os
 import queue
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
@@ -381,6 +382,37 @@ def using_target(target: Optional[Target]):
         _TARGET = previous
 
 
+# The codes whose fixes are dropped (``unfixable``, ``fixable`` in the settings): their findings are
+# reported without a fix, so no fixer, diff, `[*]` or editor action applies one (``using_fixable``:
+# the runner sets it for each file, so the fixer's and notebooks' calls see it too).
+_UNFIXABLE: FrozenSet[str] = frozenset()
+
+
+@contextlib.contextmanager
+def using_fixable(unfixable: Optional[FrozenSet[str]]):
+    """Lint with the fixes of the codes ``unfixable`` dropped inside the block (None: keep the caller's)."""
+    global _UNFIXABLE
+    previous = _UNFIXABLE
+    if unfixable is not None:
+        _UNFIXABLE = frozenset(unfixable)
+    try:
+        yield
+    finally:
+        _UNFIXABLE = previous
+
+
+def drop_fixes(result: "LintResult", unfixable: FrozenSet[str]) -> "LintResult":
+    """``result`` with no fix for the findings of the codes ``unfixable`` (as Ruff removes an unfixable
+    rule's fix from its diagnostic: reported, never fixed)."""
+    for i, finding in enumerate(result.findings):
+        if finding.fix is not None and finding.code in unfixable:
+            result.findings[i] = dataclasses.replace(finding, fix=None)
+            if i < len(result.fixes):
+                result.fixes[i] = None
+                result.replacement_edits[i] = []
+    return result
+
+
 _PLANS: Dict[Tuple[RuleClass, ...], Tuple[frozenset, List[Tuple[str, str, List[int]]]]] = {}
 
 
@@ -434,10 +466,11 @@ def analyse(module: cst.Module, rules: Sequence[RuleClass], source: Optional[str
 def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,
                 prefilter_text: bool = True, project: Optional[ProjectFile] = None,
                 target: Optional[Target] = None, reparser: Optional[Reparser] = None,
-                budget: Optional[float] = None) -> LintResult:
+                budget: Optional[float] = None, unfixable: Optional[FrozenSet[str]] = None) -> LintResult:
     """Findings of ``rules`` in ``source``; raises ParseError (see ``_lint_source``), and
     ``engine.budget.AnalysisTimeout`` when it takes more than ``budget`` seconds (None, 0: no
-    limit; inside a caller's ``time_budget`` block, the caller's holds).
+    limit; inside a caller's ``time_budget`` block, the caller's holds). ``unfixable``: the codes
+    whose findings come without a fix (None: the ones ``using_fixable`` set, by default none).
 
     The cyclic garbage collector is paused while one file is linted: a file's
     tree, model and facts are all alive until its result is made, so the
@@ -445,8 +478,10 @@ def lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: boo
     cost a run about a fifth of a parse: measured on keras/src), and it runs
     again between files."""
     with time_budget(budget), collector_paused():
-        return _lint_source(source, path, rules, noqa=noqa, prefilter_text=prefilter_text, project=project,
-                            target=target, reparser=reparser)
+        result = _lint_source(source, path, rules, noqa=noqa, prefilter_text=prefilter_text, project=project,
+                              target=target, reparser=reparser)
+    unfixable = _UNFIXABLE if unfixable is None else unfixable
+    return drop_fixes(result, unfixable) if unfixable else result
 
 
 def _lint_source(source: str, path: str, rules: Sequence[RuleClass], *, noqa: bool = True,

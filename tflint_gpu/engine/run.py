@@ -37,12 +37,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tflint_gpu.engine.budget import AnalysisTimeout, time_budget
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.engine.fix import add_noqa, fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, mentions_framework, parse_problem, using_target
+from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, mentions_framework, parse_problem, \
+    using_fixable, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
@@ -194,16 +195,18 @@ def digest(data: bytes) -> str:
 
 
 def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
-                 target: Optional[Target] = None, budget: Optional[float] = None) -> FileResult:
+                 target: Optional[Target] = None, budget: Optional[float] = None,
+                 unfixable: FrozenSet[str] = frozenset()) -> FileResult:
     """Read and lint (or fix) one file; writes nothing (``write_result`` does).
     ``target``: its project's target (``RuleContext.target``); ``budget``: seconds the file
-    may take (None, 0: no limit), past which it is one error line (``within_budget``).
+    may take (None, 0: no limit), past which it is one error line (``within_budget``);
+    ``unfixable``: the codes whose findings come without a fix (``lint.using_fixable``).
 
     The cyclic collector stays paused until the file's result is made (``collector_paused``):
     by then its syntax tree and facts have been freed by reference counting (the facts break
     their cycles, ``RuleContext.release``), where a collection as soon as the lint returned
     would have traversed the whole tree, still held by the lint's result, once more."""
-    with using_target(target), collector_paused():
+    with using_target(target), using_fixable(unfixable), collector_paused():
         return within_budget(path, budget, _process_file, path, rules, mode, unsafe)
 
 
@@ -287,9 +290,9 @@ def write_result(result: FileResult, recheck: Callable[[str], FileResult], tree:
     return now
 
 
-# One file's work: (path, rule classes, mode, unsafe, target, time budget). Rule classes pickle by
-# reference, so a worker process imports their modules itself.
-_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target], Optional[float]]
+# One file's work: (path, rule classes, mode, unsafe, target, time budget, unfixable codes). Rule classes
+# pickle by reference, so a worker process imports their modules itself.
+_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target], Optional[float], FrozenSet[str]]
 
 
 def _process_star(args: _Task) -> FileResult:
@@ -301,7 +304,8 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
               cache_key: str = "", project_root: Optional[str] = None,
               target_for: Optional[Callable[[str], Optional[Target]]] = None,
               tree_for: Optional[Callable[[str], str]] = None,
-              progress: Optional[Callable[[int], None]] = None, budget: Optional[float] = None) -> List[FileResult]:
+              progress: Optional[Callable[[int], None]] = None, budget: Optional[float] = None,
+              unfixable: FrozenSet[str] = frozenset()) -> List[FileResult]:
     """Results of ``paths`` in their order. ``rules_for(path)``: the rule classes
     to run on a file; ``unsafe``: apply unsafe fixes too; ``cache_dir``: where
     ``check`` results are cached (None: no cache), under ``cache_key`` (which
@@ -311,7 +315,8 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
     symbolic link only to a file inside ``tree_for(path)``, default its folder) as
     its result arrives. ``progress(done)``: told how many files are done as results arrive.
     ``budget``: seconds one file's analysis may take (None, 0: no limit); a file past it is one
-    error line (``timed_out``), and a worker stuck far past it in native code is ended."""
+    error line (``timed_out``), and a worker stuck far past it in native code is ended. ``unfixable``:
+    the codes whose findings come without a fix (the cache key must tell them apart too)."""
     global _INDEX
     target_of = target_for or (lambda path: None)
     store = ProjectCache(cache_dir) if project_root else None
@@ -327,10 +332,10 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
             if cached is not None:
                 results[path] = FileResult(path, cached)
             else:
-                todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path), budget))
+                todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path), budget, unfixable))
 
         def recheck(path: str) -> FileResult:
-            return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path), budget)
+            return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path), budget, unfixable)
 
         if progress is not None:
             progress(len(results))
