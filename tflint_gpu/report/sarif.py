@@ -1,4 +1,4 @@
-"""SARIF 2.1.0: one run, the rule catalogue as the driver's rules, fixes as replacements."""
+"""SARIF 2.1.0: one run, the rules that have results as the driver's rules, fixes as replacements."""
 from __future__ import annotations
 
 import json
@@ -10,7 +10,7 @@ import tflint_gpu
 from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, FileProblem, Finding
 from tflint_gpu.report.json_format import in_order
 from tflint_gpu.rules.base import all_codes
-from tflint_gpu.rules.docs import rule_url
+from tflint_gpu.rules.docs import index_url, rule_url, why
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -76,15 +76,19 @@ def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence
     """``problems`` that are diagnostics (a syntax or read error) are results of level error;
     ``failures`` (default: every error line), lines of an analysis that failed, are notifications."""
     failures = errors if failures is None else failures
-    rules = list(all_codes())  # TFG001 (the engine's) too
+    findings = list(findings)
+    # The rules that have results, as Ruff lists them (astral-sh/ruff#13268): id, name, summary, the
+    # "Why is this bad?" section as help and the page's link; the rest is on the page (a log of one
+    # finding is a few KB, not the catalogue's every page twice).
+    used = {f.code for f in findings} | {p.code for p in problems}
+    rules = [rule for rule in all_codes() if rule.code in used]  # TFG001 (the engine's) too
     index = {rule.code: i for i, rule in enumerate(rules)}
     descriptors = [
         {
             "id": rule.code,
             "name": rule.name,
             "shortDescription": {"text": rule.summary()},
-            "fullDescription": {"text": rule.docs()},
-            "help": {"text": rule.docs(), "markdown": rule.docs()},
+            "help": {"text": why(rule)},
             **({"helpUri": url} if (url := rule_url(rule.code)) else {}),
             "defaultConfiguration": {"level": "warning", "enabled": rule.default_enabled},
             "properties": {"fix": rule.fix_label()},
@@ -92,8 +96,9 @@ def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence
         for rule in rules
     ]
     for code, text in PROBLEMS.items():
-        descriptors.append({"id": code, "name": code, "shortDescription": {"text": text},
-                            "defaultConfiguration": {"level": "error", "enabled": True}})
+        if code in used:
+            descriptors.append({"id": code, "name": code, "shortDescription": {"text": text},
+                                "defaultConfiguration": {"level": "error", "enabled": True}})
     results = []
     for f, result in in_order(findings, problems, lambda f: f, _problem_result):
         if isinstance(f, FileProblem):
@@ -141,7 +146,8 @@ def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence
                     "driver": {
                         "name": "tflint-gpu",
                         "version": tflint_gpu.__version__,
-                        "informationUri": "https://pypi.org/project/tflint-gpu/",
+                        # the index of the rule pages as installed (there is no website)
+                        **({"informationUri": url} if (url := index_url()) else {}),
                         "rules": descriptors,
                     }
                 },

@@ -5,7 +5,9 @@
 docstring, then the measurement of its example pair as ``tflint-gpu verify``
 recorded it (its row of ``examples/RESULTS.md``, quoted, never retyped), then
 the pair itself. ``rule_url(code)`` is the address JSON and SARIF output (and
-the language server) link a finding's rule to.
+the language server) link a finding's rule to: the page as installed, which the
+wheel ships as package data (``tflint_gpu/docs/rules/``, mapped from
+``docs/rules/`` in pyproject.toml: one copy, the generator's).
 """
 from __future__ import annotations
 
@@ -15,28 +17,44 @@ from functools import lru_cache
 from pathlib import Path
 from typing import List, Optional, Type
 
-DOCS_DIR = Path(__file__).resolve().parent.parent.parent / "docs" / "rules"
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # tflint_gpu/
+DOCS_DIR = PACKAGE_DIR.parent / "docs" / "rules"  # a source checkout's (what gen_rule_docs.py writes)
+# A wheel's copy of DOCS_DIR (package data): tflint_gpu/docs/rules/, so that a page's relative link to
+# its example pair (../../examples/CODE/) reaches tflint_gpu/examples/ as it reaches examples/.
+INSTALLED_DIR = PACKAGE_DIR / "docs" / "rules"
 # A team that hosts the pages: TFLINT_GPU_DOCS_URL=https://example.org/tflint-gpu/rules/ gives
 # https://example.org/tflint-gpu/rules/TFG201.md (the base, the code, ".md").
 URL_VARIABLE = "TFLINT_GPU_DOCS_URL"
 MEASUREMENT_HEADING = "## Last recorded measurement (examples/RESULTS.md)"
 
 
+def pages_dir() -> Path:
+    """The rule pages: ``tflint_gpu/docs/rules/`` in an installed wheel (package data), else
+    ``docs/rules/`` of the source checkout the package runs from (editable installs too)."""
+    return INSTALLED_DIR if INSTALLED_DIR.is_dir() else DOCS_DIR
+
+
 def rule_url(code: str) -> Optional[str]:
     """The page of rule ``code``: ``$TFLINT_GPU_DOCS_URL`` + code + ``.md`` when that is set, else the
-    ``file://`` URI of ``docs/rules/CODE.md`` beside the package (a source checkout or an editable
-    install), else None (a wheel install, or not a rule's code)."""
+    ``file://`` URI of its page as installed (``pages_dir()``), else None (not a rule's code, or a
+    page missing)."""
     from tflint_gpu.rules.base import describe
 
     if describe(code) is None:
         return None
     base = os.environ.get(URL_VARIABLE)
-    return f"{base}{code}.md" if base else _local_url(code)
+    return f"{base}{code}.md" if base else _local_url(f"{code}.md")
+
+
+def index_url() -> Optional[str]:
+    """The index of the rules (docs/rules/README.md), as ``rule_url`` finds a page."""
+    base = os.environ.get(URL_VARIABLE)
+    return f"{base}README.md" if base else _local_url("README.md")
 
 
 @lru_cache(maxsize=None)
-def _local_url(code: str) -> Optional[str]:
-    path = DOCS_DIR / f"{code}.md"
+def _local_url(name: str) -> Optional[str]:
+    path = pages_dir() / name
     return path.as_uri() if path.is_file() else None
 
 
@@ -101,10 +119,21 @@ def index(rules) -> str:
     return "\n".join(lines) + "\n"
 
 
+def section(rule: Type, heading: str) -> str:
+    """The text of the docstring's ``## <heading>`` section ('' without one)."""
+    match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", rule.docs(), re.S | re.M)
+    return match.group(1).strip() if match else ""
+
+
 def measured_effect(rule: Type) -> str:
     """The text of the docstring's ``## Measured effect`` section ('' without one)."""
-    match = re.search(r"^## Measured effect\n(.*?)(?=^## |\Z)", rule.docs(), re.S | re.M)
-    return match.group(1).strip() if match else ""
+    return section(rule, "Measured effect")
+
+
+def why(rule: Type) -> str:
+    """The docstring's ``## Why is this bad?`` section, else its summary: SARIF's ``help`` beside the
+    link to the page (the language server's hover shows the summary and this section)."""
+    return section(rule, "Why is this bad?") or rule.summary()
 
 
 def generated() -> dict:
