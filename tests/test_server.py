@@ -147,6 +147,45 @@ async def test_hover_shows_the_rule(client: LanguageClient):
     assert hover is not None and "TFG904" in hover.contents.value and "Why is this bad?" in hover.contents.value
 
 
+GLOBAL_COUNTER = textwrap.dedent("""\
+    import tensorflow as tf
+
+    calls = 0
+
+
+    @tf.function
+    def step(x):
+        global calls
+        calls += 1
+        return x * 2
+    """)
+
+
+@pytest.mark.asyncio
+async def test_hover_is_the_summary_and_why_with_the_link(client: LanguageClient):
+    """Not the whole page (3,729 characters for TFG103 before): the summary, "Why is this bad?", the
+    fix's safety and the link the diagnostic's codeDescription has, the rule's page."""
+    from urllib.parse import unquote, urlparse
+
+    from tflint_gpu.rules import docs
+    from tflint_gpu.rules.base import all_codes
+
+    uri, diagnostics = await _open(client, "counter.py", GLOBAL_COUNTER)
+    finding = next(d for d in diagnostics if d.code == "TFG103")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=finding.range.start))
+    text = hover.contents.value
+    rule = next(rule for rule in all_codes() if rule.code == "TFG103")
+    assert len(text) < 1500, len(text)
+    assert text.startswith("### TFG103 trace-time-side-effect\n\n" + rule.summary())
+    assert docs.section(rule, "Why is this bad?") in text and "Fix: unsafe." in text
+    assert "## What it does" not in text and docs.section(rule, "What it does") not in text
+    url = finding.code_description.href
+    assert url == docs.rule_url("TFG103") and f"]({url})" in text
+    page = Path(unquote(urlparse(url).path))  # the page exists: the file:// URI of docs/rules/TFG103.md
+    assert page.read_text(encoding="utf-8").startswith("# trace-time-side-effect (TFG103)")
+
+
 @pytest.mark.asyncio
 async def test_a_syntax_error_is_one_diagnostic_and_the_server_goes_on(client: LanguageClient):
     uri, diagnostics = await _open(client, "broken.py", "import tensorflow as tf\ndef f(:\n")

@@ -5,7 +5,7 @@ each with its rule code and severity, and offers code actions: apply a
 finding's fix (safe; unsafe ones labelled as such, only where the rule has
 one), fix every safe finding of the document
 (``source.fixAll.tflint-gpu``), and add ``# noqa: CODE`` to the line. Hovering
-over a finding shows the rule's summary and why it matters.
+over a finding shows the rule's summary, why it matters and a link to its page.
 
 Settings are those of each document's nearest configuration (as the command
 line and the flake8 plugin read them), read again when a ``pyproject.toml``
@@ -33,7 +33,6 @@ import logging
 import os
 import pickle
 import queue
-import re
 import sys
 import threading
 from collections import OrderedDict
@@ -56,7 +55,7 @@ from tflint_gpu.findings import Edit, Finding, Safety
 from tflint_gpu.engine.noqa import NoqaIndex
 from tflint_gpu.engine.reparse import Reparser
 from tflint_gpu.rules.base import all_rules, describe
-from tflint_gpu.rules.docs import rule_url
+from tflint_gpu.rules.docs import rule_url, section
 
 SOURCE = "tflint-gpu"
 FIX_ALL = "source.fixAll.tflint-gpu"
@@ -850,13 +849,19 @@ def build_server() -> TflintServer:
 
 
 def hover_text(rule) -> str:
-    """The rule's name and code, and the first two sections of its docs (what it does, why)."""
-    docs = rule.docs()
-    sections = re.split(r"^## ", docs, flags=re.MULTILINE)
-    kept = [s for s in sections if s.startswith(("What it does", "Why is this bad?"))]
-    body = "\n".join("**" + s.replace("\n", "**\n", 1) for s in kept).strip() or rule.summary()
-    fix = rule.fix_label() or "none"
-    return f"### {rule.code} {rule.name}\n\nFix: {fix}.\n\n{body}"
+    """The rule's code and name, its summary, its "Why is this bad?", the fix's safety and the link to
+    its page (``rule_url``, as the diagnostic's ``codeDescription``): the rest is on the page."""
+    parts = [f"### {rule.code} {rule.name}", rule.summary()]
+    reason = section(rule, "Why is this bad?")
+    if reason:
+        parts.append(f"**Why is this bad?**\n{reason}")
+    parts.append(f"Fix: {rule.fix_label() or 'none'}.")
+    url = rule_url(rule.code)
+    if url:
+        parts.append(f"[{rule.code}: the rule's page]({url}) (or `tflint-gpu rule {rule.code}`)")
+    else:
+        parts.append(f"The rule's page: `tflint-gpu rule {rule.code}`")
+    return "\n\n".join(parts)
 
 
 def main() -> int:
