@@ -289,9 +289,21 @@ async def test_a_notebook_name_bound_in_an_earlier_cell_is_read(client: Language
     assert _apply(texts[2], changes[uris[2]]) == "ds = tf.data.Dataset.range(8).prefetch(tf.data.AUTOTUNE)\n"
 
 
+def neovim_snippet() -> str:
+    """The README's Neovim snippet (the ```lua block of its Neovim item), as a user copies it."""
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    item = readme[readme.index("\n* Neovim"):]
+    block = re.search(r"```lua\n(.*?)```", item, re.S).group(1)
+    return textwrap.dedent(block)
+
+
 def test_neovim_receives_the_diagnostics_and_applies_the_quick_fix(tmp_path):
-    """A real editor, once: headless Neovim's built-in LSP client starts `tflint-gpu server`, receives
-    the diagnostic, applies the quick fix through `vim.lsp.buf.code_action` and saves the file."""
+    """A real editor, once: headless Neovim runs the README's snippet as its init.lua (0.7.2 here, as
+    Debian 12 ships it: the snippet's 0.7 branch; 0.8+ takes vim.lsp.start), which starts `tflint-gpu
+    server` on opening a Python file; Neovim receives the diagnostic, applies the quick fix through
+    `vim.lsp.buf.code_action`, saves the file, and attaches a second Python file to the same server."""
     import os
     import shutil
     import subprocess
@@ -304,18 +316,45 @@ def test_neovim_receives_the_diagnostics_and_applies_the_quick_fix(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.tflint-gpu]\n")
     path = tmp_path / "pipe.py"
     path.write_text(SOURCE)
+    (tmp_path / "second.py").write_text("x = 1\n")
+    init = tmp_path / "config" / "nvim" / "init.lua"
+    init.parent.mkdir(parents=True)
+    init.write_text(neovim_snippet())
+    # `tflint-gpu` on PATH is this checkout's, run by this interpreter (the snippet's cmd, unchanged)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shim = bin_dir / "tflint-gpu"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m tflint_gpu "$@"\n')
+    shim.chmod(0o755)
     log = tmp_path / "nvim.log"
-    env = dict(_env(), NVIM_OUT=str(log), NVIM_FILE=str(path), NVIM_PYTHON=sys.executable, NVIM_ROOT=str(tmp_path),
+    env = _env()
+    env.update(NVIM_OUT=str(log), NVIM_FILE=str(path), NVIM_SECOND=str(tmp_path / "second.py"),
+               PATH=os.pathsep.join([str(bin_dir), env.get("PATH", "")]),
                XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_DATA_HOME=str(tmp_path / "data"),
                XDG_STATE_HOME=str(tmp_path / "state"))
     script = ROOT / "tests" / "fixtures" / "nvim" / "quickfix.lua"
-    subprocess.run([nvim, "--headless", "--clean", "-c", f"luafile {script}"], env=env, cwd=tmp_path,
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    # the user's init.lua (not --clean, which skips it and filetype detection), no shada, no plugins
+    subprocess.run([nvim, "--headless", "-u", str(init), "-i", "NONE", "--noplugin", "-c", f"luafile {script}"],
+                   env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, timeout=300)
     lines = log.read_text().splitlines()
-    assert lines[0].startswith("diagnostic TFG904 2:48 "), lines
+    assert lines[0].startswith("nvim "), lines
+    assert lines[1].startswith("diagnostic TFG904 2:48 "), lines
     assert "chose tflint-gpu: Use `tf.data.AUTOTUNE` (TFG904)" in lines, lines
-    assert lines[-2:] == ["applied true", "cleared true"], lines
+    assert lines[-3:] == ["applied true", "cleared true", "second attached true, same server true"], lines
     assert path.read_text() == SOURCE.replace("tf.data.experimental.AUTOTUNE", "tf.data.AUTOTUNE")
+
+
+def test_the_readme_s_neovim_snippet_runs_on_neovim_0_7():
+    """Debian 12's Neovim is 0.7.2: no vim.lsp.start, no vim.fs (0.8). The snippet calls them only
+    where they exist; what it calls unguarded exists in 0.7."""
+    snippet = neovim_snippet()
+    assert "vim.fs." not in snippet
+    guarded = snippet[snippet.index("if vim.lsp.start then"):snippet.index("else  -- Neovim 0.7")]
+    assert snippet.count("vim.lsp.start(") == guarded.count("vim.lsp.start(") == 1
+    for name in ("vim.api.nvim_create_autocmd", "vim.lsp.start_client", "vim.lsp.buf_attach_client",
+                 "vim.lsp.get_client_by_id", "vim.fn.findfile"):
+        assert name in snippet
 
 
 # -- availability (issue 34): a raw JSON-RPC client over the server's stdio ----------------------
