@@ -124,3 +124,17 @@ def test_junit_escapes_markup_in_messages():
     finding = Finding("TFG101", 'a <b> & "c"', "x.py", 1, 0, 1, 1)
     root = ET.fromstring(render("junit", [finding], []))
     assert root.find("testsuite/testcase/failure").get("message") == 'a <b> & "c"'
+
+
+def test_a_notebook_finding_is_on_the_ipynb_line_github_annotates(project, run_cli):
+    import shutil
+    from pathlib import Path
+
+    shutil.copy(Path(__file__).parent / "fixtures" / "notebooks" / "pitfalls.ipynb", project / "nb.ipynb")
+    github = run_cli("--select", "TFG201", "--format", "github", "nb.ipynb")[1]
+    line = int(github.split(",line=")[1].split(":")[0])
+    [issue] = json.loads(run_cli("--select", "TFG201", "--format", "gitlab", "nb.ipynb")[1])
+    assert issue["location"] == {"path": "nb.ipynb", "lines": {"begin": line, "end": line}}
+    assert "(cell 3, line 1, column 5)" in issue["description"]
+    [case] = ET.fromstring(run_cli("--select", "TFG201", "--format", "junit", "nb.ipynb")[1]).iter("testcase")
+    assert case.get("line") == str(line) and case.find("failure").text.startswith("cell 3, line 1, col 5, ")
