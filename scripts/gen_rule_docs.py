@@ -7,6 +7,8 @@ Each page is ``tflint_gpu.rules.docs.page(rule)``, the text ``tflint-gpu rule CO
 prints: the rule's docstring, its row of examples/RESULTS.md and its example pair.
 Run it after changing a rule's docstring, its examples or examples/RESULTS.md
 (tests/test_rule_docs.py fails until the committed pages match). It imports no TensorFlow.
+The wheel ships these files as tflint_gpu/docs/rules/ (pyproject.toml maps the folder, no
+copy), where ``rule_url`` finds the page a finding links to when installed.
 """
 from __future__ import annotations
 
