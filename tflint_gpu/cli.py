@@ -31,6 +31,11 @@ COMMANDS = ("check", "rule", "rules", "verify", "upgrade", "server")
 OFF_LEGEND = "off: off by default; turn it on with --extend-select CODE (or extend-select in [tool.tflint-gpu])"
 
 
+CONFIG_HELP = ("the configuration file for every file: a pyproject.toml ([tool.tflint-gpu]) or a standalone "
+               "TOML file (the same keys at its top level); default: each file's nearest .tflint-gpu.toml, "
+               "tflint-gpu.toml or pyproject.toml with [tool.tflint-gpu], the first of these in a folder")
+
+
 def _check_parser(sub) -> None:
     p = sub.add_parser("check", help="check files (the default command)", description="Check files for findings.")
     p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .); - reads stdin")
@@ -58,8 +63,10 @@ def _check_parser(sub) -> None:
     p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
     p.add_argument("--extend-include", action="append", metavar="PATTERNS",
                    help="also check these files in directories (default: *.py, *.ipynb)")
-    p.add_argument("--force-exclude", action="store_true",
-                   help="apply excludes (and .gitignore) to files named explicitly and to --stdin-filename too")
+    p.add_argument("--force-exclude", action="store_true", default=None,
+                   help="apply excludes (and .gitignore) to files named explicitly and to --stdin-filename too "
+                        "(default: force-exclude in the configuration, else off)")
+    p.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
     p.add_argument("--respect-gitignore", action="store_true", default=None,
                    help="skip the files .gitignore ignores in directories (the default)")
     p.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false")
@@ -72,7 +79,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--exit-non-zero-on-fix", action="store_true",
                    help="exit 1 when --fix changed a file, even with no finding left (as Ruff)")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
-    p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     p.add_argument("--stdin-filename", metavar="PATH", help="the name of the file read from stdin")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
@@ -127,11 +134,13 @@ def _upgrade_parser(sub) -> None:
     p.add_argument("--fix", action="store_true", help="apply the safe fixes, then report what is left")
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix: apply the unsafe fixes too")
     p.add_argument("--jobs", "-j", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)")
-    p.add_argument("--config", metavar="FILE", help="pyproject.toml (or tflint-gpu.toml) to use")
+    p.add_argument("--config", metavar="FILE", help=CONFIG_HELP)
     p.add_argument("--exclude", action="append", metavar="PATTERNS", help="replace the default excludes")
     p.add_argument("--extend-exclude", action="append", metavar="PATTERNS", help="add to the excludes")
     p.add_argument("--extend-include", action="append", metavar="PATTERNS", help="also check these files")
-    p.add_argument("--force-exclude", action="store_true", help="apply excludes to files named explicitly too")
+    p.add_argument("--force-exclude", action="store_true", default=None,
+                   help="apply excludes to files named explicitly too")
+    p.add_argument("--no-force-exclude", dest="force_exclude", action="store_false")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--cache-dir", metavar="DIR", help="where the cache lives (default: .tflint_gpu_cache)")
 
@@ -451,6 +460,8 @@ def _with_fixes(rules: Sequence) -> List:
 
 def settings_report(settings: config.Settings, path: str) -> dict:
     """What ``--show-settings`` prints for ``path``."""
+    from tflint_gpu.files import force_excluded
+
     target = settings.target_for(path)
     root = str(settings.root)
     return {
@@ -468,7 +479,7 @@ def settings_report(settings: config.Settings, path: str) -> dict:
         "per-file-ignored": sorted(r.code for r in set(settings.rules) - set(settings._ignoring(path))),
         "per-file-ignores": [{"pattern": pattern, "relative-to": anchor, "codes": list(codes)}
                              for pattern, anchor, codes in settings.per_file_ignores_for(path)],
-        "excluded": settings.is_excluded(path),
+        "excluded": force_excluded(path, settings),  # as a walk would skip it (git-ignored too)
         "unsafe-fixes": settings.unsafe_fixes,
         "fix": settings.fix,
         "fix-only": settings.fix_only,
@@ -476,6 +487,7 @@ def settings_report(settings: config.Settings, path: str) -> dict:
         "fixable": [r.code for r in _with_fixes(settings.rules) if r.code not in settings.unfixable],
         "unfixable": [r.code for r in _with_fixes(settings.rules) if r.code in settings.unfixable],
         "respect-gitignore": settings.respect_gitignore,
+        "force-exclude": settings.force_exclude,
         "include": _globs(settings.include, root),
         "exclude": _globs(settings.exclude, root),
         "cache-dir": str(settings.cache_dir) if settings.cache_dir else None,
@@ -524,6 +536,7 @@ def _show_settings(args: argparse.Namespace, resolver: config.Resolver, paths: L
                   f"  fixable         : {', '.join(item['fixable']) or '(none)'}",
                   f"  unfixable       : {', '.join(item['unfixable']) or '(none)'}",
                   f"  respect-gitignore: {str(item['respect-gitignore']).lower()}",
+                  f"  force-exclude   : {str(item['force-exclude']).lower()}",
                   f"  include         : {', '.join(item['include'])}",
                   f"  exclude         : {', '.join(item['exclude'])}",
                   f"  cache-dir       : {item['cache-dir']}"]
@@ -547,13 +560,14 @@ def _show_files(args: argparse.Namespace, resolver: config.Resolver, paths: List
 
 
 def _stdin_excluded(args: argparse.Namespace, settings: config.Settings) -> bool:
-    """``--force-exclude`` with a ``--stdin-filename`` that is excluded or git-ignored (as in Ruff)."""
-    if not (args.force_exclude and args.stdin_filename):
+    """``--force-exclude`` (or ``force-exclude``) with a ``--stdin-filename`` that a walk would skip
+    (``files.force_excluded``: excluded or git-ignored, as in Ruff)."""
+    forced = settings.force_exclude if args.force_exclude is None else args.force_exclude
+    if not (forced and args.stdin_filename):
         return False
-    from tflint_gpu.globs import GitIgnores
+    from tflint_gpu.files import force_excluded
 
-    name = args.stdin_filename
-    return settings.is_excluded(name, False) or (settings.respect_gitignore and GitIgnores().ignored_path(name))
+    return force_excluded(args.stdin_filename, settings, is_dir=False)
 
 
 def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:

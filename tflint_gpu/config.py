@@ -7,8 +7,11 @@ a tie. Rules that are off by default are enabled only by a ``select`` or
 ``extend-select`` prefix that names them (``ALL`` included).
 
 Configuration is found as in Ruff (``Resolver``): each file uses the nearest
-``pyproject.toml`` with a ``[tool.tflint-gpu]`` table above it (``--config``:
-one file for all), the command line overriding every one. ``extend = PATH``
+folder above it with a configuration file (``--config``: one file for all), the
+command line overriding every one. In one folder ``.tflint-gpu.toml`` beats
+``tflint-gpu.toml`` beats a ``pyproject.toml`` with a ``[tool.tflint-gpu]`` table
+(``CONFIG_NAMES``), as ``.ruff.toml`` beats ``ruff.toml`` beats ``pyproject.toml``;
+a standalone file has the same keys at its top level. ``extend = PATH``
 (relative to the file that says it) inherits a base configuration: the
 extending file's keys replace the base's, the ``extend-*`` lists add up.
 Paths and globs are relative to the configuration that states them (those of
@@ -85,6 +88,7 @@ _KNOWN_KEYS = {
     "target-version",
     "extend",
     "respect-gitignore",
+    "force-exclude",
     "extend-per-file-ignores",
     "file-timeout",
     "fixable",
@@ -122,6 +126,9 @@ class Settings:
     # The configuration files read, the nearest first, then each one it extends.
     config_files: Tuple[Path, ...] = ()
     respect_gitignore: bool = True
+    # ``force-exclude`` (``--force-exclude``): files named explicitly are skipped as a walk skips
+    # them (``files.force_excluded``).
+    force_exclude: bool = False
     # ``target-version`` (or ``--target-version``): the target of every file; None: each
     # file's is read from its project (``semantic.target``).
     target_version: Optional[Target] = None
@@ -367,7 +374,7 @@ def _tool_table(data: Dict, path: Path):
 
 
 def find_config(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.tflint-gpu] table, from ``start`` upward.
+    """The nearest configuration file (``_configuration_in``), from ``start`` upward.
 
     A pyproject.toml on the way that is not valid TOML is an error (as in Ruff),
     never passed over: it may well be the one meant to configure us.
@@ -382,8 +389,18 @@ def find_config(start: Path) -> Optional[Path]:
     return None
 
 
+# The configuration files of a folder, the one used first (as Ruff's .ruff.toml, ruff.toml, pyproject.toml).
+CONFIG_NAMES = (".tflint-gpu.toml", "tflint-gpu.toml", "pyproject.toml")
+
+
 def _configuration_in(folder: str) -> Optional[str]:
-    """The folder's pyproject.toml if it has a [tool.tflint-gpu] table (an invalid one raises)."""
+    """The folder's configuration file: its ``.tflint-gpu.toml``, else its ``tflint-gpu.toml``
+    (either, whatever it holds, even empty, as Ruff takes a ``ruff.toml``), else its
+    pyproject.toml if that has a [tool.tflint-gpu] table (an invalid one raises); or None."""
+    for name in CONFIG_NAMES[:-1]:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return candidate
     candidate = os.path.join(folder, "pyproject.toml")
     if os.path.isfile(candidate) and SECTION in _tool_table(_read_toml(Path(candidate)), Path(candidate)):
         return candidate
@@ -422,7 +439,8 @@ def validate_table(table: object, path: Path) -> Dict:
         raise ConfigError(f"{path}: tool.{SECTION}: expected a table, got {_describe(table)}")
     unknown = set(table) - _KNOWN_KEYS
     if unknown:
-        raise ConfigError(f"{path}: unknown option(s) in [tool.{SECTION}]: {', '.join(sorted(unknown))}")
+        where = f" in [tool.{SECTION}]" if path.name == "pyproject.toml" else ""
+        raise ConfigError(f"{path}: unknown option(s){where}: {', '.join(sorted(unknown))}")
     codes = [rule.code for rule in all_codes()]
     result: Dict = {}
     for key, value in table.items():
@@ -431,7 +449,7 @@ def validate_table(table: object, path: Path) -> Dict:
             result[key] = _check_prefixes(_strings(value, where), where, codes)
         elif key in _PATTERN_KEYS:
             result[key] = [_glob(pattern, where) for pattern in _strings(value, where)]
-        elif key in ("unsafe-fixes", "fix", "respect-gitignore", "fix-only"):
+        elif key in ("unsafe-fixes", "fix", "respect-gitignore", "force-exclude", "fix-only"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: expected a boolean, got {_describe(value)}")
             result[key] = value
@@ -472,11 +490,16 @@ def file_timeout(value: object, where: str) -> float:
 
 
 def load_table(path: Path) -> Dict:
-    """The checked ``[tool.tflint-gpu]`` settings of ``path`` (or a standalone tflint-gpu.toml)."""
+    """The checked settings of ``path``: a pyproject.toml's ``[tool.tflint-gpu]`` table; any other
+    file (``tflint-gpu.toml``, ``.tflint-gpu.toml``, a base named by ``extend`` or ``--config``) is
+    standalone, the same keys at its top level, as Ruff reads a ``ruff.toml``."""
     data = _read_toml(path)
-    if path.name == "pyproject.toml" or "tool" in data:
+    if path.name == "pyproject.toml":
         table = _tool_table(data, path).get(SECTION, {})
-    else:  # a standalone tflint-gpu.toml
+    elif "tool" in data:
+        raise ConfigError(f"{path}: tool: a standalone configuration has its settings at the top level, "
+                          f"without a [tool.{SECTION}] table (that table is for pyproject.toml)")
+    else:
         table = data
     return validate_table(table, path)
 
@@ -682,6 +705,7 @@ def build_settings(overrides: Overrides, config_path: Optional[Path], root: Path
         config_file=files[0] if files else None,
         config_files=files,
         respect_gitignore=respect if respect is not None else table.get("respect-gitignore", True),
+        force_exclude=table.get("force-exclude", False),
         target_version=target,
         file_timeout=timeout,
     )
@@ -697,8 +721,8 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 class Resolver:
-    """Each file's settings, as Ruff resolves them: those of the nearest ``pyproject.toml``
-    with a ``[tool.tflint-gpu]`` table above it (``--config``: that file for every file), the
+    """Each file's settings, as Ruff resolves them: those of the nearest configuration file
+    above it (``_configuration_in``; ``--config``: that file for every file), the
     command line's overrides applied to each; the defaults, rooted at the cwd, where there
     is none. The configuration of each folder is looked up once, and each configuration's
     settings are built once (so the files of one configuration share one ``Settings``)."""

@@ -13,11 +13,38 @@ from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Tuple, Union
 
 if TYPE_CHECKING:  # a type only: the runner imports this module and must not load the rules
     from tflint_gpu.config import Resolver, Settings
+    from tflint_gpu.globs import GitIgnores
 
 SOURCE_SUFFIXES = (".py", ".ipynb")
 
 
-def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], force_exclude: bool = False,
+def force_excluded(path: str, settings: "Settings", ignores: Optional["GitIgnores"] = None,
+                   is_dir: Optional[bool] = None) -> bool:
+    """Is ``path``, a file or folder that arrives by name, one that a walk of its project would
+    skip? The one answer for ``--force-exclude`` (a path on the command line, a
+    ``--stdin-filename``), the flake8 plugin and the language server (which always skip such
+    files, as Ruff's server does): it, or a folder above it below its configuration's folder,
+    is excluded (``exclude``/``extend-exclude``); or, with ``respect-gitignore``, git ignores it
+    (``.gitignore``, ``.git/info/exclude``, ``.ignore``); or it is a notebook that ``include``
+    leaves out. (A script that ``include`` leaves out, say one without the ``.py`` suffix, is
+    still checked: a file named is a file meant, as in Ruff.) ``settings``: those of ``path``;
+    ``ignores``: the ignore files read so far (a new reader if None)."""
+    if is_dir is None:
+        is_dir = os.path.isdir(path)
+    if settings.is_excluded(path, is_dir):
+        return True
+    if not is_dir and path.lower().endswith(".ipynb") and not settings.is_included(path):
+        return True
+    if not settings.respect_gitignore:
+        return False
+    if ignores is None:
+        from tflint_gpu.globs import GitIgnores
+
+        ignores = GitIgnores()
+    return ignores.ignored_path(path, is_dir)
+
+
+def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], force_exclude: Optional[bool] = False,
              origins: Optional[Dict[str, str]] = None) -> Tuple[List[str], List[str]]:
     """The source files under ``paths`` and the paths that do not exist.
 
@@ -29,9 +56,8 @@ def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], forc
     ``.gitignore`` files, ``.git/info/exclude`` and ``.ignore`` files (a folder named
     that git ignores: only the ignore files in it). A path named
     explicitly is checked (a ``.ipynb`` one as a notebook) unless ``force_exclude``
-    and it is excluded (it or a folder above it below its root), ignored, or a
-    notebook that ``include`` leaves out. ``origins``: filled with each file's path
-    as given.
+    (None: the ``force-exclude`` setting of the path) and ``force_excluded`` says a
+    walk would skip it. ``origins``: filled with each file's path as given.
     """
     from tflint_gpu.globs import GitIgnores
 
@@ -45,7 +71,8 @@ def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], forc
             top = for_folder(path)
             respect = top.respect_gitignore
             ignored = respect and ignores.ignored_path(path, True)
-            if force_exclude and (top.is_excluded(path, True) or ignored):
+            forced = top.force_exclude if force_exclude is None else force_exclude
+            if forced and force_excluded(path, top, ignores, True):
                 continue
             floor = os.path.abspath(path) if ignored else None
             for directory, subdirs, files in os.walk(path):
@@ -61,12 +88,9 @@ def discover(paths: Sequence[str], settings: Union["Settings", "Resolver"], forc
                         if origins is not None:
                             origins.setdefault(full, path)
         elif os.path.isfile(path):
-            # With --force-exclude (pre-commit), a notebook is also left out when `include` leaves
-            # notebooks out; a script without the .py suffix is still checked.
             own = for_folder(os.path.dirname(os.path.abspath(path)))
-            if not (force_exclude and (own.is_excluded(path, False)
-                                       or (path.lower().endswith(".ipynb") and not own.is_included(path))
-                                       or (own.respect_gitignore and ignores.ignored_path(path)))):
+            forced = own.force_exclude if force_exclude is None else force_exclude
+            if not (forced and force_excluded(path, own, ignores, False)):
                 found.append(path)
                 if origins is not None:
                     origins.setdefault(path, path)

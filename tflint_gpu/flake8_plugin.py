@@ -4,7 +4,9 @@ flake8 handles ``# noqa`` and ``--select/--ignore`` itself, so the adapter
 reports every finding of the rules enabled by default (or by the
 ``[tool.tflint-gpu]`` selection of the nearest pyproject.toml, resolved as the
 command line resolves it); a file with a ``# tflint-gpu: noqa`` line, or one
-that the configuration's ``exclude``/``extend-exclude`` leave out, has none. An invalid configuration stops flake8
+that the command line's walk would skip (``exclude``/``extend-exclude``, and
+``.gitignore`` with ``respect-gitignore``: ``files.force_excluded``, as Ruff's
+pre-commit hook runs with ``--force-exclude``), has none. An invalid configuration stops flake8
 with the message, as the command line does. flake8 adds 1 to the column it is
 given, so columns are 0-based here. The project index of the file's project
 (the configuration's folder, else the file's folder raised out of its

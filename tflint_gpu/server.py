@@ -8,8 +8,11 @@ one), fix every safe finding of the document
 over a finding shows the rule's summary, why it matters and a link to its page.
 
 Settings are those of each document's nearest configuration (as the command
-line and the flake8 plugin read them), read again when a ``pyproject.toml``
-or ``tflint-gpu.toml`` changes. A document that does not parse gets one
+line and the flake8 plugin read them), read again when a configuration file
+(``config.CONFIG_NAMES``) or an ignore file (``.gitignore``, ``.ignore``) is saved or
+changes on disk (``rereads``). A document that the command line's walk would skip
+(excluded or git-ignored: ``Documents.is_excluded``) gets no diagnostics, as in Ruff's
+server. A document that does not parse gets one
 diagnostic at the error, a broken configuration one diagnostic naming it; the
 server goes on. Columns are converted to the client's position encoding.
 
@@ -59,7 +62,9 @@ from tflint_gpu.rules.docs import rule_url, section
 
 SOURCE = "tflint-gpu"
 FIX_ALL = "source.fixAll.tflint-gpu"
-CONFIG_FILES = ("pyproject.toml", "tflint-gpu.toml")
+CONFIG_FILES = config.CONFIG_NAMES
+# Files whose change makes every open document be checked again: they decide which files are skipped.
+IGNORE_FILES = (".gitignore", ".ignore", "exclude")  # (`exclude`: .git/info/exclude)
 # A change is checked at once (no wait of its own: a wait is latency); the changes that arrive
 # while a check of the document waits to start are read by it, so a burst of typing is checked
 # once, at its latest text.
@@ -70,6 +75,15 @@ LARGE_DOCUMENT = 64 * 1024
 LARGE_CHECKS = 1  # child processes working at once (each may take gigabytes for megabytes of text)
 HOVER_WAIT = 1.0  # seconds a hover waits for its document's check before answering with nothing
 _log = logging.getLogger(__name__)
+
+
+def rereads(path: str) -> bool:
+    """Does a change of the file ``path`` change the settings of documents, or which are skipped
+    (a configuration file, an ignore file, ``.git/info/exclude``)?"""
+    name = os.path.basename(path)
+    if name == "exclude":
+        return os.path.basename(os.path.dirname(path)) == "info"
+    return name in CONFIG_FILES or name in IGNORE_FILES
 
 
 def uri_path(uri: str) -> str:
@@ -111,7 +125,7 @@ def lint_document(documents: Documents, text: str, path: str,
     """The findings of one text under its settings, or the problem that stopped them."""
     try:
         settings = documents.settings_for(path)
-        if settings.is_excluded(path) or file_noqa(text):
+        if documents.is_excluded(path) or file_noqa(text):
             return [], None
         return lint_source(text, path, settings.rules_for(path),
                            project=documents.project_for(path, settings),
@@ -144,7 +158,7 @@ def lint_notebook(documents: Documents, sources: List[str], path: str) -> Tuple[
     problems: Dict[int, tuple] = {}
     try:
         settings = documents.settings_for(path)
-        if settings.is_excluded(path):
+        if documents.is_excluded(path):
             return [], problems
         with using_fixable(settings.unfixable):
             found, skipped = notebook_cells.lint_cells(
@@ -748,9 +762,9 @@ def build_server() -> TflintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TflintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if uri_path(uri).endswith(CONFIG_FILES) or uri_path(uri).endswith(".py"):
-            ls.reload()  # a configuration, or a module other documents import
-        if uri_path(uri).endswith(CONFIG_FILES):
+        if rereads(uri_path(uri)) or uri_path(uri).endswith(".py"):
+            ls.reload()  # a configuration, an ignore file, or a module other documents import
+        if rereads(uri_path(uri)):
             ls.recheck_all()
         elif not ls.under_way(uri):
             ls.check(uri)
@@ -789,7 +803,7 @@ def build_server() -> TflintServer:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched(ls: TflintServer, params: types.DidChangeWatchedFilesParams) -> None:
         ls.reload()
-        if any(uri_path(change.uri).endswith(CONFIG_FILES) for change in params.changes):
+        if any(rereads(uri_path(change.uri)) for change in params.changes):
             ls.recheck_all()
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
