@@ -12,20 +12,25 @@ import json
 import os
 import re
 import sys
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import tflint_gpu
-from tflint_gpu import config
-from tflint_gpu.engine import run
-from tflint_gpu.files import discover
-from tflint_gpu.notebook import is_notebook
-from tflint_gpu.findings import IO_ERROR, FileProblem, Safety
-from tflint_gpu.progress import Progress
-from tflint_gpu.report import FORMATS, STATISTICS, render
-from tflint_gpu.report.full import Sources
-from tflint_gpu.report import text as text_report
-from tflint_gpu.rules.base import all_codes, describe
-from tflint_gpu.verify import command as verify_command
+
+# Each command imports what it uses, in the function that runs it: `--version`, `rules`, `rule CODE`
+# and a check answered from the cache import neither LibCST nor a rule module (benchmarks/startup.py).
+if TYPE_CHECKING:
+    from tflint_gpu import config
+    from tflint_gpu.engine import run
+
+
+def __getattr__(name: str):
+    """``cli.config`` and ``cli.run``, the modules the commands import, for whoever reads them here."""
+    modules = {"config": "tflint_gpu.config", "run": "tflint_gpu.engine.run"}
+    if name in modules:
+        import importlib
+
+        return importlib.import_module(modules[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 COMMANDS = ("check", "rule", "rules", "verify", "upgrade", "server")
 OFF_LEGEND = "off: off by default; turn it on with --extend-select CODE (or extend-select in [tool.tflint-gpu])"
@@ -37,6 +42,8 @@ CONFIG_HELP = ("the configuration file for every file: a pyproject.toml ([tool.t
 
 
 def _check_parser(sub) -> None:
+    from tflint_gpu.report import FORMATS
+
     p = sub.add_parser("check", help="check files (the default command)", description="Check files for findings.")
     p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .); - reads stdin")
     p.add_argument("--fix", action="store_true", default=None, help="apply safe fixes")
@@ -95,7 +102,9 @@ def _check_parser(sub) -> None:
     p.add_argument("--show-files", action="store_true", help="list the files that would be checked and exit")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verify_arguments: bool = True) -> argparse.ArgumentParser:
+    """The parser; ``verify_arguments=False`` leaves out the options of ``verify``, whose module
+    (``verify.command``) the other commands need not import."""
     parser = argparse.ArgumentParser(
         prog="tflint-gpu",
         description="Find and fix TensorFlow 2 code that keeps the GPU idle.",
@@ -109,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("rules", help="list the rules")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p = sub.add_parser("verify", help="run each rule's before/after examples under TensorFlow")
-    verify_command.add_arguments(p)
+    if verify_arguments:
+        from tflint_gpu.verify import command as verify_command
+
+        verify_command.add_arguments(p)
     _upgrade_parser(sub)
     sub.add_parser("server", help="run the language server (LSP over stdio)",
                    description="Run the language server over stdio: diagnostics, quick fixes, fix all, "
@@ -154,13 +166,16 @@ def _unknown_command(first: str) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["--version"]:  # what argparse prints, without building the parser
+        print(f"tflint-gpu {tflint_gpu.__version__}")
+        return 0
     if args_list and _unknown_command(args_list[0]):
         print(f"tflint-gpu: error: unknown command '{args_list[0]}' (commands: {', '.join(COMMANDS)}; "
               f"a path to check must exist)", file=sys.stderr)
         return 2
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help", "--version")):
         args_list.insert(0, "check")
-    parser = build_parser()
+    parser = build_parser(verify_arguments=args_list[0] == "verify")
     try:
         args = parser.parse_args(args_list)
     except SystemExit as exit_:
@@ -171,6 +186,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.command == "rules":
             return _rules(args.format)
         if args.command == "verify":
+            from tflint_gpu.verify import command as verify_command
+
             return verify_command.run(args)
         if args.command == "server":
             return _server()
@@ -179,14 +196,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             return upgrade.main(args)
         return _check(args)
-    except config.ConfigError as error:
-        print(f"tflint-gpu: error: {error}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:  # Ctrl-C: the worker processes are ended (engine.run); no traceback
         print("tflint-gpu: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # pragma: no cover - e.g. piped into head
         return 0
+    except Exception as error:  # a configuration or usage error (config.ConfigError): one line, exit 2
+        from tflint_gpu.config import ConfigError
+
+        if not isinstance(error, ConfigError):
+            raise
+        print(f"tflint-gpu: error: {error}", file=sys.stderr)
+        return 2
 
 
 def _server() -> int:
@@ -200,6 +221,15 @@ def _server() -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from tflint_gpu import config
+    from tflint_gpu.engine import run
+    from tflint_gpu.files import discover
+    from tflint_gpu.findings import IO_ERROR, FileProblem, Safety
+    from tflint_gpu.progress import Progress
+    from tflint_gpu.report import STATISTICS, render
+    from tflint_gpu.report.full import Sources
+    from tflint_gpu.report import text as text_report
+
     paths: List[str] = args.paths or ["."]
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
@@ -331,6 +361,8 @@ def _fix_only(args: argparse.Namespace, out, fmt: str, findings: Sequence, error
     """``--fix-only``, as Ruff's: the fixes are written, the findings left are not reported (the text
     formats say how many were fixed, the others print nothing); exit 0 unless a file failed (2) or
     ``--exit-non-zero-on-fix`` and a fix was written (1, but 0 with ``--exit-zero``)."""
+    from tflint_gpu.findings import Safety
+
     report = ""
     if fmt in ("text", "full") and not args.quiet and not no_files:
         hidden = 0 if unsafe_fixes else sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
@@ -384,6 +416,8 @@ def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: di
     targets, its cache and its project index (the configuration's folder; for the files of no
     configuration, the paths given they came from, ``origins``). ``adapt(settings)``: the
     settings to run with instead. Results in the order of ``files``."""
+    from tflint_gpu.engine import run
+
     results: dict = {}
     done = 0
     for settings, group in by_settings(resolver, files):
@@ -495,6 +529,8 @@ def settings_report(settings: config.Settings, path: str) -> dict:
 
 
 def _show_settings(args: argparse.Namespace, resolver: config.Resolver, paths: List[str]) -> int:
+    from tflint_gpu.files import discover
+
     shown = []
     for path in paths:
         if path == "-":
@@ -547,6 +583,9 @@ def _show_settings(args: argparse.Namespace, resolver: config.Resolver, paths: L
 def _show_files(args: argparse.Namespace, resolver: config.Resolver, paths: List[str]) -> int:
     """``--show-files``: the files a check of ``paths`` would read, one a line (``--format json``:
     a list), sorted; exit 0 (2 when a path does not exist)."""
+    from tflint_gpu import config
+    from tflint_gpu.files import discover
+
     if paths == ["-"]:
         raise config.ConfigError("--show-files: lists files found under paths, not stdin (`-`)")
     files, missing = discover(paths, resolver, args.force_exclude)
@@ -571,6 +610,8 @@ def _stdin_excluded(args: argparse.Namespace, settings: config.Settings) -> bool
 
 
 def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
+    from tflint_gpu.engine import run
+
     from tflint_gpu.engine.lint import using_fixable, using_target
 
     if _stdin_excluded(args, settings):  # no findings; with --fix the text goes through unchanged
@@ -584,6 +625,10 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
 
 
 def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
+    from tflint_gpu.engine import run
+    from tflint_gpu.notebook import is_notebook
+    from tflint_gpu.findings import IO_ERROR
+
     from tflint_gpu.files import decode
 
     data = sys.stdin.buffer.read()
@@ -639,7 +684,9 @@ def _print_errors(errors: List[str]) -> None:
 
 
 def _rules(fmt: str) -> int:
-    rules = list(all_codes())  # the rules and the engine's own codes (TFG001)
+    from tflint_gpu import catalogue
+
+    rules = catalogue.all_infos()  # the rules and the engine's own codes (TFG001), from the table: no rule imported
     if fmt == "json":
         data = [
             {
@@ -666,6 +713,7 @@ def _rules(fmt: str) -> int:
 
 
 def _rule(code: str) -> int:
+    from tflint_gpu.catalogue import describe
     from tflint_gpu.rules.docs import page
 
     rule = describe(code.upper())

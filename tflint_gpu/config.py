@@ -25,7 +25,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,9 +34,14 @@ else:  # pragma: no cover
 
 from tflint_gpu.engine.budget import DEFAULT_SECONDS as DEFAULT_FILE_TIMEOUT
 from tflint_gpu.globs import Patterns, nearest_upward
-from tflint_gpu.rules.base import Rule, all_codes
+# The codes, their defaults and migration flags from the table written from the rules: selecting
+# imports no rule module (``Selection`` imports the classes when a file is linted).
+from tflint_gpu.catalogue import all_infos as all_codes
 from tflint_gpu.semantic import target as targets
 from tflint_gpu.semantic.target import Target, TargetError
+
+if TYPE_CHECKING:
+    from tflint_gpu.rules.base import Rule
 
 SECTION = "tflint-gpu"
 # Ruff's default `exclude`, plus our cache. Not `env` or `build`: those are
@@ -141,7 +146,8 @@ class Settings:
 
     @property
     def codes(self) -> FrozenSet[str]:
-        return frozenset(rule.code for rule in self.rules)
+        known = getattr(self.rules, "codes", None)  # a Selection says them without importing the rules
+        return frozenset(known if known is not None else (rule.code for rule in self.rules))
 
     # -- the target ---------------------------------------------------------------
     def target_folder(self, path: str) -> Optional[str]:
@@ -200,7 +206,16 @@ class Settings:
         """The selected rules ``path``'s target silences (migration rules under Keras 2)."""
         if self.target_for(path).keras3:
             return ()
-        return tuple(r for r in self._ignoring(path) if getattr(r, "migration", False) is True)
+        return tuple(r for r in self._ignoring(path, self._described()) if getattr(r, "migration", False) is True)
+
+    def _described(self) -> tuple:
+        """The selected rules as far as describing them goes: their catalogue entries for a ``Selection``
+        (no rule module imported), else the classes."""
+        if isinstance(self.rules, Selection):
+            from tflint_gpu.catalogue import describe
+
+            return tuple(describe(code) for code in self.rules.codes)
+        return tuple(self.rules)
 
     def rules_for(self, path: str) -> Tuple[Type[Rule], ...]:
         """The selected rules minus the per-file ignores matching ``path``, and minus
@@ -238,13 +253,14 @@ class Settings:
         memo[path] = found
         return found
 
-    def _ignoring(self, path: str) -> Tuple[Type[Rule], ...]:
+    def _ignoring(self, path: str, rules: Optional[Sequence] = None) -> Tuple[Type[Rule], ...]:
+        rules = tuple(self.rules if rules is None else rules)
         if not self.per_file_ignores:
-            return self.rules
+            return rules
         ignored = [code for _, _, codes in self.per_file_ignores_for(path) for code in codes]
         if not ignored:
-            return self.rules
-        return tuple(r for r in self.rules if not any(_prefix_matches(p, r.code) for p in ignored))
+            return rules
+        return tuple(r for r in rules if not any(_prefix_matches(p, r.code) for p in ignored))
 
     def excludes_entry(self, path: str, is_dir: bool = False) -> bool:
         """Does an ``exclude``/``extend-exclude`` glob match this file or folder itself (its
@@ -334,7 +350,44 @@ def select_rules(
         if matching_ignores and max(matching_ignores) >= best_select:
             continue
         result.append(rule)
-    return tuple(result)
+    return Selection(rule.code for rule in result)
+
+
+class Selection(Sequence):
+    """The selected rule classes, named by ``codes``: a tuple of the classes to whoever reads them, the
+    rule modules imported (``rules.base.describe``) on the first read, so that a run whose files all
+    come from the cache, or that only lists files or settings, imports no rule and no LibCST."""
+
+    def __init__(self, codes) -> None:
+        self.codes: Tuple[str, ...] = tuple(codes)
+        self._classes: Optional[tuple] = None
+
+    def _rules(self) -> tuple:
+        if self._classes is None:
+            from tflint_gpu.rules.base import describe
+
+            self._classes = tuple(describe(code) for code in self.codes)
+        return self._classes
+
+    def __getitem__(self, index):
+        return self._rules()[index]
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._rules())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Selection):
+            return self.codes == other.codes
+        return self._rules() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.codes)
+
+    def __repr__(self) -> str:
+        return f"Selection({', '.join(self.codes)})"
 
 
 def unfixable_codes(fixable: Optional[Sequence[str]], unfixable: Sequence[str] = (),

@@ -30,12 +30,14 @@ import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from tflint_gpu.engine.fix import add_noqa as add_noqa_comments
-from tflint_gpu.engine.fix import fix_source, segment_of
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, parse, parse_problem
 from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, Edit, FileProblem, Finding, FixInfo
+
+# The engine (and LibCST) is imported by the functions that lint or parse, so that reading a notebook's
+# name, its cells or its cached findings (``engine.cache``, the command line's start) loads no parser.
+if TYPE_CHECKING:
+    from tflint_gpu.engine.lint import RuleClass
 
 SUFFIX = ".ipynb"
 # Cell magics whose body is Python run in the kernel's namespace: only their first line is masked.
@@ -377,6 +379,8 @@ def _is_imports(text: str) -> bool:
 
 def in_one_cell(edits: Sequence[Edit], joined: Joined) -> bool:
     """Do a fix's edits lie inside one cell (an import it adds after the imports aside)?"""
+    from tflint_gpu.engine.fix import segment_of
+
     starts = joined.starts()
     cells = {segment_of(edit, starts) for edit in edits
              if not (edit.start == edit.end and _is_imports(edit.content))}
@@ -443,6 +447,8 @@ class CellProblem:
 
 def _parse_guarded_cells(notebook: Notebook, path: str, run):
     """As ``_parse_guarded``, with one CellProblem per skipped cell."""
+    from tflint_gpu.engine.lint import ParseError
+
     skipped: Set[int] = set()
     errors: List[CellProblem] = []
     for attempt in range(len(notebook.cells) + 1):
@@ -483,6 +489,8 @@ def _cell_syntax_error(cell: Cell, path: str) -> Optional[CellProblem]:
     """The problem of ``cell`` if it (masked) does not parse on its own, else None: CPython's parser
     decides, then LibCST must read it (``parse``). The rows are the cell's (not counting an ``if True:``
     of ours)."""
+    from tflint_gpu.engine.lint import ParseError, parse, parse_problem
+
     alone = join([cell])
     try:
         parse(alone.text, "<cell>")
@@ -585,6 +593,8 @@ def split(joined: Joined, fixed: str, starts: Optional[Sequence[int]] = None) ->
 
 def _split(joined: Joined, fixed: str, code_below: bool, owners: Optional[List[int]] = None) -> Optional[List[str]]:
     """``owners``: the cell of each line of ``fixed``, where the fixer's edits put it."""
+    from tflint_gpu.engine.lint import ParseError, parse
+
     before = joined.text.split("\n")
     after = fixed.split("\n")
     cells: List[List[str]] = [[] for _ in joined.first]
@@ -815,6 +825,9 @@ def process(raw: bytes, path: str, rules: Sequence[RuleClass], fix: bool, unsafe
     """Lint (``fix=False``) or fix a notebook given as bytes. ``project``: its view of
     the project index (``semantic.project.ProjectFile``): the modules beside it that it imports.
     ``add_noqa`` (with ``fix``): add ``# noqa: CODE`` comments instead of fixing (``engine.fix.add_noqa``)."""
+    from tflint_gpu.engine.fix import add_noqa as add_noqa_comments, fix_source
+    from tflint_gpu.engine.lint import lint_source
+
     try:
         notebook = load(raw)
     except NotebookError as error:
@@ -874,6 +887,8 @@ def lint_cells(sources: Sequence[str], path: str, rules: Sequence[RuleClass], pr
                target=None) -> Tuple[List[NotebookFinding], List[CellProblem]]:
     """Findings of the code cells ``sources`` taken in order, in cell coordinates (``cell`` is the
     1-based position in ``sources``), and the cells skipped because they do not parse."""
+    from tflint_gpu.engine.lint import lint_source
+
     notebook = _of_sources(sources)
     if not notebook.cells:
         return [], []
@@ -886,6 +901,8 @@ def fix_cells(sources: Sequence[str], path: str, rules: Sequence[RuleClass], uns
               project=None) -> Optional[List[str]]:
     """The code cells after every fix (safe only unless ``unsafe``), or None where nothing changes,
     a cell does not parse, or a change would span cells or touch IPython syntax (as ``process``)."""
+    from tflint_gpu.engine.fix import fix_source
+
     notebook = _of_sources(sources)
     if not notebook.cells:
         return None

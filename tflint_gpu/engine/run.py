@@ -37,20 +37,21 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tflint_gpu.engine.budget import AnalysisTimeout, time_budget
 from tflint_gpu.engine.cache import Cache, ProjectCache
-from tflint_gpu.engine.fix import add_noqa, fix_source
-from tflint_gpu.engine.lint import ParseError, RuleClass, lint_source, mentions_framework, parse_problem, \
-    using_fixable, using_target
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
 from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
 from tflint_gpu.notebook import is_notebook
-from tflint_gpu.notebook import process as process_notebook
 from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, collector_paused, content_digest, \
     dependencies_valid, summarize_source
 from tflint_gpu.semantic.target import Target
+
+# The linter (``engine.lint``, ``engine.fix``: LibCST and the semantic model) is imported by the functions
+# that lint, so that a run answered from the cache, and the command line's start, load no parser.
+if TYPE_CHECKING:
+    from tflint_gpu.engine.lint import RuleClass
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
 NOQA = "add-noqa"  # write `# noqa: CODE` on the findings' lines (``engine.fix.add_noqa``), as --fix writes
@@ -117,6 +118,9 @@ def failure(path: str, error: BaseException) -> str:
 def process_text(source: str, path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
                  project: Optional[ProjectFile] = None) -> FileResult:
     """Lint (or fix) one text; ``project``: its view of the project index."""
+    from tflint_gpu.engine.fix import add_noqa, fix_source
+    from tflint_gpu.engine.lint import ParseError, lint_source, parse_problem
+
     deps = ""
     try:
         if mode == CHECK:
@@ -171,6 +175,9 @@ def unified_diff(before: str, after: str, path: str) -> str:
 def process_notebook_data(data: bytes, path: str, rules: Sequence[RuleClass], mode: str,
                           unsafe: bool, project: Optional[ProjectFile] = None) -> Tuple[FileResult, Optional[bytes]]:
     """A notebook's result, and its new bytes when fixes changed it (``--fix``/``--diff``)."""
+    from tflint_gpu.engine.lint import ParseError, parse_problem
+    from tflint_gpu.notebook import process as process_notebook
+
     try:
         outcome = process_notebook(data, path, rules, fix=mode != CHECK, unsafe=unsafe, want_diff=mode == DIFF,
                                    project=project, add_noqa=mode == NOQA)
@@ -206,6 +213,8 @@ def process_file(path: str, rules: Sequence[RuleClass], mode: str, unsafe: bool,
     by then its syntax tree and facts have been freed by reference counting (the facts break
     their cycles, ``RuleContext.release``), where a collection as soon as the lint returned
     would have traversed the whole tree, still held by the lint's result, once more."""
+    from tflint_gpu.engine.lint import using_fixable, using_target
+
     with using_target(target), using_fixable(unfixable), collector_paused():
         return within_budget(path, budget, _process_file, path, rules, mode, unsafe)
 
@@ -260,6 +269,8 @@ def over_token_limit(source: str, path: str) -> Optional[str]:
     take too much memory), else None. A text that names neither TensorFlow nor Keras is not
     analysed (``lint.prefilter``), so it is not refused: a vendored get-pip.py (a 2 MB base85
     blob, a million tokens) is read and passed as before."""
+    from tflint_gpu.engine.lint import mentions_framework
+
     if len(source) <= MAX_FILE_TOKENS or not mentions_framework(source):
         return None
     tokens = _TOKEN.subn("", source)[1]
@@ -292,7 +303,7 @@ def write_result(result: FileResult, recheck: Callable[[str], FileResult], tree:
 
 # One file's work: (path, rule classes, mode, unsafe, target, time budget, unfixable codes). Rule classes
 # pickle by reference, so a worker process imports their modules itself.
-_Task = Tuple[str, Tuple[RuleClass, ...], str, bool, Optional[Target], Optional[float], FrozenSet[str]]
+_Task = Tuple[str, Tuple["RuleClass", ...], str, bool, Optional[Target], Optional[float], FrozenSet[str]]
 
 
 def _process_star(args: _Task) -> FileResult:
@@ -333,6 +344,9 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
                 results[path] = FileResult(path, cached)
             else:
                 todo.append((path, tuple(rules_for(path)), mode, unsafe, target_of(path), budget, unfixable))
+        if todo:  # the linter imported here once, before worker processes fork, not in each of them
+            import tflint_gpu.engine.fix  # noqa: F401
+            import tflint_gpu.engine.lint  # noqa: F401
 
         def recheck(path: str) -> FileResult:
             return process_file(path, tuple(rules_for(path)), CHECK, unsafe, target_of(path), budget, unfixable)

@@ -5,33 +5,41 @@ from __future__ import annotations
 from typing import Callable, Dict, List, Sequence
 
 from tflint_gpu.findings import Finding
-from tflint_gpu.report import full, github, json_format, sarif, text
-
-FORMATS: Dict[str, Callable[..., str]] = {
-    "text": text.render,
-    "concise": text.render,  # Ruff's name for the one-line format
-    "full": full.render,
-    "json": json_format.render,
-    "sarif": sarif.render,
-    "github": github.render,
-    "gitlab": lambda *args, **kwargs: _load("gitlab").render(*args, **kwargs),  # GitLab Code Quality
-    "junit": lambda *args, **kwargs: _load("junit").render(*args, **kwargs),  # JUnit XML
-}
 
 
 def _load(name: str):
-    """A reporter module imported when its format is used (``--format gitlab``, ``junit``)."""
+    """A reporter module, imported when its format is used: choosing a format (the command line's
+    ``--format`` choices, its start) imports none."""
     import importlib
 
     return importlib.import_module(f"tflint_gpu.report.{name}")
 
 
+def _lazy(module: str, function: str = "render") -> Callable[..., str]:
+    def call(*args, **kwargs) -> str:
+        return getattr(_load(module), function)(*args, **kwargs)
+
+    return call
+
+
+FORMATS: Dict[str, Callable[..., str]] = {
+    "text": _lazy("text"),
+    "concise": _lazy("text"),  # Ruff's name for the one-line format
+    "full": _lazy("full"),
+    "json": _lazy("json_format"),
+    "sarif": _lazy("sarif"),
+    "github": _lazy("github"),
+    "gitlab": _lazy("gitlab"),  # GitLab Code Quality
+    "junit": _lazy("junit"),  # JUnit XML
+}
+
+
 # --statistics: the formats that can hold a table of counts (as in Ruff).
 STATISTICS: Dict[str, Callable[..., str]] = {
-    "text": text.statistics,
-    "concise": text.statistics,
-    "full": text.statistics,
-    "json": json_format.statistics,
+    "text": _lazy("text", "statistics"),
+    "concise": _lazy("text", "statistics"),
+    "full": _lazy("text", "statistics"),
+    "json": _lazy("json_format", "statistics"),
 }
 
 

@@ -38,7 +38,7 @@ def rule_url(code: str) -> Optional[str]:
     """The page of rule ``code``: ``$TFLINT_GPU_DOCS_URL`` + code + ``.md`` when that is set, else the
     ``file://`` URI of its page as installed (``pages_dir()``), else None (not a rule's code, or a
     page missing)."""
-    from tflint_gpu.rules.base import describe
+    from tflint_gpu.catalogue import describe  # no rule module imported
 
     if describe(code) is None:
         return None
