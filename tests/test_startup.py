@@ -27,7 +27,8 @@ out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m != "tflint_gpu.rules.docs" and (
-    m == "libcst" or m.startswith(("libcst.", "tflint_gpu.rules.")) or m in ("tflint_gpu.engine.lint", "tflint_gpu.engine.fix")))
+    m == "libcst" or m.startswith(("libcst.", "tflint_gpu.rules."))
+    or m in ("tflint_gpu.engine.lint", "tflint_gpu.engine.fix")))
 print(json.dumps({"code": code, "out": out.getvalue(), "heavy": heavy}))
 """
 
@@ -133,3 +134,14 @@ def test_the_selection_is_the_rule_classes_once_read(tmp_path):
     assert settings.rules_for(str(tmp_path / "a.py")) == tuple(REGISTRY[code] for code in settings.rules.codes)
     assert settings.rules == tuple(REGISTRY[code] for code in settings.rules.codes)
     assert [r.code for r in settings.rules] == list(settings.rules.codes) and len(settings.rules) >= 2
+
+
+def test_the_startup_benchmark_runs_and_prints_its_rows():
+    """benchmarks/startup.py on one example folder, each row once (its figures are not asserted)."""
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "startup.py"), "--repeat", "1",
+                           "--corpus", str(ROOT / "examples" / "TFG103")], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for row in ("python -c pass", "tflint-gpu --version", "tflint-gpu rules", "tflint-gpu rule TFG103",
+                "flake8 --version", "cold run", "warm run", "reading the cache", "twice --version"):
+        assert row in done.stdout, done.stdout
