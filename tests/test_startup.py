@@ -145,3 +145,36 @@ def test_the_startup_benchmark_runs_and_prints_its_rows():
     for row in ("python -c pass", "tflint-gpu --version", "tflint-gpu rules", "tflint-gpu rule TFG103",
                 "flake8 --version", "cold run", "warm run", "reading the cache", "twice --version"):
         assert row in done.stdout, done.stdout
+
+
+def test_a_warm_run_checks_the_dependencies_of_its_results_without_hashing_a_summary(
+        tmp_path, monkeypatch, capsys):
+    """The project cache keeps each summary's digest (what a result's dependencies record) beside it."""
+    from tflint_gpu import cli
+    from tflint_gpu.semantic import project
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "pkg" / "layers.py").write_text("import tensorflow as tf\n\n\ndef make():\n"
+                                                "    return tf.keras.layers.Dense(1)\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import numpy as np\nimport tensorflow as tf\nfrom pkg.layers import make\n\n"
+                                       "v = tf.Variable(np.zeros(3))\nlayer = make()\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["-q", "."]) == 1
+    cold = capsys.readouterr().out
+    hashed = []
+    real = project.Summary.to_json
+    monkeypatch.setattr(project.Summary, "to_json", lambda self: hashed.append(self) or real(self))
+    assert cli.main(["-q", "."]) == 1
+    assert capsys.readouterr().out == cold and "TFG201" in cold
+    assert hashed == []
+    # the dependencies were checked: a changed module makes the file that read it linted again
+    from tflint_gpu.engine import run
+
+    linted = []
+    process = run.process_file
+    monkeypatch.setattr(run, "process_file", lambda path, *rest: linted.append(Path(path).name) or process(path, *rest))
+    with open(tmp_path / "pkg" / "layers.py", "a", encoding="utf-8") as handle:  # another summary: a new def
+        handle.write("\n\ndef other():\n    return 1\n")
+    assert cli.main(["-q", "."]) == 1 and capsys.readouterr().out == cold
+    assert sorted(linted) == ["layers.py", "train.py"]

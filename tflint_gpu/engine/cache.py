@@ -28,7 +28,7 @@ from tflint_gpu.findings import Edit, Finding, FixInfo, Safety
 from tflint_gpu.notebook import CellEdit, NotebookFinding, is_notebook
 from tflint_gpu.semantic.project import Summary, content_digest, summarize_source
 
-FORMAT = 2
+FORMAT = 3
 # A cache keeps the entries of at most this many files, and at most about this many bytes of
 # them: the most recently used (read or written) ones. Entries of files that no longer exist are
 # dropped whenever the cache is written. (One folder checked over and over never nears either:
@@ -288,10 +288,17 @@ class ProjectCache:
 
     def _load(self, raw: bytes) -> None:
         data = _check(json.loads(raw), dict, "cache")
-        if data.get("format") != FORMAT or set(data) != {"format", "summaries", "files"}:
+        if data.get("format") != FORMAT or set(data) != {"format", "summaries", "files", "digests"}:
             raise Invalid("cache")
         summaries = {_check(k, str, "digest"): Summary.from_json(v)
                      for k, v in _check(data["summaries"], dict, "summaries").items()}
+        # Each summary's own digest (``Summary.digest``: what a cached result's dependencies record), as
+        # written with it: a warm run checks those dependencies without hashing every summary again.
+        digests = _check(data["digests"], dict, "digests")
+        if set(digests) != set(summaries):
+            raise Invalid("digests")
+        for key, value in digests.items():
+            summaries[key]._digest = _check(value, str, "digest")
         files = {}
         for path, entry in _check(data["files"], dict, "files").items():
             _check(entry, list, "file")
@@ -363,4 +370,5 @@ class ProjectCache:
         used = {digest for _, digest in self.files.values()}
         _write_json(self.path, {"format": FORMAT,
                                 "summaries": {d: s.to_json() for d, s in self.summaries.items() if d in used},
+                                "digests": {d: s.digest for d, s in self.summaries.items() if d in used},
                                 "files": {p: [list(stamp), d] for p, (stamp, d) in self.files.items()}})
