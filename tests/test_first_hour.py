@@ -85,4 +85,6 @@ def test_exit_non_zero_on_fix_exits_1_when_a_fix_was_written(tmp_path, monkeypat
     (tmp_path / "a.py").write_text(source, encoding="utf-8")
     assert cli.main(args + ["--exit-non-zero-on-fix"]) == 1
     assert cli.main(args + ["--exit-non-zero-on-fix"]) == 0  # nothing left to fix
+    (tmp_path / "a.py").write_text(source, encoding="utf-8")
+    assert cli.main(args + ["--exit-non-zero-on-fix", "--exit-zero"]) == 0  # --exit-zero wins, as in Ruff
     capsys.readouterr()

@@ -351,8 +351,8 @@ def _check(args: argparse.Namespace) -> int:
         return 2
     if (findings or diagnostics) and not args.exit_zero:
         return 1
-    if fixed and mode == run.FIX and getattr(args, "exit_non_zero_on_fix", False):
-        return 1
+    if fixed and mode == run.FIX and getattr(args, "exit_non_zero_on_fix", False) and not args.exit_zero:
+        return 1  # --exit-zero wins, as Ruff's does (and as --fix-only's exit does)
     return 0
 
 
