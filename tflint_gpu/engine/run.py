@@ -25,16 +25,12 @@ import contextlib
 import ctypes
 import difflib
 import hashlib
-import multiprocessing
 import os
 import re
 import signal
 import sys
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures import TimeoutError as FutureTimeout
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -50,7 +46,11 @@ from tflint_gpu.semantic.target import Target
 
 # The linter (``engine.lint``, ``engine.fix``: LibCST and the semantic model) is imported by the functions
 # that lint, so that a run answered from the cache, and the command line's start, load no parser.
+# So are the process pool's modules (multiprocessing, concurrent.futures: 13 ms of CPU a start), by
+# the functions that start one.
 if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+
     from tflint_gpu.engine.lint import RuleClass
 
 CHECK, FIX, DIFF = "check", "fix", "diff"
@@ -409,6 +409,10 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         else:
             todo.append(full)
     if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else None)
         chunk = max(1, min(32, len(todo) // (jobs * 4)))
@@ -570,6 +574,8 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def _pool(jobs: int, context, initargs) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
     return ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=initargs)
 
 
@@ -579,6 +585,9 @@ def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None
     broke are run again one by one, each alone in a new worker: the one that kills its worker
     again is reported as crashed; the rest goes on. A worker on one file past ``hard_limit`` is
     ended the same way, and that file reported as over its budget."""
+    import multiprocessing
+    from concurrent.futures.process import BrokenProcessPool
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else None)
     sizes = [_size(task) for task in todo]
@@ -635,6 +644,8 @@ WATCH_SECONDS = 1.0
 
 
 def _as_done(futures, watch: Optional[Callable[[], None]] = None):
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     remaining = set(futures)
     while remaining:
         finished, remaining = wait(remaining, timeout=WATCH_SECONDS if watch is not None else None,
@@ -646,6 +657,9 @@ def _as_done(futures, watch: Optional[Callable[[], None]] = None):
 
 def _alone(task: _Task, context, index: Optional[ProjectIndex] = None) -> FileResult:
     """``task`` run in a worker of its own: a crash costs this task only."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
     pool = _pool(1, context, (None, None, index, os.getpid()))
     with _ending_workers(pool):
         future = pool.submit(_process_star, task)
