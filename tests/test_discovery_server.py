@@ -3,7 +3,6 @@ excluded: ``files.force_excluded``, as the flake8 plugin does) and reads ``.tfli
 ``tflint-gpu.toml`` and a changed ``.gitignore`` again (tests/test_discovery.py: the rest)."""
 from __future__ import annotations
 
-import asyncio
 import subprocess
 
 import pytest
@@ -15,23 +14,13 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import LanguageClient  # noqa: E402
 
-from tests.test_server import _diagnostics, client  # noqa: E402,F401,F811 (the server fixture)
+from tests.test_server import _open, after_files_changed, client  # noqa: E402,F401,F811 (the server fixture)
 
 
 def _git_project(root):
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "pyproject.toml").write_text('[tool.tflint-gpu]\nextend-exclude = ["generated"]\n')
     write(root, ".gitignore", "ignored.py\nbuild_out/\n")
-
-
-async def _open(client: LanguageClient, name: str, text: str):
-    path = write(client.root, name, text)
-    uri = path.as_uri()
-    waiting = asyncio.ensure_future(_diagnostics(client, uri))
-    await asyncio.sleep(0)
-    client.text_document_did_open(types.DidOpenTextDocumentParams(
-        text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
-    return uri, await waiting
 
 
 @pytest.mark.asyncio
@@ -51,17 +40,9 @@ async def test_the_language_server_reads_a_changed_gitignore_and_a_new_dot_tflin
     assert "TFG201" in [d.code for d in diagnostics]
     ignore = client.root / ".gitignore"
     ignore.write_text("later.py\n")
-    waiting = asyncio.ensure_future(_diagnostics(client, uri))
-    await asyncio.sleep(0)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-        changes=[types.FileEvent(uri=ignore.as_uri(), type=types.FileChangeType.Changed)]))
-    assert list(await waiting) == []
+    assert list(await after_files_changed(client, uri, (ignore, types.FileChangeType.Changed))) == []
     ignore.write_text("")
     standalone = write(client.root, ".tflint-gpu.toml", 'ignore = ["TFG201"]\n')
-    waiting = asyncio.ensure_future(_diagnostics(client, uri))
-    await asyncio.sleep(0)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-        changes=[types.FileEvent(uri=ignore.as_uri(), type=types.FileChangeType.Changed),
-                 types.FileEvent(uri=standalone.as_uri(), type=types.FileChangeType.Created)]))
-    codes = [d.code for d in await waiting]
+    codes = [d.code for d in await after_files_changed(client, uri, (ignore, types.FileChangeType.Changed),
+                                                          (standalone, types.FileChangeType.Created))]
     assert codes and "TFG201" not in codes

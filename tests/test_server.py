@@ -13,6 +13,8 @@ pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
 
+from tests.conftest import write  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # TFG904 (a deprecated alias): a safe fix. TFG905 (`tf.gather`'s third positional argument): an unsafe one.
@@ -60,9 +62,7 @@ async def _diagnostics(client: LanguageClient, uri: str, timeout: float = 60.0):
 
 
 async def _open(client: LanguageClient, name: str, text: str):
-    path = client.root / name
-    path.write_text(text)
-    uri = path.as_uri()
+    uri = write(client.root, name, text).as_uri()  # its folders made
     waiting = asyncio.ensure_future(_diagnostics(client, uri))
     await asyncio.sleep(0)
     client.text_document_did_open(types.DidOpenTextDocumentParams(
@@ -195,23 +195,25 @@ async def test_a_syntax_error_is_one_diagnostic_and_the_server_goes_on(client: L
     assert "TFG904" in [d.code for d in diagnostics]
 
 
+async def after_files_changed(client: LanguageClient, uri: str, *changes):
+    """The diagnostics ``uri`` gets once the client says these files changed: (path, FileChangeType)."""
+    waiting = asyncio.ensure_future(_diagnostics(client, uri))
+    await asyncio.sleep(0)
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        changes=[types.FileEvent(uri=path.as_uri(), type=kind) for path, kind in changes]))
+    return await waiting
+
+
 @pytest.mark.asyncio
 async def test_a_configuration_change_is_read_again(client: LanguageClient):
     uri, diagnostics = await _open(client, "config.py", SOURCE)
     assert "TFG904" in [d.code for d in diagnostics]
     config = client.root / "pyproject.toml"
     config.write_text('[tool.tflint-gpu]\nignore = ["TFG904"]\n')
-    waiting = asyncio.ensure_future(_diagnostics(client, uri))
-    await asyncio.sleep(0)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-        changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
-    assert "TFG904" not in [d.code for d in await waiting]
+    changed = (config, types.FileChangeType.Changed)
+    assert "TFG904" not in [d.code for d in await after_files_changed(client, uri, changed)]
     config.write_text('[tool.tflint-gpu]\nselect = ["NOPE"]\n')
-    waiting = asyncio.ensure_future(_diagnostics(client, uri))
-    await asyncio.sleep(0)
-    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
-        changes=[types.FileEvent(uri=config.as_uri(), type=types.FileChangeType.Changed)]))
-    broken = await waiting
+    broken = await after_files_changed(client, uri, changed)
     assert [d.severity for d in broken] == [types.DiagnosticSeverity.Error]
     assert "configuration error" in broken[0].message
 
