@@ -41,6 +41,7 @@ _FUNCTIONS = {"compile", "search", "match", "fullmatch", "sub", "subn", "split",
 _DYNAMIC = {
     ("semantic/target.py", "re.escape(key)"): "requires",
     ("semantic/attribute_typos.py", "+ key"): "Trainable",
+    ("rules/docs.py", "re.escape(key)"): "Measured effect",
 }
 # Characters tried for each part of a pattern, the likeliest to matter first.
 _POOL = (" \t\n\r\f\\#.,:;=-_'\"%()[]{}<>!~^*+/`$&|?@" + "aAzZ09" + "in" + "outps" + "\u00e9")
