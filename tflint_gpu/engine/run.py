@@ -333,7 +333,8 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
     store = ProjectCache(cache_dir) if project_root else None
     index = build_index(project_root, paths, jobs, store) if project_root else None
     cache = Cache(cache_dir if mode == CHECK else None, f"{cache_key}|{project_root or ''}")
-    valid = (lambda deps: dependencies_valid(index, deps)) if index is not None else (lambda deps: not deps)
+    states: Dict[str, str] = {}  # the index does not change while the cached results are checked, all first
+    valid = (lambda deps: dependencies_valid(index, deps, states)) if index is not None else (lambda deps: not deps)
     previous, _INDEX = _INDEX, index
     try:
         results: Dict[str, FileResult] = {}

@@ -2879,8 +2879,10 @@ class ProjectFile:
         return json.dumps(sorted(self.deps), separators=(",", ":")) if self.deps else ""
 
 
-def dependencies_valid(index: ProjectIndex, key: str) -> bool:
-    """Do the modules a cached result read still stand as they stood?"""
+def dependencies_valid(index: ProjectIndex, key: str, states: Optional[Dict[str, str]] = None) -> bool:
+    """Do the modules a cached result read still stand as they stood? ``states``: what ``index.state``
+    said of each module so far (filled here), for checks while the index does not change (a run's
+    cached results, checked before any file is linted: most read the same modules)."""
     if not key:
         return True
     try:
@@ -2892,6 +2894,12 @@ def dependencies_valid(index: ProjectIndex, key: str) -> bool:
     for item in deps:
         if not (isinstance(item, list) and len(item) == 2 and all(isinstance(v, str) for v in item)):
             return False
-        if index.state(item[0]) != item[1]:
+        if states is None:
+            state = index.state(item[0])
+        else:
+            state = states.get(item[0])
+            if state is None:
+                state = states[item[0]] = index.state(item[0])
+        if state != item[1]:
             return False
     return True
