@@ -422,14 +422,15 @@ def run_by_settings(resolver: config.Resolver, files: Sequence[str], origins: di
     done = 0
     for settings, group in by_settings(resolver, files):
         settings = adapt(settings) if adapt is not None else settings
-        prepare_targets(settings, group)
+        folder = cache_folder(settings, no_cache)
+        prepare_targets(settings, group, folder)
         given = list(dict.fromkeys(origins.get(path, path) for path in group))
         extra = {"tree_for": lambda path: fix_tree(origins.get(path, path))}
         if progress is not None:
             extra["progress"] = lambda count, before=done: progress(before + count)
         found = run.run_files(group, settings.rules_for, mode, unsafe=settings.unsafe_fixes, jobs=jobs,
                               unfixable=settings.unfixable,
-                              cache_dir=cache_folder(settings, no_cache), cache_key=settings.fingerprint(),
+                              cache_dir=folder, cache_key=settings.fingerprint(),
                               project_root=settings.project_root(given), target_for=settings.target_for,
                               budget=settings.file_timeout, **extra)
         results.update(zip(group, found))
@@ -458,10 +459,20 @@ def fix_tree(given: str) -> str:
     return given if os.path.isdir(given) else (os.path.dirname(given) or os.curdir)
 
 
-def prepare_targets(settings: config.Settings, files: Sequence[str]) -> None:
+def prepare_targets(settings: config.Settings, files: Sequence[str], cache_dir: Optional[os.PathLike] = None) -> None:
     """Read every file's target before the run (``TF_USE_LEGACY_KERAS`` set in them
-    included), so that the cache key tells the targets apart."""
-    settings.scan_code(files)
+    included), so that the cache key tells the targets apart. ``cache_dir``: where the files
+    known not to mention the variable are kept (``engine.cache.Mentions``), None: every file is read."""
+    if cache_dir is not None and settings.target_version is None:
+        from pathlib import Path
+
+        from tflint_gpu.engine.cache import Mentions
+
+        mentions = Mentions(Path(cache_dir))
+        settings.scan_code(files, mentions.read)
+        mentions.save()
+    else:
+        settings.scan_code(files)
     for path in files:
         settings.target_for(path)
 

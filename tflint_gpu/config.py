@@ -25,7 +25,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
+from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -109,6 +109,17 @@ class ConfigError(Exception):
     """A configuration or usage error (exit code 2)."""
 
 
+def mentioning(path: str) -> Optional[bytes]:
+    """The first 8 MB of the file ``path`` if they mention ``TF_USE_LEGACY_KERAS``, else None
+    (unreadable too): what ``Settings.scan_code`` reads the variable's setting from."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(8 * 1024 * 1024)
+    except OSError:
+        return None
+    return data if b"TF_USE_LEGACY_KERAS" in data else None
+
+
 @dataclass(frozen=True)
 class Settings:
     root: Path
@@ -180,20 +191,18 @@ class Settings:
             resolved[folder] = targets.relative_why(targets.resolve(evidence), folder)
         return resolved[folder]
 
-    def scan_code(self, paths: Sequence[str]) -> None:
+    def scan_code(self, paths: Sequence[str], read: Optional[Callable[[str], Optional[bytes]]] = None) -> None:
         """Read ``TF_USE_LEGACY_KERAS`` set in these files (it makes ``tf.keras`` Keras 2 for
         the whole program): evidence for their project's target. Call it before
-        ``target_for`` and ``fingerprint`` (the command line does, with the files it checks)."""
+        ``target_for`` and ``fingerprint`` (the command line does, with the files it checks).
+        ``read(path)``: the file's first 8 MB where they mention the variable, else None (default:
+        ``mentioning``; the command line's remembers the files that do not, ``engine.cache.Mentions``)."""
         if self.target_version is not None:
             return
         code = self._targets.setdefault("code", {})
         for path in paths:
-            try:
-                with open(path, "rb") as handle:
-                    data = handle.read(8 * 1024 * 1024)
-            except OSError:
-                continue
-            if b"TF_USE_LEGACY_KERAS" not in data:
+            data = (read or mentioning)(path)
+            if data is None:
                 continue
             folder = self.target_folder(path)
             name = os.path.relpath(os.path.abspath(path), folder) if folder else path

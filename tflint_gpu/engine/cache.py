@@ -42,12 +42,25 @@ def code_version() -> str:
     """Changes whenever the linter's own code changes, or the Python that runs it
     (whose parser says which texts are Python: a cached verdict holds for one version)."""
     python = f"{sys.implementation.name}{sys.version_info[0]}.{sys.version_info[1]}"
-    digest = hashlib.sha256(f"{tflint_gpu.__version__}|{python}".encode())
-    package = Path(tflint_gpu.__file__).parent
-    for path in sorted(package.rglob("*.py")):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    digest = hashlib.sha256(f"{tflint_gpu.__version__}|{python}|{_sources_stamp()}".encode())
     return digest.hexdigest()[:16]
+
+
+_SOURCES: List[str] = []
+
+
+def _sources_stamp() -> str:
+    """The names, sizes and modification times of the linter's sources, read once a process (a run
+    opens its results and its project summaries: one walk of the package for both; a process runs
+    the code it imported, whatever changes on disk later)."""
+    if not _SOURCES:
+        digest = hashlib.sha256()
+        package = Path(tflint_gpu.__file__).parent
+        for path in sorted(package.rglob("*.py")):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(package)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+        _SOURCES.append(digest.hexdigest())
+    return _SOURCES[0]
 
 
 class Invalid(Exception):
@@ -372,3 +385,59 @@ class ProjectCache:
                                 "summaries": {d: s.to_json() for d, s in self.summaries.items() if d in used},
                                 "digests": {d: s.digest for d, s in self.summaries.items() if d in used},
                                 "files": {p: [list(stamp), d] for p, (stamp, d) in self.files.items()}})
+
+
+class Mentions:
+    """Which checked files do not mention ``TF_USE_LEGACY_KERAS`` (so set no target), by path, size
+    and modification time (``path -> [size, mtime_ns]``), in the cache folder's ``project`` folder:
+    a warm run reads only the files that changed or mention it (``Settings.scan_code``'s ``read``).
+    JSON checked field by field, as the other caches."""
+
+    def __init__(self, directory: Optional[Path]) -> None:
+        self.path: Optional[Path] = None
+        self.quiet: Dict[str, Tuple[int, int]] = {}
+        self.dirty = False
+        if directory is None or refused_folder(directory):
+            return
+        self.path = directory / "project" / "mentions.json"
+        try:
+            with open(self.path, "rb") as handle:
+                data = _check(json.loads(handle.read()), dict, "cache")
+            if data.get("format") != FORMAT or set(data) != {"format", "quiet"}:
+                raise Invalid("cache")
+            quiet = {}
+            for path, stamp in _check(data["quiet"], dict, "quiet").items():
+                if not (isinstance(stamp, list) and len(stamp) == 2
+                        and all(isinstance(v, int) and not isinstance(v, bool) for v in stamp)):
+                    raise Invalid("stamp")
+                quiet[path] = tuple(stamp)
+            self.quiet = quiet
+        except (OSError, ValueError, Invalid, RecursionError):
+            self.quiet = {}
+
+    def read(self, path: str) -> Optional[bytes]:
+        """The first 8 MB of ``path`` if they mention the variable, else None; a file known not to
+        (same size and modification time as when it was read) is not read again."""
+        from tflint_gpu.config import mentioning
+
+        key = os.path.abspath(path)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return None
+        stamp = (stat.st_size, stat.st_mtime_ns)  # taken before the read: a file changed meanwhile is read again
+        if self.quiet.get(key) == stamp:
+            return None
+        data = mentioning(path)
+        if data is None and os.path.isfile(path):
+            self.quiet[key] = stamp
+            self.dirty = True
+        elif self.quiet.pop(key, None) is not None:
+            self.dirty = True
+        return data
+
+    def save(self) -> None:
+        if self.path is None or not self.dirty:
+            return
+        quiet = [(p, stamp) for p, stamp in self.quiet.items() if os.path.exists(p)][-MAX_ENTRIES:]
+        _write_json(self.path, {"format": FORMAT, "quiet": {p: list(stamp) for p, stamp in quiet}})
