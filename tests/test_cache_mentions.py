@@ -32,7 +32,7 @@ def test_an_edit_that_sets_tf_use_legacy_keras_changes_the_next_warm_runs_target
     monkeypatch.chdir(tmp_path)
     assert cli.main(["."]) == 1  # Keras 3: the breakage is reported
     assert "TFG902" in capsys.readouterr().out
-    assert (tmp_path / ".tflint_gpu_cache" / "project" / "mentions.json").is_file()
+    assert (tmp_path / ".tflint_gpu_cache" / "project" / "mentions").is_file()
 
     read = []
     real = config.mentioning
@@ -77,7 +77,7 @@ def test_a_broken_mentions_file_is_a_miss(tmp_path, capsys, monkeypatch):
     write(main, QUIET, 1_600_000_000_000_000_000)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["."]) == 1
-    mentions = tmp_path / ".tflint_gpu_cache" / "project" / "mentions.json"
+    mentions = tmp_path / ".tflint_gpu_cache" / "project" / "mentions"
     for broken in ("not json", '{"format": 3, "quiet": {"x": [1, true]}}', "[]"):
         mentions.write_text(broken)
         write(main, SETS, 1_600_000_000_000_000_000)  # the same stamp as the quiet file had

@@ -389,7 +389,7 @@ class ProjectCache:
 
 class Mentions:
     """Which checked files do not mention ``TF_USE_LEGACY_KERAS`` (so set no target), by path, size
-    and modification time (``path -> [size, mtime_ns]``), in the cache folder's ``project`` folder:
+    and modification time (``path -> [size, mtime_ns]``), in the cache folder's ``project/mentions``:
     a warm run reads only the files that changed or mention it (``Settings.scan_code``'s ``read``).
     JSON checked field by field, as the other caches."""
 
@@ -399,7 +399,7 @@ class Mentions:
         self.dirty = False
         if directory is None or refused_folder(directory):
             return
-        self.path = directory / "project" / "mentions.json"
+        self.path = directory / "project" / "mentions"  # JSON; not named *.json: not a summaries file
         try:
             with open(self.path, "rb") as handle:
                 data = _check(json.loads(handle.read()), dict, "cache")
