@@ -157,6 +157,7 @@ class GitIgnores:
     def __init__(self) -> None:
         self._repos: Dict[str, Optional[str]] = {}
         self._specs: Dict[Tuple[str, bool], object] = {}
+        self._chains: Dict[Tuple[str, Optional[str], Optional[str]], Tuple[Tuple[str, object], ...]] = {}
         self._excludes: Dict[str, object] = {}
 
     def repository(self, folder: str) -> Optional[str]:
@@ -188,6 +189,26 @@ class GitIgnores:
             self._excludes[repository] = _spec(lines) if lines else None
         return self._excludes[repository]
 
+    def _chain(self, folder: str, repository: Optional[str], floor: Optional[str]) -> Tuple[Tuple[str, object], ...]:
+        """The ignore files that can decide for an entry of ``folder``, nearest first: (folder, spec)
+        from ``folder`` up to the repository's top (or ``floor``, or the root), those with patterns
+        only (once per folder: a walk asks for each of its entries)."""
+        key = (folder, repository, floor)
+        found = self._chains.get(key)
+        if found is None:
+            chain = []
+            current = folder
+            while True:
+                spec = self._folder_spec(current, repository is not None)
+                if spec is not None:
+                    chain.append((current, spec))
+                parent = os.path.dirname(current)
+                if current == repository or parent == current or current == floor:
+                    break
+                current = parent
+            found = self._chains[key] = tuple(chain)
+        return found
+
     def ignored(self, path: str, is_dir: bool = False, floor: Optional[str] = None) -> bool:
         """Is this file (or folder) itself ignored? The nearest ignore file with a pattern
         that matches decides; then ``.git/info/exclude``. ``floor``: read only the ignore
@@ -197,17 +218,10 @@ class GitIgnores:
         folder = os.path.dirname(full)
         repository = self.repository(folder)
         slash = "/" if is_dir else ""
-        current = folder
-        while True:
-            spec = self._folder_spec(current, repository is not None)
-            if spec is not None:
-                verdict = spec.check_file(_posix(os.path.relpath(full, current)) + slash).include
-                if verdict is not None:
-                    return verdict
-            parent = os.path.dirname(current)
-            if current == repository or parent == current or current == floor:
-                break
-            current = parent
+        for current, spec in self._chain(folder, repository, floor):
+            verdict = spec.check_file(_posix(os.path.relpath(full, current)) + slash).include
+            if verdict is not None:
+                return verdict
         if repository is not None and floor is None:
             spec = self._exclude_spec(repository)
             if spec is not None:
