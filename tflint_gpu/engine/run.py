@@ -332,6 +332,8 @@ def run_files(paths: Sequence[str], rules_for: Callable[[str], Sequence[RuleClas
     target_of = target_for or (lambda path: None)
     store = ProjectCache(cache_dir) if project_root else None
     index = build_index(project_root, paths, jobs, store) if project_root else None
+    if index is not None:
+        index.list_folders()  # one run: the project's folders as they stand when it starts
     cache = Cache(cache_dir if mode == CHECK else None, f"{cache_key}|{project_root or ''}")
     states: Dict[str, str] = {}  # the index does not change while the cached results are checked, all first
     valid = (lambda deps: dependencies_valid(index, deps, states)) if index is not None else (lambda deps: not deps)

@@ -1834,6 +1834,29 @@ def _digest_of(answer: Any) -> str:
     return hashlib.sha256(json.dumps(answer).encode()).hexdigest()[:20] if answer else "-"
 
 
+def _listing(folder: str):
+    """The entries of ``folder``: name -> 1 (a file), 2 (a folder), 0 (else), following symbolic links
+    as ``os.path.isfile``/``isdir`` do; {} for a folder that is not there; False where a listing would
+    answer otherwise than ``os.stat`` (a folder that cannot be listed, a file system that ignores case)."""
+    kinds: Dict[str, int] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                try:
+                    kinds[entry.name] = 1 if entry.is_file() else 2 if entry.is_dir() else 0
+                except OSError:
+                    kinds[entry.name] = 0
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError:
+        return False
+    for name in kinds:
+        other = name.swapcase()
+        if other != name:  # one name with letters tells whether case counts here
+            return False if other not in kinds and os.path.lexists(os.path.join(folder, other)) else kinds
+    return kinds
+
+
 def _identifier_path(name: str) -> bool:
     return bool(name) and all(part.isidentifier() for part in name.split("."))
 
@@ -1894,6 +1917,7 @@ class ProjectIndex:
         self.loader = loader or load_summary
         self.by_text = by_text
         self._located: Dict[str, Optional[Tuple[str, str]]] = {}
+        self._listings: Optional[Dict[str, Any]] = None  # folder -> its entries' kinds (``list_folders``)
         self._reach: Dict[str, Tuple[bool, FrozenSet[Tuple[str, str]]]] = {}
         self._resolved: Dict[Tuple[str, str, int, str], Tuple[Any, FrozenSet[Tuple[str, str]]]] = {}
 
@@ -1918,18 +1942,40 @@ class ProjectIndex:
             if len(parts) == 1 or (parent is not None and parent[0] != FILE):
                 for base in self.bases:
                     stem = os.path.join(base, *parts)
-                    if os.path.isfile(os.path.join(stem, "__init__.py")):  # a package before a module, as Python
+                    folder, last = os.path.split(stem)
+                    isdir = self._kind(folder, last) == 2
+                    if isdir and self._kind(stem, "__init__.py") == 1:  # a package before a module, as Python
                         found = (PACKAGE, os.path.join(stem, "__init__.py"))
-                    elif os.path.isfile(stem + ".py"):
+                    elif self._kind(folder, last + ".py") == 1:
                         found = (FILE, stem + ".py")
-                    elif os.path.isdir(stem) and base == self.root and len(parts) == 1 and parts[0] == "src":
+                    elif isdir and base == self.root and len(parts) == 1 and parts[0] == "src":
                         found = None  # the src/ folder of a src layout is not a module
-                    elif os.path.isdir(stem):
+                    elif isdir:
                         found = (NAMESPACE, stem)
                     if found is not None:
                         break
         self._located[name] = found
         return found
+
+    def list_folders(self) -> None:
+        """Answer ``locate`` from each folder's listing, read once (``_kinds``), rather than from a
+        ``stat`` per candidate: for an index that lives one run (a warm run asks after thousands of
+        names, most of them not the project's: ``numpy``, ``os``...). A file created later in a folder
+        already listed is not seen: not for an index kept between edits."""
+        self._listings = {}
+
+    def _kind(self, folder: str, name: str) -> int:
+        """1: ``folder/name`` is a file, 2: a folder, 0: neither (as ``os.path.isfile``/``isdir`` say);
+        with ``list_folders``, from the folder's listing where it gives the same answers (it can be
+        listed, and its file system tells case apart)."""
+        if self._listings is not None:
+            kinds = self._listings.get(folder)
+            if kinds is None:
+                kinds = self._listings[folder] = _listing(folder)
+            if kinds is not False:
+                return kinds.get(name, 0)
+        path = os.path.join(folder, name)
+        return 1 if os.path.isfile(path) else 2 if os.path.isdir(path) else 0
 
     def module_name(self, path: str) -> Optional[Tuple[str, bool]]:
         """(dotted name, is a package) of a file under the root, else None."""
