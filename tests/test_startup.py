@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # Runs the command line in this interpreter and prints its exit code, its output and the modules it
 # imported that a start must not need: LibCST, a rule module (tflint_gpu.rules.<rule>), the linter, and
-# the process pool's multiprocessing (13 ms of CPU: what a run with no file to lint need not start).
+# the process pool's multiprocessing (13 ms of CPU: what a run with no file to lint need not start),
+# and what only some runs need: ctypes (a file's time budget), tomllib and configparser (a TOML file, a
+# setup.cfg read; these projects have none).
 # tflint_gpu.rules.docs (a rule page, a rule's link: the standard library only) is no rule.
 PROBE = """
 import contextlib, io, json, sys
@@ -29,7 +31,8 @@ with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 heavy = sorted(m for m in sys.modules if m != "tflint_gpu.rules.docs" and (
     m == "libcst" or m.startswith(("libcst.", "tflint_gpu.rules."))
-    or m in ("tflint_gpu.engine.lint", "tflint_gpu.engine.fix", "multiprocessing")))
+    or m in ("tflint_gpu.engine.lint", "tflint_gpu.engine.fix", "multiprocessing", "ctypes", "tomllib",
+             "configparser")))
 print(json.dumps({"code": code, "out": out.getvalue(), "heavy": heavy}))
 """
 

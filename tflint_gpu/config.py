@@ -27,11 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from tflint_gpu.engine.budget import DEFAULT_SECONDS as DEFAULT_FILE_TIMEOUT
 from tflint_gpu.globs import Patterns, nearest_upward
 # The codes, their defaults and migration flags from the table written from the rules: selecting
@@ -418,6 +413,10 @@ def unfixable_codes(fixable: Optional[Sequence[str]], unfixable: Sequence[str] =
 
 
 def _read_toml(path: Path) -> Dict:
+    if sys.version_info >= (3, 11):  # imported here: a run whose folders hold no TOML file reads none
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:

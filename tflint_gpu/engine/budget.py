@@ -19,7 +19,6 @@ there at disarming (``_absorb``): one never reaches a thread after its job is ov
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import heapq
 import itertools
 import threading
@@ -47,19 +46,33 @@ class _Expired(BaseException):
     """Injected into the working thread when the deadline passes (turned into AnalysisTimeout)."""
 
 
-try:
-    _SET_ASYNC_EXC = ctypes.pythonapi.PyThreadState_SetAsyncExc
-    _SET_ASYNC_EXC.argtypes = (ctypes.c_ulong, ctypes.py_object)
-    _SET_ASYNC_EXC.restype = ctypes.c_int
-except (AttributeError, OSError):  # pragma: no cover - not CPython
-    _SET_ASYNC_EXC = None
+_ASYNC_EXC: list = []  # [CPython's PyThreadState_SetAsyncExc, or None], found when a budget is first set
+
+
+def _set_async_exc():
+    """CPython's ``PyThreadState_SetAsyncExc`` through ``ctypes`` (imported here, when a file is first
+    analysed under a budget: a run answered from the cache imports no ctypes), or None."""
+    if not _ASYNC_EXC:
+        try:
+            import ctypes
+
+            function = ctypes.pythonapi.PyThreadState_SetAsyncExc
+            function.argtypes = (ctypes.c_ulong, ctypes.py_object)
+            function.restype = ctypes.c_int
+        except (ImportError, AttributeError, OSError):  # pragma: no cover - not CPython
+            function = None
+        _ASYNC_EXC.append(function)
+    return _ASYNC_EXC[0]
 
 
 def _inject(ident: int, exception: type) -> None:
     """Raise ``exception`` in thread ``ident`` at its next check of the evaluation loop (never cleared
     with NULL: see ``_absorb``)."""
-    if _SET_ASYNC_EXC is not None:
-        _SET_ASYNC_EXC(ident, ctypes.py_object(exception))
+    function = _set_async_exc()
+    if function is not None:
+        import ctypes
+
+        function(ident, ctypes.py_object(exception))
 
 
 class Budget:
@@ -191,7 +204,7 @@ def time_budget(seconds: Optional[float]) -> Iterator[Optional[Budget]]:
     """Stop the work of the block (one file's) after ``seconds`` with AnalysisTimeout.
     None or 0: no budget; inside another budget's block, that one holds."""
     outer = _LOCAL.budget
-    if not seconds or seconds <= 0 or _SET_ASYNC_EXC is None or (outer is not None and not outer.closed):
+    if not seconds or seconds <= 0 or _set_async_exc() is None or (outer is not None and not outer.closed):
         yield outer
         return
     budget = Budget(seconds)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import ctypes
 import difflib
 import hashlib
 import os
@@ -504,6 +503,8 @@ def die_with_parent(parent: int) -> None:
     interrupted (``_ending_workers``)."""
     if sys.platform.startswith("linux"):
         try:
+            import ctypes  # here, in a worker: a run without workers imports no ctypes
+
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         except (OSError, AttributeError):  # pragma: no cover
             pass

@@ -28,7 +28,6 @@ imports the driver or a rule.
 from __future__ import annotations
 
 import ast
-import configparser
 import dataclasses
 import json
 import os
@@ -39,11 +38,6 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from tflint_gpu.globs import STOP, nearest_upward
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 Version = Tuple[int, int]
 
@@ -404,6 +398,10 @@ def _line_of(text: str, needle: str, name: str, after: int = 0) -> str:
 
 
 def _toml(text: str) -> Optional[Dict]:
+    if sys.version_info >= (3, 11):  # imported here: most runs read no TOML file
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
@@ -499,6 +497,8 @@ def from_pipfile(text: str, name: str) -> List[Evidence]:
 
 def from_setup_cfg(text: str, name: str) -> List[Evidence]:
     """``[options] install_requires`` and ``[options.extras_require]`` of setup.cfg."""
+    import configparser  # here: most runs read no setup.cfg
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
