@@ -418,8 +418,6 @@ class Mentions:
     def read(self, path: str) -> Optional[bytes]:
         """The first 8 MB of ``path`` if they mention the variable, else None; a file known not to
         (same size and modification time as when it was read) is not read again."""
-        from tflint_gpu.config import mentioning
-
         key = os.path.abspath(path)
         try:
             stat = os.stat(path)
@@ -428,6 +426,8 @@ class Mentions:
         stamp = (stat.st_size, stat.st_mtime_ns)  # taken before the read: a file changed meanwhile is read again
         if self.quiet.get(key) == stamp:
             return None
+        from tflint_gpu.config import mentioning
+
         data = mentioning(path)
         if data is None and os.path.isfile(path):
             self.quiet[key] = stamp
