@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -142,37 +143,45 @@ def _child(out: str) -> None:
         import keras as keras3  # Keras 3 itself, whatever tf.keras is here
     except ImportError:  # pragma: no cover - the test extra installs it
         keras3 = None
+    out = os.path.abspath(out)
     sources = json.loads(sys.stdin.read())
     outcomes: List[Dict[str, Any]] = []  # plain data: the parent has no __main__.Outcome
     folder = tempfile.mkdtemp(prefix="cases-")
-    for number, source in enumerate(sources):
-        # A real file: AutoGraph reads a function's source to convert it.
-        path = os.path.join(folder, f"case_{number}.py")
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(source)
-        if "keras" in source:
-            tf.keras.backend.clear_session()  # ~160 ms: only where Keras state can leak
-            # a mixed-precision policy set by an earlier source would change this one's dtypes
-            tf.keras.mixed_precision.set_global_policy("float32")
-            if keras3 is not None:
-                keras3.mixed_precision.set_global_policy("float32")
-        tf.random.set_seed(SEED)
-        np.random.seed(SEED)
-        random.seed(SEED)
-        tf.config.run_functions_eagerly(False)
-        namespace: Dict[str, Any] = {"__name__": "__case__", "__file__": path}
-        outcome = {"values": {}, "error": None}
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(source, path, "exec"), namespace)
-        except BaseException as error:  # noqa: B902 - any failure is an outcome
-            outcome["error"] = describe_error(error)
-        else:
+    # A case's relative paths (a weights file it saves, a log folder) land in the case folder, not in
+    # the caller's working directory (the repository, under pytest), and go with it.
+    os.chdir(folder)
+    try:
+        for number, source in enumerate(sources):
+            # A real file: AutoGraph reads a function's source to convert it.
+            path = os.path.join(folder, f"case_{number}.py")
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(source)
+            if "keras" in source:
+                tf.keras.backend.clear_session()  # ~160 ms: only where Keras state can leak
+                # a mixed-precision policy set by an earlier source would change this one's dtypes
+                tf.keras.mixed_precision.set_global_policy("float32")
+                if keras3 is not None:
+                    keras3.mixed_precision.set_global_policy("float32")
+            tf.random.set_seed(SEED)
+            np.random.seed(SEED)
+            random.seed(SEED)
+            tf.config.run_functions_eagerly(False)
+            namespace: Dict[str, Any] = {"__name__": "__case__", "__file__": path}
+            outcome = {"values": {}, "error": None}
             try:
-                outcome["values"] = _collect(namespace, tf, np, to_numpy)
-            except Exception as error:
-                outcome["error"] = "while collecting: " + describe_error(error)
-        outcomes.append(outcome)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    exec(compile(source, path, "exec"), namespace)
+            except BaseException as error:  # noqa: B902 - any failure is an outcome
+                outcome["error"] = describe_error(error)
+            else:
+                try:
+                    outcome["values"] = _collect(namespace, tf, np, to_numpy)
+                except Exception as error:
+                    outcome["error"] = "while collecting: " + describe_error(error)
+            outcomes.append(outcome)
+    finally:
+        os.chdir(os.path.dirname(os.path.abspath(out)))
+        shutil.rmtree(folder, ignore_errors=True)
     with open(out, "wb") as handle:
         pickle.dump(outcomes, handle)
 

@@ -230,3 +230,12 @@ def test_code_that_asks_for_keras2_runs_under_keras2():
     legacy, = fix_execution.run_many([source], legacy_keras=True)
     current, = fix_execution.run_many([source.replace('os.environ["TF_USE_LEGACY_KERAS"] = "1"\n', "")])
     assert legacy.values["major"][1] == 2 and current.values["major"][1] == 3
+
+
+def test_a_case_writes_its_relative_paths_outside_the_callers_folder(tmp_path, monkeypatch):
+    # TFG908's cases save weights under a relative name: they must not leave it in the repository.
+    monkeypatch.chdir(tmp_path)
+    source = 'with open("leftover.weights.h5", "w") as f:\n    f.write("x")\nsize = len(open("leftover.weights.h5").read())\n'
+    outcome, = fix_execution.run_many([source])
+    assert outcome.error is None and outcome.values["size"][1] == 1
+    assert os.listdir(tmp_path) == []
