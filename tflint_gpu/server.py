@@ -9,8 +9,10 @@ over a finding shows the rule's summary, why it matters and a link to its page.
 
 Settings are those of each document's nearest configuration (as the command
 line and the flake8 plugin read them), read again when a configuration file
-(``config.CONFIG_NAMES``) or an ignore file (``.gitignore``, ``.ignore``) is saved or
-changes on disk (``rereads``). A document that the command line's walk would skip
+(``config.CONFIG_NAMES``), an ignore file (``.gitignore``, ``.ignore``) or a file the target
+is read from (a requirements file, a Dockerfile...: ``target.declares``) is saved or changes on
+disk (``rereads``); a client that registers file watchers dynamically is asked to watch them
+(``watch_files``). A document that the command line's walk would skip
 (excluded or git-ignored: ``Documents.is_excluded``) gets no diagnostics, as in Ruff's
 server. A document that does not parse gets one
 diagnostic at the error, a broken configuration one diagnostic naming it; the
@@ -59,6 +61,7 @@ from tflint_gpu.engine.noqa import NoqaIndex
 from tflint_gpu.engine.reparse import Reparser
 from tflint_gpu.rules.base import all_rules, describe
 from tflint_gpu.rules.docs import rule_url, section
+from tflint_gpu.semantic.target import DECLARATION_GLOBS, declares
 
 SOURCE = "tflint-gpu"
 FIX_ALL = "source.fixAll.tflint-gpu"
@@ -79,11 +82,36 @@ _log = logging.getLogger(__name__)
 
 def rereads(path: str) -> bool:
     """Does a change of the file ``path`` change the settings of documents, or which are skipped
-    (a configuration file, an ignore file, ``.git/info/exclude``)?"""
+    (a configuration file, an ignore file, ``.git/info/exclude``, a file the target is read from)?"""
     name = os.path.basename(path)
     if name == "exclude":
         return os.path.basename(os.path.dirname(path)) == "info"
-    return name in CONFIG_FILES or name in IGNORE_FILES
+    return name in CONFIG_FILES or name in IGNORE_FILES or declares(path)  # (a pin: the target)
+
+
+WATCHER_ID = "tflint-gpu/watched-files"
+
+
+def watched_globs() -> List[str]:
+    """The files ``rereads`` names, as the globs an editor watches for the server (``initialized``)."""
+    return (["**/" + name for name in CONFIG_FILES + IGNORE_FILES if name != "exclude"]
+            + ["**/.git/info/exclude"] + list(DECLARATION_GLOBS))
+
+
+def watch_files(ls: LanguageServer) -> None:
+    """Ask a client that registers watchers dynamically to report changes of ``watched_globs`` (as
+    Ruff's server does): a configuration, an ignore file or a pin changed outside the editor (a
+    ``git checkout``, a terminal) is read again. A client without the capability is not asked."""
+    workspace = ls.client_capabilities.workspace
+    watching = workspace.did_change_watched_files if workspace is not None else None
+    if watching is None or not watching.dynamic_registration:
+        return
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=glob) for glob in watched_globs()])
+    future = ls.client_register_capability(types.RegistrationParams(registrations=[types.Registration(
+        id=WATCHER_ID, method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options)]))
+    # A client that refuses: saves and its own notifications still reach the server.
+    future.add_done_callback(lambda done: done.cancelled() or done.exception())
 
 
 def uri_path(uri: str) -> str:
@@ -741,6 +769,7 @@ def build_server() -> TflintServer:
     def initialized(ls: TflintServer, params: types.InitializedParams) -> None:
         encoding = ls.workspace.position_encoding if hasattr(ls.workspace, "position_encoding") else None
         ls.utf16 = encoding in (None, types.PositionEncodingKind.Utf16)
+        watch_files(ls)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: TflintServer, params: Any) -> None:

@@ -855,6 +855,23 @@ def _is_marker(name: str) -> bool:
             or bool(_README.match(name)) or bool(_ENVIRONMENT.match(name)))
 
 
+def declares(path: str) -> bool:
+    """Is ``path`` a file ``read_folder`` reads (a requirements file, also in ``requirements/``, a
+    Dockerfile, also in ``docker/``, a README, an environment file, pyproject.toml...)? Its change can
+    change the target of the files below its folder."""
+    folder, name = os.path.split(path)
+    parent = os.path.basename(folder)
+    return (_is_marker(name) or (parent == "requirements" and name.endswith((".txt", ".in")))
+            or (parent == "docker" and bool(_DOCKERFILE.match(name))))
+
+
+# The same files as globs, for an editor that watches files for the language server (over-approximate:
+# a file they match that ``declares`` refuses costs a check, not a wrong answer).
+DECLARATION_GLOBS = ("**/requirements*.{txt,in}", "**/requirements/*.{txt,in}", "**/Dockerfile*", "**/*.[Dd]ockerfile",
+                     "**/[Rr][Ee][Aa][Dd][Mm][Ee]*", "**/{environment,conda,env}*.{yml,yaml}",
+                     "**/{pyproject.toml,setup.py,setup.cfg,Pipfile,.env}")
+
+
 def target_folder(start: str, cache: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
     """The nearest folder from ``start`` upward whose dependency declarations,
     Dockerfiles or README say something of TensorFlow, Keras or tf_keras
