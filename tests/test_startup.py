@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # imported that a start must not need: LibCST, a rule module (tflint_gpu.rules.<rule>), the linter, and
 # the process pool's multiprocessing (13 ms of CPU: what a run with no file to lint need not start),
 # and what only some runs need: ctypes (a file's time budget), tomllib and configparser (a TOML file, a
-# setup.cfg read; these projects have none).
+# setup.cfg read; these projects have none), tflint_gpu.notebook (reading and linting a notebook: its
+# cached findings are tflint_gpu.findings') and difflib (--diff).
 # tflint_gpu.rules.docs (a rule page, a rule's link: the standard library only) is no rule.
 PROBE = """
 import contextlib, io, json, sys
@@ -32,7 +33,7 @@ with contextlib.redirect_stdout(out):
 heavy = sorted(m for m in sys.modules if m != "tflint_gpu.rules.docs" and (
     m == "libcst" or m.startswith(("libcst.", "tflint_gpu.rules."))
     or m in ("tflint_gpu.engine.lint", "tflint_gpu.engine.fix", "multiprocessing", "ctypes", "tomllib",
-             "configparser")))
+             "configparser", "tflint_gpu.notebook", "difflib")))
 print(json.dumps({"code": code, "out": out.getvalue(), "heavy": heavy}))
 """
 
@@ -77,7 +78,9 @@ def test_a_check_answered_from_the_cache_imports_neither_libcst_nor_a_rule(proje
     assert cold["code"] == 1
     assert "libcst" in cold["heavy"] and "tflint_gpu.rules.numpy_created_then_converted" in cold["heavy"]  # linted
     warm = probe(project, "--format", fmt, ".")
-    assert (warm["code"], warm["out"], warm["heavy"]) == (1, cold["out"], [])
+    # the full format shows the lines (a notebook's read from its cells) and each fix as a diff
+    shown = ["difflib", "tflint_gpu.notebook"] if fmt == "full" else []
+    assert (warm["code"], warm["out"], warm["heavy"]) == (1, cold["out"], shown)
     assert "TFG201" in warm["out"] and "TFG302" in warm["out"]
 
 

@@ -637,8 +637,7 @@ def _stdin(args: argparse.Namespace, settings: config.Settings, mode: str) -> ru
 
 def _stdin_run(args: argparse.Namespace, settings: config.Settings, mode: str) -> run.FileResult:
     from tflint_gpu.engine import run
-    from tflint_gpu.notebook import is_notebook
-    from tflint_gpu.findings import IO_ERROR
+    from tflint_gpu.findings import IO_ERROR, is_notebook
 
     from tflint_gpu.files import decode
 

@@ -74,6 +74,33 @@ class Finding:
         return (self.path, self.row, self.col, self.code)
 
 
+# A notebook's findings and edits, and its name, are here rather than in ``tflint_gpu.notebook`` (which
+# reads and lints notebooks, and re-exports them): a run answered from the cache over Python files
+# never imports that module.
+NOTEBOOK_SUFFIX = ".ipynb"
+
+
+def is_notebook(path: str) -> bool:
+    return path.lower().endswith(NOTEBOOK_SUFFIX)
+
+
+@dataclass
+class NotebookFinding(Finding):
+    """A finding in a notebook: ``row``/``col`` are in cell ``cell`` (1-based, code cells only)."""
+
+    cell: int = 0
+    source_row: int = 0  # row in the joined source: orders findings as the notebook reads
+    file_row: int = 0  # line of the .ipynb file holding that source line (SARIF, GitHub annotations)
+
+    def sort_key(self) -> Tuple[str, int, int, str]:
+        return (self.path, self.source_row, self.col, self.code)
+
+
+@dataclass
+class CellEdit(Edit):
+    cell: int = 0
+
+
 # A file's problem that is a diagnostic, as in Ruff: reported beside the findings (exit 1).
 INVALID_SYNTAX = "invalid-syntax"  # CPython's parser refuses the file (or a notebook cell)
 IO_ERROR = "io-error"  # the file cannot be read (Ruff's E902)

@@ -32,42 +32,23 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, Edit, FileProblem, Finding, FixInfo
+from tflint_gpu.findings import INVALID_SYNTAX, IO_ERROR, NOTEBOOK_SUFFIX, CellEdit, Edit, FileProblem, Finding, \
+    FixInfo, NotebookFinding
+from tflint_gpu.findings import is_notebook  # noqa: F401 (callers ask this module)
 
 # The engine (and LibCST) is imported by the functions that lint or parse, so that reading a notebook's
 # name, its cells or its cached findings (``engine.cache``, the command line's start) loads no parser.
 if TYPE_CHECKING:
     from tflint_gpu.engine.lint import RuleClass
 
-SUFFIX = ".ipynb"
+SUFFIX = NOTEBOOK_SUFFIX
 # Cell magics whose body is Python run in the kernel's namespace: only their first line is masked.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 MASK = "pass"
 
 
-def is_notebook(path: str) -> bool:
-    return path.lower().endswith(SUFFIX)
-
-
 class NotebookError(Exception):
     """The notebook cannot be read; the message is one line without the path."""
-
-
-@dataclass
-class NotebookFinding(Finding):
-    """A finding in a notebook: ``row``/``col`` are in cell ``cell`` (1-based, code cells only)."""
-
-    cell: int = 0
-    source_row: int = 0  # row in the joined source: orders findings as the notebook reads
-    file_row: int = 0  # line of the .ipynb file holding that source line (SARIF, GitHub annotations)
-
-    def sort_key(self) -> Tuple[str, int, int, str]:
-        return (self.path, self.source_row, self.col, self.code)
-
-
-@dataclass
-class CellEdit(Edit):
-    cell: int = 0
 
 
 # ---------------------------------------------------------------------------

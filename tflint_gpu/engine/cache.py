@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import tflint_gpu
-from tflint_gpu.findings import Edit, Finding, FixInfo, Safety
-from tflint_gpu.notebook import CellEdit, NotebookFinding, is_notebook
+from tflint_gpu.findings import CellEdit, Edit, Finding, FixInfo, NotebookFinding, Safety, is_notebook
 from tflint_gpu.semantic.project import Summary, content_digest, summarize_source
 
 FORMAT = 3

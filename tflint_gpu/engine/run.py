@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import difflib
 import hashlib
 import os
 import re
@@ -37,8 +36,7 @@ from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterable, Iterator,
 from tflint_gpu.engine.budget import AnalysisTimeout, time_budget
 from tflint_gpu.engine.cache import Cache, ProjectCache
 from tflint_gpu.files import WriteRefused, decode, encode, write_fixed
-from tflint_gpu.findings import IO_ERROR, FileProblem, Finding
-from tflint_gpu.notebook import is_notebook
+from tflint_gpu.findings import IO_ERROR, FileProblem, Finding, is_notebook
 from tflint_gpu.semantic.project import ProjectFile, ProjectIndex, Summary, collector_paused, content_digest, \
     dependencies_valid, summarize_source
 from tflint_gpu.semantic.target import Target
@@ -163,6 +161,8 @@ def _lines(text: str) -> List[str]:
 def unified_diff(before: str, after: str, path: str) -> str:
     """A unified diff that ``patch`` and ``git apply`` accept, with the
     ``\\ No newline at end of file`` marker where a side lacks a final newline."""
+    import difflib  # only for --diff
+
     out = []
     for line in difflib.unified_diff(_lines(before), _lines(after), path, path):
         out.append(line)

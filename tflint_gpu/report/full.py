@@ -9,7 +9,6 @@ one concise line.
 """
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from typing import Dict, List, Optional, Sequence, Tuple
@@ -45,7 +44,7 @@ class Sources:
     @staticmethod
     def _read(path: str) -> Optional[str]:
         from tflint_gpu.files import decode
-        from tflint_gpu.notebook import is_notebook
+        from tflint_gpu.findings import is_notebook
 
         try:
             with open(path, "rb") as handle:
@@ -174,6 +173,8 @@ def _range(start: int, count: int) -> str:
 def fix_preview(lines: List[str], edits: Sequence[Edit], section: str = "") -> List[str]:
     """The lines the ``edits`` change, as unified diff hunks (no context), numbered as in the file
     (the new side after the earlier hunks of the same fix); ``section`` follows each ``@@``."""
+    import difflib  # only where a fix is shown
+
     clusters: List[List[Edit]] = []
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):
         if clusters and edit.start[0] <= max(e.end[0] for e in clusters[-1]) + 1:
