@@ -36,8 +36,10 @@ def _env():
     return dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "tflint_gpu", "server"],
-                                              server_env=_env()))
+SERVER = ClientServerConfig(server_command=[sys.executable, "-m", "tflint_gpu", "server"], server_env=_env())
+
+
+@pytest_lsp.fixture(config=SERVER)
 async def client(lsp_client: LanguageClient, tmp_path_factory):
     root = tmp_path_factory.mktemp("project")
     (root / "pyproject.toml").write_text("[tool.tflint-gpu]\n")

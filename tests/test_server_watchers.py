@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 
 import pytest
 
 pytest.importorskip("pygls")
 pytest_lsp = pytest.importorskip("pytest_lsp")
 from lsprotocol import types  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient  # noqa: E402
+from pytest_lsp import LanguageClient  # noqa: E402
 
-from tests.test_server import _env, _open, after_files_changed, client  # noqa: E402,F401,F811 (the server fixture)
+from tests.test_server import SERVER, _open, after_files_changed, client  # noqa: E402,F401,F811 (the server fixture)
 from tflint_gpu.server import WATCHER_ID, rereads, watched_globs  # noqa: E402
 
 KERAS3_SAVE = """\
@@ -49,8 +48,7 @@ async def _registrations(lsp_client: LanguageClient, tmp_path, dynamic: bool):
     return asked
 
 
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "tflint_gpu", "server"],
-                                              server_env=_env()))
+@pytest_lsp.fixture(config=SERVER)
 async def bare_client(lsp_client: LanguageClient):
     yield
 

@@ -21,7 +21,7 @@ import os
 from functools import lru_cache
 from typing import Dict, List, Optional
 
-from tflint_gpu.findings import Safety
+from tflint_gpu.findings import Safety, fix_label
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "semantic", "data", "rule_catalogue.json")
 FORMAT = 1
@@ -49,9 +49,7 @@ class CodeInfo:
 
     def fix_label(self) -> Optional[str]:
         """As ``rules.base.Documented.fix_label``."""
-        if self.fix_safety is None:
-            return None
-        return "sometimes safe" if self.fix_safety is Safety.SAFE and self.unsafe_fixes_too else self.fix_safety.value
+        return fix_label(self.fix_safety, self.unsafe_fixes_too)
 
     def __repr__(self) -> str:
         return f"CodeInfo({self.code})"

@@ -224,7 +224,7 @@ def _check(args: argparse.Namespace) -> int:
     from tflint_gpu import config
     from tflint_gpu.engine import run
     from tflint_gpu.files import discover
-    from tflint_gpu.findings import IO_ERROR, FileProblem, Safety
+    from tflint_gpu.findings import IO_ERROR, FileProblem
     from tflint_gpu.progress import Progress
     from tflint_gpu.report import STATISTICS, render
     from tflint_gpu.report.full import Sources
@@ -319,8 +319,7 @@ def _check(args: argparse.Namespace) -> int:
         if not args.quiet and not no_files:
             unchecked = text_report.unchecked(problems)
             notes = f" ({unchecked})" if unchecked else ""
-            hidden = 0 if settings.unsafe_fixes else sum(1 for f in findings if f.fix is not None
-                                                         and f.fix.safety is Safety.UNSAFE)
+            hidden = text_report.hidden_fixes(findings, settings.unsafe_fixes)
             if would:
                 summary = f"Would fix {would} error{'s' if would != 1 else ''}{notes}."
             elif hidden:  # as Ruff: the unsafe fixes the diff left out
@@ -361,11 +360,11 @@ def _fix_only(args: argparse.Namespace, out, fmt: str, findings: Sequence, error
     """``--fix-only``, as Ruff's: the fixes are written, the findings left are not reported (the text
     formats say how many were fixed, the others print nothing); exit 0 unless a file failed (2) or
     ``--exit-non-zero-on-fix`` and a fix was written (1, but 0 with ``--exit-zero``)."""
-    from tflint_gpu.findings import Safety
+    from tflint_gpu.report.text import hidden_fixes
 
     report = ""
     if fmt in ("text", "full") and not args.quiet and not no_files:
-        hidden = 0 if unsafe_fixes else sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
+        hidden = hidden_fixes(findings, unsafe_fixes)
         errors_ = f"error{'s' if fixed != 1 else ''}"
         more = f"fix{'es' if hidden != 1 else ''}"
         if hidden and fixed:

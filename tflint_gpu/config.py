@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Dict, FrozenSet, Iterator, List, Optional, Sequence, Tuple, Type
@@ -318,6 +317,12 @@ def _prefix_matches(prefix: str, code: str) -> bool:
     return prefix == "ALL" or code.startswith(prefix)
 
 
+def _best_match(prefixes: Sequence[str], code: str) -> Optional[int]:
+    """The length of the longest of ``prefixes`` that matches ``code`` (``ALL``: 0), None for none:
+    the more specific selector wins, as in Ruff (``select_rules``, ``unfixable_codes``)."""
+    return max((len(p) if p != "ALL" else 0 for p in prefixes if _prefix_matches(p, code)), default=None)
+
+
 def _check_prefixes(prefixes: Sequence[str], where: str, codes: Sequence[str]) -> List[str]:
     """Normalised selectors; an unknown one is an error naming ``where``."""
     result = []
@@ -343,15 +348,13 @@ def select_rules(
     ignored = _check_prefixes(ignore, "ignore", codes)
     result = []
     for rule in rules:
-        explicit = [p for p in (chosen or []) + extra if _prefix_matches(p, rule.code)]
-        if explicit:
-            best_select = max(len(p) if p != "ALL" else 0 for p in explicit)
-        elif chosen is None and rule.default_enabled:
+        best_select = _best_match((chosen or []) + extra, rule.code)
+        if best_select is None:
+            if chosen is not None or not rule.default_enabled:
+                continue
             best_select = -1
-        else:
-            continue
-        matching_ignores = [len(p) if p != "ALL" else 0 for p in ignored if _prefix_matches(p, rule.code)]
-        if matching_ignores and max(matching_ignores) >= best_select:
+        best_ignore = _best_match(ignored, rule.code)
+        if best_ignore is not None and best_ignore >= best_select:
             continue
         result.append(rule)
     return Selection(rule.code for rule in result)
@@ -405,18 +408,14 @@ def unfixable_codes(fixable: Optional[Sequence[str]], unfixable: Sequence[str] =
     refused = _check_prefixes(unfixable, "unfixable", codes)
     result = set()
     for code in codes:
-        wanted = [len(p) if p != "ALL" else 0 for p in chosen + extra if _prefix_matches(p, code)]
-        unwanted = [len(p) if p != "ALL" else 0 for p in refused if _prefix_matches(p, code)]
-        if not wanted or (unwanted and max(unwanted) >= max(wanted)):
+        wanted, unwanted = _best_match(chosen + extra, code), _best_match(refused, code)
+        if wanted is None or (unwanted is not None and unwanted >= wanted):
             result.add(code)
     return frozenset(result)
 
 
 def _read_toml(path: Path) -> Dict:
-    if sys.version_info >= (3, 11):  # imported here: a run whose folders hold no TOML file reads none
-        import tomllib
-    else:  # pragma: no cover
-        import tomli as tomllib
+    tomllib = targets.toml_module()
     try:
         return tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as error:

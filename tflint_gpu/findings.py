@@ -22,6 +22,14 @@ class Safety(str, enum.Enum):
     UNSAFE = "unsafe"  # behaviour may change; applied only with --unsafe-fixes
 
 
+def fix_label(safety: Optional[Safety], unsafe_too: bool) -> Optional[str]:
+    """What the catalogue says of a rule's fixes: "safe", "unsafe", "sometimes safe" (``safety`` SAFE
+    where it can be, unsafe elsewhere: ``unsafe_too``), or None for no fix."""
+    if safety is None:
+        return None
+    return "sometimes safe" if safety is Safety.SAFE and unsafe_too else safety.value
+
+
 @dataclass
 class Fix:
     """Replace nodes of the module with new nodes; all or nothing.

@@ -791,9 +791,11 @@ def build_server() -> TflintServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: TflintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if rereads(uri_path(uri)) or uri_path(uri).endswith(".py"):
-            ls.reload()  # a configuration, an ignore file, or a module other documents import
-        if rereads(uri_path(uri)):
+        path = uri_path(uri)
+        settings_changed = rereads(path)
+        if settings_changed or path.endswith(".py"):
+            ls.reload()  # a configuration, an ignore file, a pin, or a module other documents import
+        if settings_changed:
             ls.recheck_all()
         elif not ls.under_way(uri):
             ls.check(uri)

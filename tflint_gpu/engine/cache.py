@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import stat as stat_module
 import sys
 import tempfile
 from pathlib import Path
@@ -84,6 +85,14 @@ def _check(value: Any, kind, what: str) -> Any:
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise Invalid(what)
     return value
+
+
+def _int_stamp(value: Any) -> Tuple[int, ...]:
+    """A file's stamp as written (a list of integers: size, modification time), as a tuple."""
+    stamp = tuple(_check(value, list, "stamp"))
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in stamp):
+        raise Invalid("stamp")
+    return stamp
 
 
 def _position(value: Any) -> Tuple[int, int]:
@@ -316,10 +325,7 @@ class ProjectCache:
             _check(entry, list, "file")
             if len(entry) != 2 or _check(entry[1], str, "file") not in summaries:
                 raise Invalid("file")
-            stamp = tuple(_check(entry[0], list, "stamp"))
-            if not all(isinstance(v, int) and not isinstance(v, bool) for v in stamp):
-                raise Invalid("stamp")
-            files[path] = (stamp, entry[1])
+            files[path] = (_int_stamp(entry[0]), entry[1])
         self.summaries, self.files = summaries, files
 
     def known(self, path: str) -> Optional[Summary]:
@@ -406,10 +412,9 @@ class Mentions:
                 raise Invalid("cache")
             quiet = {}
             for path, stamp in _check(data["quiet"], dict, "quiet").items():
-                if not (isinstance(stamp, list) and len(stamp) == 2
-                        and all(isinstance(v, int) and not isinstance(v, bool) for v in stamp)):
+                quiet[path] = _int_stamp(stamp)
+                if len(quiet[path]) != 2:
                     raise Invalid("stamp")
-                quiet[path] = tuple(stamp)
             self.quiet = quiet
         except (OSError, ValueError, Invalid, RecursionError):
             self.quiet = {}
@@ -428,7 +433,7 @@ class Mentions:
         from tflint_gpu.config import mentioning
 
         data = mentioning(path)
-        if data is None and os.path.isfile(path):
+        if data is None and stat_module.S_ISREG(stat.st_mode):  # a file (the stat above says so)
             self.quiet[key] = stamp
             self.dirty = True
         elif self.quiet.pop(key, None) is not None:

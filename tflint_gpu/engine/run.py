@@ -411,12 +411,10 @@ def build_index(root: str, paths: Sequence[str], jobs: int, store: Optional[Proj
         else:
             todo.append(full)
     if jobs > 1 and len(todo) >= PARALLEL_THRESHOLD:
-        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
         from concurrent.futures.process import BrokenProcessPool
 
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("fork" if "fork" in methods else None)
+        context = _fork_context()
         chunk = max(1, min(32, len(todo) // (jobs * 4)))
         pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=die_with_parent,
                                    initargs=(os.getpid(),))
@@ -577,6 +575,14 @@ def _kill_workers(pool: ProcessPoolExecutor) -> None:
             pass
 
 
+def _fork_context():
+    """The process pools' start method: fork where there is one (the workers inherit the imported
+    linter and the project index), else the platform's default."""
+    import multiprocessing
+
+    return multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+
+
 def _pool(jobs: int, context, initargs) -> ProcessPoolExecutor:
     from concurrent.futures import ProcessPoolExecutor
 
@@ -589,11 +595,9 @@ def _parallel(todo: List[_Task], jobs: int, index: Optional[ProjectIndex] = None
     broke are run again one by one, each alone in a new worker: the one that kills its worker
     again is reported as crashed; the rest goes on. A worker on one file past ``hard_limit`` is
     ended the same way, and that file reported as over its budget."""
-    import multiprocessing
     from concurrent.futures.process import BrokenProcessPool
 
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    context = _fork_context()
     sizes = [_size(task) for task in todo]
     pending = list(enumerate(todo))
     started = context.RawArray("d", len(todo))

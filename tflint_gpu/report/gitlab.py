@@ -52,37 +52,32 @@ def fingerprint(path: str, code: str, message: str, line: str, cell: Optional[in
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _finding(f: Finding, sources, seen: Dict[Tuple, int]) -> Dict:
-    path = project_path(f.path)
-    cell = getattr(f, "cell", None)
-    description = f"{f.code}: {f.message}"
-    begin, end = f.row, f.end_row
+def _issue(path: str, code: str, message: str, row: int, col: int, end_row: int, cell: Optional[int],
+           file_row: Optional[int], line: str, seen: Dict[Tuple, int]) -> Dict:
+    """One issue: a finding's or a problem's (a notebook's placed on the .ipynb file's line)."""
+    shown = project_path(path)
+    description = f"{code}: {message}"
+    begin, end = row, end_row
     if cell:
-        description += f" (cell {cell}, line {f.row}, column {f.col + 1})"
-        begin = end = getattr(f, "file_row", 0) or 1
+        description += f" (cell {cell}, line {row}, column {col + 1})"
+        begin = end = file_row or 1
     return {
         "description": description,
-        "check_name": f.code,
-        "fingerprint": fingerprint(path, f.code, f.message, _line_text(sources, f.path, f.row, cell), cell, seen),
+        "check_name": code,
+        "fingerprint": fingerprint(shown, code, message, line, cell, seen),
         "severity": SEVERITY,
-        "location": {"path": path, "lines": {"begin": begin, "end": max(end, begin)}},
+        "location": {"path": shown, "lines": {"begin": begin, "end": max(end, begin)}},
     }
 
 
-def _problem(p: FileProblem, sources, seen: Dict[Tuple, int]) -> Dict:
-    path = project_path(p.path)
-    description = f"{p.code}: {p.message}"
-    begin = p.row
-    if p.cell:
-        description += f" (cell {p.cell}, line {p.row}, column {p.col + 1})"
-        begin = p.file_row or 1
-    return {
-        "description": description,
-        "check_name": p.code,
-        "fingerprint": fingerprint(path, p.code or "", p.message, "", p.cell, seen),
-        "severity": SEVERITY,
-        "location": {"path": path, "lines": {"begin": begin, "end": begin}},
-    }
+def _finding(f: Finding, sources, seen: Dict[Tuple, int]) -> Dict:
+    cell = getattr(f, "cell", None)
+    return _issue(f.path, f.code, f.message, f.row, f.col, f.end_row, cell, getattr(f, "file_row", 0),
+                  _line_text(sources, f.path, f.row, cell), seen)
+
+
+def _problem(p: FileProblem, seen: Dict[Tuple, int]) -> Dict:
+    return _issue(p.path, p.code or "", p.message, p.row, p.col, p.row, p.cell, p.file_row, "", seen)
 
 
 def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence[FileProblem] = (),
@@ -94,5 +89,5 @@ def render(findings: Sequence[Finding], errors: List[str], *, problems: Sequence
 
         sources = Sources()
     seen: Dict[Tuple, int] = {}
-    entries = in_order(findings, problems, lambda f: _finding(f, sources, seen), lambda p: _problem(p, sources, seen))
+    entries = in_order(findings, problems, lambda f: _finding(f, sources, seen), lambda p: _problem(p, seen))
     return json.dumps([entry for _, entry in entries], indent=2) + "\n"

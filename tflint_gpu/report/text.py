@@ -28,6 +28,13 @@ def unchecked(problems: Sequence[FileProblem]) -> str:
     return f"{count} file{'s' if count != 1 else ''} could not be checked" if count else ""
 
 
+def hidden_fixes(findings: Sequence[Finding], unsafe_fixes: bool) -> int:
+    """How many unsafe fixes the findings hold that ``--unsafe-fixes`` would show (0 when it is on)."""
+    if unsafe_fixes:
+        return 0
+    return sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
+
+
 def summary(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, unsafe_fixes: bool = False,
             fix_mode: bool = False, problems: Sequence[FileProblem] = ()) -> List[str]:
     """The lines after the findings. A file's syntax or read error counts as an error (as in Ruff:
@@ -42,7 +49,7 @@ def summary(findings: Sequence[Finding], errors: List[str], *, fixed: int = 0, u
     total = fixed + remaining
     out.append(f"Found {total} error{'s' if total != 1 else ''}" + (f" ({'; '.join(notes)})." if notes else "."))
     safe = sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.SAFE)
-    unsafe = sum(1 for f in findings if f.fix is not None and f.fix.safety is Safety.UNSAFE)
+    unsafe = hidden_fixes(findings, False)  # every unsafe fix, shown or not
     fixable = safe + (unsafe if unsafe_fixes else 0)
     if fixable and not fix_mode:
         options = "--fix --unsafe-fixes" if unsafe_fixes and unsafe else "--fix"

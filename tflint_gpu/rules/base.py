@@ -19,7 +19,7 @@ import libcst as cst
 from tflint_gpu.semantic import api
 # Part of the rule API: rules build their fixes with ``Fix`` (defined with the
 # findings, the data the engine reads) and state ``fix_safety`` with ``Safety``.
-from tflint_gpu.findings import Fix, Safety  # noqa: F401  (Fix: re-exported for rules)
+from tflint_gpu.findings import Fix, Safety, fix_label  # noqa: F401  (Fix: re-exported for rules)
 
 
 # ``Rule.migration`` of a rule that reads the target per finding.
@@ -104,12 +104,8 @@ class Documented:
 
     @classmethod
     def fix_label(cls) -> Optional[str]:
-        """What the catalogue says of its fixes: "safe", "unsafe", "sometimes safe" (safe where it can be,
-        unsafe elsewhere: ``unsafe_fixes_too``), or None for no fix."""
-        safety = getattr(cls, "fix_safety", None)
-        if safety is None:
-            return None
-        return "sometimes safe" if safety is Safety.SAFE and getattr(cls, "unsafe_fixes_too", False) else safety.value
+        """What the catalogue says of its fixes (``findings.fix_label``)."""
+        return fix_label(getattr(cls, "fix_safety", None), getattr(cls, "unsafe_fixes_too", False))
 
 
 class Rule(Documented):

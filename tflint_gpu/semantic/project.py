@@ -1958,7 +1958,7 @@ class ProjectIndex:
         return found
 
     def list_folders(self) -> None:
-        """Answer ``locate`` from each folder's listing, read once (``_kinds``), rather than from a
+        """Answer ``locate`` from each folder's listing, read once (``_kind``), rather than from a
         ``stat`` per candidate: for an index that lives one run (a warm run asks after thousands of
         names, most of them not the project's: ``numpy``, ``os``...). A file created later in a folder
         already listed is not seen: not for an index kept between edits."""

@@ -397,11 +397,17 @@ def _line_of(text: str, needle: str, name: str, after: int = 0) -> str:
     return name
 
 
-def _toml(text: str) -> Optional[Dict]:
-    if sys.version_info >= (3, 11):  # imported here: most runs read no TOML file
+def toml_module():
+    """``tomllib`` (``tomli`` before Python 3.11), imported when first asked: most runs read no TOML file."""
+    if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
+    return tomllib
+
+
+def _toml(text: str) -> Optional[Dict]:
+    tomllib = toml_module()
     try:
         return tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
